@@ -1,0 +1,97 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ClusterSpec declares how Holdfast reaches a managed cluster.
+type ClusterSpec struct {
+	// KubeconfigSecretRef names the Secret, in the Cluster's namespace, that holds the kubeconfig
+	// Holdfast uses to reach the cluster. The kubeconfig must embed its certificates and tokens:
+	// file references and exec or auth-provider plugins are refused.
+	KubeconfigSecretRef SecretKeyReference `json:"kubeconfigSecretRef"`
+
+	// Paused stops Holdfast from connecting to the cluster and from changing anything in it.
+	// +optional
+	Paused bool `json:"paused,omitempty"`
+}
+
+// ClusterInitializationStatus reports milestones that, once reached, are never undone.
+type ClusterInitializationStatus struct {
+	// Provisioned is true once Holdfast connected to the cluster for the first time.
+	// +optional
+	Provisioned *bool `json:"provisioned,omitempty"`
+}
+
+// ClusterStatus is the observed state of a Cluster.
+type ClusterStatus struct {
+	// Conditions: Ready summarises Connected and Paused.
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// ObservedGeneration is the generation of the spec the status was computed from.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Initialization reports one-way milestones of the cluster's lifecycle.
+	// +optional
+	Initialization *ClusterInitializationStatus `json:"initialization,omitempty"`
+
+	// Version is the Kubernetes version the cluster's API server reported at the last successful probe.
+	// +optional
+	Version string `json:"version,omitempty"`
+
+	// User is the identity the kubeconfig authenticates as, as reported by the cluster.
+	// +optional
+	User string `json:"user,omitempty"`
+
+	// LastProbeTime is when Holdfast last probed the cluster, successfully or not.
+	// +optional
+	LastProbeTime *metav1.Time `json:"lastProbeTime,omitempty"`
+
+	// LastConnectedTime is when a probe of the cluster last succeeded. A probe failure within the
+	// connection grace period after it keeps the cluster Connected.
+	// +optional
+	LastConnectedTime *metav1.Time `json:"lastConnectedTime,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:categories=holdfast,shortName=hfc
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
+// +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.status.version`
+// +kubebuilder:printcolumn:name="Paused",type=boolean,JSONPath=`.spec.paused`,priority=1
+// +kubebuilder:printcolumn:name="Last Probe",type=date,JSONPath=`.status.lastProbeTime`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+
+// Cluster is a Kubernetes cluster Holdfast manages, reached through a kubeconfig Secret.
+type Cluster struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   ClusterSpec   `json:"spec,omitempty"`
+	Status ClusterStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// ClusterList is a list of Clusters.
+type ClusterList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Cluster `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Cluster{}, &ClusterList{})
+}
+
+// GetConditions returns the Cluster's conditions.
+func (c *Cluster) GetConditions() []metav1.Condition { return c.Status.Conditions }
+
+// SetConditions replaces the Cluster's conditions.
+func (c *Cluster) SetConditions(conditions []metav1.Condition) { c.Status.Conditions = conditions }

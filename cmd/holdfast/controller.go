@@ -1,0 +1,73 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"holdfast.dev/holdfast/internal/controller"
+	clustercontroller "holdfast.dev/holdfast/internal/controller/cluster"
+)
+
+type controllerOptions struct {
+	kubeconfig string
+	manager    controller.Options
+}
+
+func (o *controllerOptions) addFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of the hub cluster; empty means in-cluster, then $KUBECONFIG")
+	fs.StringVar(&o.manager.MetricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint; 0 turns it off")
+	fs.StringVar(&o.manager.HealthAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz; 0 turns them off")
+	fs.BoolVar(&o.manager.LeaderElection, "leader-elect", false, "elect one active replica through a Lease on the hub")
+	fs.StringVar(&o.manager.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default: the controller's own)")
+	fs.StringVar(&o.manager.LeaderElectionID, "leader-election-id", "holdfast.dev", "name of the leader election Lease")
+	fs.IntVar(&o.manager.Concurrency, "cluster-concurrency", 10, "Clusters probed at once")
+	fs.DurationVar(&o.manager.ProbeInterval, "cluster-probe-interval", clustercontroller.DefaultProbeInterval, "time between two health probes of a cluster")
+	fs.DurationVar(&o.manager.ConnectionGrace, "cluster-connection-grace", clustercontroller.DefaultConnectionGrace, "how long failing probes keep a cluster Connected after its last success")
+	fs.DurationVar(&o.manager.StatusHeartbeat, "cluster-status-heartbeat", clustercontroller.DefaultStatusHeartbeat, "longest time a healthy cluster's probe times go unwritten to status")
+}
+
+func (o *controllerOptions) hubConfig() (*rest.Config, error) {
+	if o.kubeconfig != "" {
+		cfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
+		if err != nil {
+			return nil, fmt.Errorf("loading hub kubeconfig %s: %w", o.kubeconfig, err)
+		}
+		return cfg, nil
+	}
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return nil, fmt.Errorf("finding the hub (give --kubeconfig): %w", err)
+	}
+	return cfg, nil
+}
+
+func newControllerCommand() *cobra.Command {
+	o := &controllerOptions{}
+	cmd := &cobra.Command{
+		Use:   "controller",
+		Short: "Run the Holdfast controller against a hub cluster",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := o.hubConfig()
+			if err != nil {
+				return err
+			}
+			mgr, _, err := controller.NewManager(cmd.Context(), cfg, o.manager)
+			if err != nil {
+				return err
+			}
+			ctrl.Log.Info("Starting Holdfast controller", "hub", cfg.Host)
+			if err := mgr.Start(cmd.Context()); err != nil {
+				return fmt.Errorf("running the manager: %w", err)
+			}
+			return nil
+		},
+	}
+	o.addFlags(cmd.Flags())
+	return cmd
+}

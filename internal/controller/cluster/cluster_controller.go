@@ -1,0 +1,144 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/fleet"
+)
+
+// Defaults of the Reconciler's intervals.
+const (
+	DefaultProbeInterval   = 10 * time.Second
+	DefaultConnectionGrace = 40 * time.Second
+	DefaultStatusHeartbeat = time.Minute
+)
+
+// Reconciler keeps one fleet connection per Cluster and reports its health.
+type Reconciler struct {
+	// Client reads Clusters and Secret metadata from the cache and patches status.
+	Client client.Client
+	// APIReader reads Secrets straight from the API server, so that Secret data is never cached.
+	APIReader client.Reader
+	// Fleet holds the connections.
+	Fleet *fleet.Registry
+	// Recorder emits Events on Clusters.
+	Recorder events.EventRecorder
+	// Clock is injectable for tests; defaults to the real clock.
+	Clock clock.PassiveClock
+	// ProbeInterval is the time between two health probes of a cluster.
+	ProbeInterval time.Duration
+	// ConnectionGrace is how long after the last successful probe failures keep the cluster Connected.
+	ConnectionGrace time.Duration
+	// StatusHeartbeat is the longest time a healthy Cluster's probe times go unwritten.
+	StatusHeartbeat time.Duration
+}
+
+// +kubebuilder:rbac:groups=holdfast.dev,resources=clusters,verbs=get;list;watch
+// +kubebuilder:rbac:groups=holdfast.dev,resources=clusters/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile connects to one Cluster, probes it and writes its status once, at the end.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
+	c := &holdfastv1.Cluster{}
+	if err := r.Client.Get(ctx, req.NamespacedName, c); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.forget(req.NamespacedName)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("reading Cluster %s: %w", req.NamespacedName, err)
+	}
+	if !c.DeletionTimestamp.IsZero() {
+		r.forget(req.NamespacedName)
+		return ctrl.Result{}, nil
+	}
+
+	s := &scope{cluster: c, before: c.DeepCopy(), now: r.Clock.Now()}
+	defer func() {
+		if err := r.patchStatus(ctx, s); err != nil {
+			retErr = kerrors.NewAggregate([]error{retErr, err})
+		}
+	}()
+
+	if c.Spec.Paused {
+		s.paused = true
+		r.Fleet.Remove(req.NamespacedName)
+		return ctrl.Result{}, nil
+	}
+	r.reconcileConnection(ctx, s)
+	return ctrl.Result{RequeueAfter: r.requeueAfter(s)}, nil
+}
+
+// requeueAfter schedules the next probe. A declaration error waits for the Secret or the Cluster
+// to change, which the watches report; anything else is probed again after a jittered interval.
+func (r *Reconciler) requeueAfter(s *scope) time.Duration {
+	if s.connectErr != nil {
+		return 0
+	}
+	jitter := time.Duration(rand.Int64N(int64(r.ProbeInterval)/10 + 1))
+	return r.ProbeInterval + jitter
+}
+
+func (r *Reconciler) forget(key client.ObjectKey) {
+	r.Fleet.Remove(key)
+	forgetMetrics(key)
+}
+
+// patchStatus computes every condition from the scope and patches the status once.
+func (r *Reconciler) patchStatus(ctx context.Context, s *scope) error {
+	computeStatus(s, r.ConnectionGrace, r.StatusHeartbeat)
+	r.recordTransitions(ctx, s)
+	recordMetrics(s)
+	if equality.Semantic.DeepEqual(s.before.Status, s.cluster.Status) {
+		return nil
+	}
+	if err := r.Client.Status().Patch(ctx, s.cluster, client.MergeFrom(s.before)); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("patching the status of Cluster %s: %w", client.ObjectKeyFromObject(s.cluster), err)
+	}
+	return nil
+}
+
+// recordTransitions emits an Event and a log line when the Connected condition changes.
+func (r *Reconciler) recordTransitions(ctx context.Context, s *scope) {
+	before := findCondition(s.before.Status.Conditions, holdfastv1.ClusterConnectedCondition)
+	after := findCondition(s.cluster.Status.Conditions, holdfastv1.ClusterConnectedCondition)
+	if after == nil || (before != nil && before.Status == after.Status && before.Reason == after.Reason) {
+		return
+	}
+	log := ctrl.LoggerFrom(ctx).WithValues("cluster", klog.KObj(s.cluster))
+	eventType := corev1.EventTypeNormal
+	if after.Status == metav1.ConditionFalse {
+		eventType = corev1.EventTypeWarning
+	}
+	log.Info("Cluster connection changed", "status", after.Status, "reason", after.Reason, "message", after.Message)
+	if r.Recorder != nil {
+		r.Recorder.Eventf(s.cluster, nil, eventType, after.Reason, "Probe", "%s", after.Message)
+	}
+}
+
+func findCondition(conds []metav1.Condition, t string) *metav1.Condition {
+	for i := range conds {
+		if conds[i].Type == t {
+			return &conds[i]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,63 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+)
+
+// secretRefIndex indexes Clusters by the name of their kubeconfig Secret.
+const secretRefIndex = ".spec.kubeconfigSecretRef.name"
+
+// SetupWithManager registers the reconciler, its index and its watches. Secrets are watched as
+// metadata only: the hub's Secret data never sits in the controller's cache.
+func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
+	if r.ProbeInterval <= 0 {
+		r.ProbeInterval = DefaultProbeInterval
+	}
+	if r.ConnectionGrace <= 0 {
+		r.ConnectionGrace = DefaultConnectionGrace
+	}
+	if r.StatusHeartbeat <= 0 {
+		r.StatusHeartbeat = DefaultStatusHeartbeat
+	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &holdfastv1.Cluster{}, secretRefIndex, func(o client.Object) []string {
+		return []string{o.(*holdfastv1.Cluster).Spec.KubeconfigSecretRef.Name}
+	}); err != nil {
+		return fmt.Errorf("indexing Clusters by kubeconfig Secret: %w", err)
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&holdfastv1.Cluster{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.clustersForSecret), builder.OnlyMetadata).
+		WithOptions(opts).
+		Named("cluster").
+		Complete(r)
+}
+
+// clustersForSecret maps a Secret to the Clusters whose kubeconfig it holds.
+func (r *Reconciler) clustersForSecret(ctx context.Context, secret client.Object) []reconcile.Request {
+	list := &holdfastv1.ClusterList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(secret.GetNamespace()), client.MatchingFields{secretRefIndex: secret.GetName()}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing Clusters for Secret failed", "secret", client.ObjectKeyFromObject(secret))
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for i := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+	}
+	return reqs
+}

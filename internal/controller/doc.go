@@ -1,0 +1,4 @@
+// Package controller wires Holdfast's reconcilers into one controller-runtime manager: the hub
+// client and cache, the fleet registry, metrics, health probes and leader election. The
+// reconcilers themselves live in one sub-package per kind.
+package controller

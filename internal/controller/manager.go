@@ -1,0 +1,122 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	clustercontroller "holdfast.dev/holdfast/internal/controller/cluster"
+	"holdfast.dev/holdfast/internal/fleet"
+)
+
+// ManagedByLabel marks every object Holdfast manages on a target cluster; caches of target
+// clusters hold only objects carrying it.
+const ManagedByLabel = "holdfast.dev/managed-by"
+
+// Options configure the manager.
+type Options struct {
+	// MetricsAddr serves Prometheus metrics; "0" turns them off.
+	MetricsAddr string
+	// HealthAddr serves /healthz and /readyz; "0" turns them off.
+	HealthAddr string
+	// LeaderElection makes replicas elect one active manager.
+	LeaderElection          bool
+	LeaderElectionNamespace string
+	LeaderElectionID        string
+	// Concurrency is the number of Clusters reconciled at once.
+	Concurrency int
+	// ProbeInterval, ConnectionGrace and StatusHeartbeat tune Cluster health probing.
+	ProbeInterval   time.Duration
+	ConnectionGrace time.Duration
+	StatusHeartbeat time.Duration
+	// Clock is injectable for tests.
+	Clock clock.PassiveClock
+	// SkipNameValidation allows several managers in one process (tests).
+	SkipNameValidation bool
+}
+
+// Scheme knows Holdfast's types and Kubernetes' built-in ones.
+func Scheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		return nil, fmt.Errorf("adding Kubernetes types to the scheme: %w", err)
+	}
+	if err := holdfastv1.AddToScheme(s); err != nil {
+		return nil, fmt.Errorf("adding Holdfast types to the scheme: %w", err)
+	}
+	return s, nil
+}
+
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
+
+// NewManager builds the manager with every reconciler registered, and the fleet registry it
+// shares with them.
+func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manager, *fleet.Registry, error) {
+	scheme, err := Scheme()
+	if err != nil {
+		return nil, nil, err
+	}
+	if opts.LeaderElectionID == "" {
+		opts.LeaderElectionID = "holdfast.dev"
+	}
+	mgr, err := ctrl.NewManager(hub, ctrl.Options{
+		Scheme:                        scheme,
+		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsAddr},
+		HealthProbeBindAddress:        opts.HealthAddr,
+		LeaderElection:                opts.LeaderElection,
+		LeaderElectionNamespace:       opts.LeaderElectionNamespace,
+		LeaderElectionID:              opts.LeaderElectionID,
+		LeaderElectionReleaseOnCancel: true,
+		Cache:                         cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("creating the manager: %w", err)
+	}
+	if opts.HealthAddr != "0" && opts.HealthAddr != "" {
+		if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+			return nil, nil, fmt.Errorf("adding the health check: %w", err)
+		}
+		if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+			return nil, nil, fmt.Errorf("adding the ready check: %w", err)
+		}
+	}
+
+	registry := fleet.NewRegistry(fleet.Options{
+		Scheme:        scheme,
+		CacheSelector: labels.SelectorFromSet(labels.Set{ManagedByLabel: "holdfast"}),
+	})
+	if err := mgr.Add(registry); err != nil {
+		return nil, nil, fmt.Errorf("adding the fleet registry: %w", err)
+	}
+
+	ctrlOpts := controller.Options{MaxConcurrentReconciles: opts.Concurrency}
+	if opts.SkipNameValidation {
+		ctrlOpts.SkipNameValidation = ptr.To(true)
+	}
+	if err := (&clustercontroller.Reconciler{
+		Client:          mgr.GetClient(),
+		APIReader:       mgr.GetAPIReader(),
+		Fleet:           registry,
+		Recorder:        mgr.GetEventRecorder("holdfast-cluster"),
+		Clock:           opts.Clock,
+		ProbeInterval:   opts.ProbeInterval,
+		ConnectionGrace: opts.ConnectionGrace,
+		StatusHeartbeat: opts.StatusHeartbeat,
+	}).SetupWithManager(ctx, mgr, ctrlOpts); err != nil {
+		return nil, nil, fmt.Errorf("setting up the Cluster controller: %w", err)
+	}
+	return mgr, registry, nil
+}

@@ -1,0 +1,92 @@
+package fleet
+
+import (
+	"errors"
+	"fmt"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// ErrInvalidKubeconfig is returned for data that is not a kubeconfig Holdfast can use.
+var ErrInvalidKubeconfig = errors.New("invalid kubeconfig")
+
+// ErrNoCurrentContext is returned for a kubeconfig that names no current context.
+var ErrNoCurrentContext = errors.New("kubeconfig has no current context")
+
+// KubeconfigError says why a kubeconfig was refused, without quoting it.
+type KubeconfigError struct {
+	// Kind is ErrInvalidKubeconfig or ErrNoCurrentContext.
+	Kind error
+	// Detail says what to fix. It never contains the kubeconfig's content.
+	Detail string
+}
+
+func (e *KubeconfigError) Error() string { return e.Kind.Error() + ": " + e.Detail }
+
+// Unwrap lets errors.Is match the kind.
+func (e *KubeconfigError) Unwrap() error { return e.Kind }
+
+// RESTConfigFromKubeconfig parses and validates a kubeconfig and returns the REST config of its
+// current context. The kubeconfig must be self-contained: files on the controller's disk and
+// credential plugins are refused, since a Cluster's author must not be able to make the controller
+// read its own files or run commands.
+func RESTConfigFromKubeconfig(data []byte) (*rest.Config, error) {
+	if len(data) == 0 {
+		return nil, &KubeconfigError{Kind: ErrInvalidKubeconfig, Detail: "it is empty"}
+	}
+	cfg, err := clientcmd.Load(data)
+	if err != nil {
+		// The parser's error may quote the input, which may hold credentials: do not pass it on.
+		return nil, &KubeconfigError{Kind: ErrInvalidKubeconfig, Detail: "it could not be parsed as a kubeconfig (YAML or JSON of kind Config)"}
+	}
+	if cfg.CurrentContext == "" {
+		return nil, &KubeconfigError{Kind: ErrNoCurrentContext, Detail: "set current-context to the context Holdfast should use"}
+	}
+	ctx, ok := cfg.Contexts[cfg.CurrentContext]
+	if !ok {
+		return nil, &KubeconfigError{Kind: ErrInvalidKubeconfig, Detail: fmt.Sprintf("current-context %q names no context in the kubeconfig", cfg.CurrentContext)}
+	}
+	if err := checkSelfContained(cfg, ctx); err != nil {
+		return nil, err
+	}
+	restCfg, err := clientcmd.NewNonInteractiveClientConfig(*cfg, cfg.CurrentContext, &clientcmd.ConfigOverrides{}, nil).ClientConfig()
+	if err != nil {
+		// clientcmd's validation errors name contexts, clusters and users, never credentials.
+		return nil, &KubeconfigError{Kind: ErrInvalidKubeconfig, Detail: err.Error()}
+	}
+	return restCfg, nil
+}
+
+func checkSelfContained(cfg *clientcmdapi.Config, ctx *clientcmdapi.Context) error {
+	invalid := func(format string, args ...any) error {
+		return &KubeconfigError{Kind: ErrInvalidKubeconfig, Detail: fmt.Sprintf(format, args...)}
+	}
+	cluster, ok := cfg.Clusters[ctx.Cluster]
+	if !ok {
+		return invalid("context %q names cluster %q, which the kubeconfig does not define", cfg.CurrentContext, ctx.Cluster)
+	}
+	if cluster.Server == "" {
+		return invalid("cluster %q has no server", ctx.Cluster)
+	}
+	if cluster.CertificateAuthority != "" {
+		return invalid("cluster %q refers to a certificate-authority file; embed it as certificate-authority-data (kubectl config view --flatten --minify)", ctx.Cluster)
+	}
+	user, ok := cfg.AuthInfos[ctx.AuthInfo]
+	if !ok {
+		if ctx.AuthInfo == "" {
+			return nil
+		}
+		return invalid("context %q names user %q, which the kubeconfig does not define", cfg.CurrentContext, ctx.AuthInfo)
+	}
+	switch {
+	case user.ClientCertificate != "" || user.ClientKey != "" || user.TokenFile != "":
+		return invalid("user %q refers to files on disk; embed client-certificate-data, client-key-data or token (kubectl config view --flatten --minify)", ctx.AuthInfo)
+	case user.Exec != nil:
+		return invalid("user %q uses an exec credential plugin, which Holdfast does not run; use a token or client certificate", ctx.AuthInfo)
+	case user.AuthProvider != nil:
+		return invalid("user %q uses an auth-provider plugin, which Holdfast does not run; use a token or client certificate", ctx.AuthInfo)
+	}
+	return nil
+}

@@ -1,0 +1,241 @@
+package fleet
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+)
+
+// Options configure a Registry.
+type Options struct {
+	// Scheme knows the types controllers read and write on target clusters.
+	Scheme *runtime.Scheme
+	// ProbeTimeout bounds one health probe. Defaults to 10s.
+	ProbeTimeout time.Duration
+	// QPS and Burst limit each cluster's client. Default to 50 and 100.
+	QPS   float32
+	Burst int
+	// CacheSelector restricts what the per-cluster caches hold, so that a cache grows with what
+	// Holdfast manages rather than with the size of the cluster. Nil caches everything watched.
+	CacheSelector labels.Selector
+}
+
+// Registry holds one Connection per Cluster. It is safe for concurrent use.
+type Registry struct {
+	opts   Options
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu    sync.RWMutex
+	conns map[types.NamespacedName]*Connection
+}
+
+// NewRegistry returns an empty registry. Connections' caches run until Close or until the
+// context given to Start ends.
+func NewRegistry(opts Options) *Registry {
+	if opts.ProbeTimeout == 0 {
+		opts.ProbeTimeout = 10 * time.Second
+	}
+	if opts.QPS == 0 {
+		opts.QPS = 50
+	}
+	if opts.Burst == 0 {
+		opts.Burst = 100
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Registry{opts: opts, ctx: ctx, cancel: cancel, conns: map[types.NamespacedName]*Connection{}}
+}
+
+// Start implements manager.Runnable: it closes every connection when ctx ends.
+func (r *Registry) Start(ctx context.Context) error {
+	<-ctx.Done()
+	r.Close()
+	return nil
+}
+
+// Close tears every connection down.
+func (r *Registry) Close() {
+	r.cancel()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for k, c := range r.conns {
+		c.close()
+		delete(r.conns, k)
+	}
+}
+
+// Connect returns the connection for key built from kubeconfig. A connection built from the same
+// kubeconfig is reused; a changed kubeconfig replaces it. origin is the caller's note of where the
+// kubeconfig came from (e.g. a Secret's UID and resourceVersion), returned by Origin, so that the
+// caller can skip reading the kubeconfig again while its source is unchanged. The returned
+// connection has not been probed: call Probe.
+func (r *Registry) Connect(key types.NamespacedName, origin string, kubeconfig []byte) (*Connection, error) {
+	fp := fingerprint(kubeconfig)
+	r.mu.RLock()
+	existing := r.conns[key]
+	r.mu.RUnlock()
+	if existing != nil && existing.fingerprint == fp {
+		existing.origin.Store(origin)
+		return existing, nil
+	}
+
+	cfg, err := RESTConfigFromKubeconfig(kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := r.newConnection(key, fp, cfg)
+	if err != nil {
+		return nil, err
+	}
+	conn.origin.Store(origin)
+
+	r.mu.Lock()
+	old := r.conns[key]
+	r.conns[key] = conn
+	r.mu.Unlock()
+	if old != nil {
+		old.close()
+	}
+	return conn, nil
+}
+
+// Get returns the connection for key, or nil.
+func (r *Registry) Get(key types.NamespacedName) *Connection {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.conns[key]
+}
+
+// Remove tears down the connection for key; it reports whether there was one.
+func (r *Registry) Remove(key types.NamespacedName) bool {
+	r.mu.Lock()
+	conn := r.conns[key]
+	delete(r.conns, key)
+	r.mu.Unlock()
+	if conn == nil {
+		return false
+	}
+	conn.close()
+	return true
+}
+
+// Keys lists the clusters with a connection, sorted.
+func (r *Registry) Keys() []types.NamespacedName {
+	r.mu.RLock()
+	keys := make([]types.NamespacedName, 0, len(r.conns))
+	for k := range r.conns {
+		keys = append(keys, k)
+	}
+	r.mu.RUnlock()
+	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
+	return keys
+}
+
+func (r *Registry) newConnection(key types.NamespacedName, fp string, cfg *rest.Config) (*Connection, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = r.opts.QPS, r.opts.Burst
+	cfg.UserAgent = "holdfast"
+
+	probeCfg := rest.CopyConfig(cfg)
+	probeCfg.Timeout = r.opts.ProbeTimeout
+	probeClient, err := kubernetes.NewForConfig(probeCfg)
+	if err != nil {
+		return nil, fmt.Errorf("building the probe client for cluster %s: %w", key, err)
+	}
+	cl, err := cluster.New(cfg, func(o *cluster.Options) {
+		o.Scheme = r.opts.Scheme
+		o.Cache.DefaultLabelSelector = r.opts.CacheSelector
+		o.Logger = ctrl.Log.WithName("fleet").WithValues("cluster", key.String())
+	})
+	if err != nil {
+		return nil, fmt.Errorf("building the client for cluster %s: %w", key, err)
+	}
+	ctx, cancel := context.WithCancel(r.ctx)
+	conn := &Connection{
+		key: key, fingerprint: fp, config: cfg, probeClient: probeClient, probeTimeout: r.opts.ProbeTimeout,
+		cluster: cl, cancel: cancel, done: make(chan struct{}),
+	}
+	go func() {
+		defer close(conn.done)
+		if err := cl.Start(ctx); err != nil {
+			ctrl.Log.WithName("fleet").Error(err, "Cache of cluster stopped", "cluster", key.String())
+		}
+	}()
+	return conn, nil
+}
+
+func fingerprint(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// Connection is a live link to one target cluster.
+type Connection struct {
+	key           types.NamespacedName
+	fingerprint   string
+	config        *rest.Config
+	probeClient   kubernetes.Interface
+	probeTimeout  time.Duration
+	cluster       cluster.Cluster
+	cancel        context.CancelFunc
+	done          chan struct{}
+	origin        atomic.Value
+	lastConnected atomic.Value
+}
+
+// MarkConnected records the time of a successful probe.
+func (c *Connection) MarkConnected(t time.Time) { c.lastConnected.Store(t) }
+
+// LastConnected is the time given to the last MarkConnected, or zero.
+func (c *Connection) LastConnected() time.Time {
+	t, _ := c.lastConnected.Load().(time.Time)
+	return t
+}
+
+// Origin is the origin given to the Connect call that last returned this connection.
+func (c *Connection) Origin() string {
+	o, _ := c.origin.Load().(string)
+	return o
+}
+
+// Key is the Cluster the connection belongs to.
+func (c *Connection) Key() types.NamespacedName { return c.key }
+
+// RESTConfig returns a copy of the connection's REST config.
+func (c *Connection) RESTConfig() *rest.Config { return rest.CopyConfig(c.config) }
+
+// Client reads from the cluster's cache (Holdfast-managed objects only, when the registry has a
+// cache selector) and writes to its API server.
+func (c *Connection) Client() client.Client { return c.cluster.GetClient() }
+
+// APIReader reads straight from the cluster's API server.
+func (c *Connection) APIReader() client.Reader { return c.cluster.GetAPIReader() }
+
+// Cluster gives access to the cluster's cache, REST mapper and scheme, for watches.
+func (c *Connection) Cluster() cluster.Cluster { return c.cluster }
+
+// Probe checks that the API server answers and accepts the credentials. Errors are *ProbeError.
+func (c *Connection) Probe(ctx context.Context) (ProbeResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.probeTimeout)
+	defer cancel()
+	return probe(ctx, c.probeClient)
+}
+
+func (c *Connection) close() {
+	c.cancel()
+	<-c.done
+}

@@ -1,0 +1,75 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+const kcmKubeconfigFile = "kube-controller-manager.kubeconfig"
+
+func (c *ControlPlane) controllerManagerArgs(port int) []string {
+	return []string{
+		"--kubeconfig=" + filepath.Join(c.dir, kcmKubeconfigFile),
+		// Without kubelets nobody consumes legacy token secrets; the token controller would
+		// only add noise and a second signer of tokens.
+		"--controllers=*,-serviceaccount-token",
+		"--service-account-private-key-file=" + c.pki.path(saPrivateKeyFile),
+		"--root-ca-file=" + c.pki.path(caCertFile),
+		"--leader-elect=false",
+		// Serving is kept (not --secure-port=0) because /healthz is how a restart is known
+		// to have come up; the certificate is ours so the probe can verify it.
+		"--bind-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(port),
+		"--tls-cert-file=" + c.pki.path(kcmServingCrtFile),
+		"--tls-private-key-file=" + c.pki.path(kcmServingKeyFile),
+		"--cert-dir=" + c.pki.dir,
+		// Lets the CSR signing controller approve-and-sign like a real cluster's.
+		"--cluster-signing-cert-file=" + c.pki.path(caCertFile),
+		"--cluster-signing-key-file=" + c.pki.path(caKeyFile),
+	}
+}
+
+// startControllerManager runs kube-controller-manager and waits until it serves /healthz and
+// its service account controller has created the "default" ServiceAccount in the "default"
+// namespace, which shows its controllers reach the API server.
+func (c *ControlPlane) startControllerManager(ctx context.Context) error {
+	kubeconfig, err := kubeconfigFor(c.name, c.name, c.name+"-kube-controller-manager", c.host, c.pki.ca.keyPair.Cert, c.pki.admin)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(c.dir, kcmKubeconfigFile), kubeconfig, 0o600); err != nil {
+		return fmt.Errorf("writing kube-controller-manager kubeconfig: %w", err)
+	}
+	client, err := newPollClient(c.pki.ca.keyPair.Cert, &c.pki.admin)
+	if err != nil {
+		return fmt.Errorf("kube-controller-manager readiness client: %w", err)
+	}
+	defaultSA := c.host + "/api/v1/namespaces/default/serviceaccounts/default"
+	return retryOnPortConflict(func() (*process, error) {
+		port, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		p, err := c.launch("kube-controller-manager", controllerManagerBinary, c.controllerManagerArgs(port))
+		if err != nil {
+			return nil, err
+		}
+		c.setProcess(&c.controllerManager, p)
+		healthz := httpOK(client, fmt.Sprintf("https://127.0.0.1:%d/healthz", port))
+		serviceAccount := httpOK(client, defaultSA)
+		ready := func(ctx context.Context) error {
+			if err := healthz(ctx); err != nil {
+				return err
+			}
+			return serviceAccount(ctx)
+		}
+		if err := waitReady(ctx, c.stopping, p, ready); err != nil {
+			return p, errors.Join(err, p.stop())
+		}
+		return p, nil
+	})
+}

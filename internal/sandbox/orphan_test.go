@@ -1,0 +1,89 @@
+package sandbox
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+)
+
+// helperEnv turns TestHelperProcess into the parent that TestParentKilled kills.
+const helperEnv = "HOLDFAST_SANDBOX_HELPER_DIR"
+
+// TestHelperProcess is not a test: run by TestParentKilled, it starts a control plane, prints
+// its pids and waits to be killed.
+func TestHelperProcess(t *testing.T) {
+	dir := os.Getenv(helperEnv)
+	if dir == "" {
+		t.Skip("helper process for TestParentKilled")
+	}
+	c, err := Start(context.Background(), Options{Name: "orphan", Dir: dir, ControllerManager: true})
+	if err != nil {
+		fmt.Printf("ERROR %v\n", strings.ReplaceAll(err.Error(), "\n", " | "))
+		os.Exit(1)
+	}
+	fields := make([]string, 0, 3)
+	for _, pid := range c.PIDs() {
+		fields = append(fields, strconv.Itoa(pid))
+	}
+	fmt.Printf("PIDS %s\n", strings.Join(fields, " "))
+	time.Sleep(10 * time.Minute)
+	os.Exit(2)
+}
+
+// TestParentKilled checks that a SIGKILLed parent, which gets no chance to call Stop, takes
+// its control plane with it: the children die by Pdeathsig.
+func TestParentKilled(t *testing.T) {
+	requireBinaries(t)
+	g := NewWithT(t)
+
+	helper := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
+	helper.Env = append(os.Environ(), helperEnv+"="+t.TempDir())
+	stdout, err := helper.StdoutPipe()
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(helper.Start()).To(Succeed())
+	t.Cleanup(func() {
+		_ = helper.Process.Kill()
+		_ = helper.Wait()
+	})
+
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		scanner := bufio.NewScanner(stdout)
+		for scanner.Scan() {
+			lines <- scanner.Text()
+		}
+	}()
+	var pids []int
+	deadline := time.After(2 * readyTimeout)
+	for pids == nil {
+		select {
+		case line, ok := <-lines:
+			g.Expect(ok).To(BeTrue(), "helper exited without printing its pids")
+			g.Expect(line).NotTo(HavePrefix("ERROR"))
+			if rest, found := strings.CutPrefix(line, "PIDS "); found {
+				for _, field := range strings.Fields(rest) {
+					pid, err := strconv.Atoi(field)
+					g.Expect(err).NotTo(HaveOccurred())
+					pids = append(pids, pid)
+				}
+			}
+		case <-deadline:
+			t.Fatal("helper did not start a control plane in time")
+		}
+	}
+	g.Expect(pids).To(HaveLen(3))
+	g.Expect(livePIDs(pids)).To(HaveLen(3))
+
+	g.Expect(helper.Process.Kill()).To(Succeed())
+	_ = helper.Wait()
+	g.Eventually(func() []int { return livePIDs(pids) }).WithTimeout(5 * time.Second).Should(BeEmpty())
+}
