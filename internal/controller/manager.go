@@ -102,6 +102,9 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 		return nil, nil, fmt.Errorf("adding the fleet registry: %w", err)
 	}
 
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = 10
+	}
 	ctrlOpts := controller.Options{MaxConcurrentReconciles: opts.Concurrency}
 	if opts.SkipNameValidation {
 		ctrlOpts.SkipNameValidation = ptr.To(true)

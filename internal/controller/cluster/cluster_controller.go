@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/tools/events"
-	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -123,7 +122,7 @@ func (r *Reconciler) recordTransitions(ctx context.Context, s *scope) {
 	if after == nil || (before != nil && before.Status == after.Status && before.Reason == after.Reason) {
 		return
 	}
-	log := ctrl.LoggerFrom(ctx).WithValues("cluster", klog.KObj(s.cluster))
+	log := ctrl.LoggerFrom(ctx)
 	eventType := corev1.EventTypeNormal
 	if after.Status == metav1.ConditionFalse {
 		eventType = corev1.EventTypeWarning
