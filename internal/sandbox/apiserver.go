@@ -26,6 +26,10 @@ func (c *ControlPlane) apiServerArgs(port int) []string {
 		"--service-cluster-ip-range=" + serviceClusterIPRange,
 		"--authorization-mode=RBAC",
 		"--allow-privileged=true",
+		// The endpoint reconciler would publish the advertise address as the endpoint of the
+		// "kubernetes" Service, and Endpoints validation rejects loopback addresses, so it
+		// would log an error every ten seconds. Nothing in the sandbox dials the Service.
+		"--endpoint-reconciler-type=none",
 		// Anything the API server would write on its own (self-signed certs) stays in Dir
 		// instead of /var/run/kubernetes.
 		"--cert-dir=" + c.pki.dir,
@@ -43,7 +47,7 @@ func (c *ControlPlane) startAPIServer(ctx context.Context, fixedPort int) error 
 	return retryOnPortConflict(func() (*process, error) {
 		port := fixedPort
 		if port == 0 {
-			if port, err = freePort(); err != nil {
+			if port, err = pickPort(); err != nil {
 				return nil, err
 			}
 		}

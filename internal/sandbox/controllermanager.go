@@ -12,8 +12,9 @@ import (
 const kcmKubeconfigFile = "kube-controller-manager.kubeconfig"
 
 func (c *ControlPlane) controllerManagerArgs(port int) []string {
+	kubeconfig := filepath.Join(c.dir, kcmKubeconfigFile)
 	return []string{
-		"--kubeconfig=" + filepath.Join(c.dir, kcmKubeconfigFile),
+		"--kubeconfig=" + kubeconfig,
 		// Without kubelets nobody consumes legacy token secrets; the token controller would
 		// only add noise and a second signer of tokens.
 		"--controllers=*,-serviceaccount-token",
@@ -21,7 +22,9 @@ func (c *ControlPlane) controllerManagerArgs(port int) []string {
 		"--root-ca-file=" + c.pki.path(caCertFile),
 		"--leader-elect=false",
 		// Serving is kept (not --secure-port=0) because /healthz is how a restart is known
-		// to have come up; the certificate is ours so the probe can verify it.
+		// to have come up; the certificate is ours so the probe can verify it. There is no
+		// --authentication-kubeconfig: delegated authentication would want the front-proxy
+		// CA the sandbox API server does not have, and /healthz is always allowed anyway.
 		"--bind-address=127.0.0.1",
 		"--secure-port=" + strconv.Itoa(port),
 		"--tls-cert-file=" + c.pki.path(kcmServingCrtFile),
@@ -50,7 +53,7 @@ func (c *ControlPlane) startControllerManager(ctx context.Context) error {
 	}
 	defaultSA := c.host + "/api/v1/namespaces/default/serviceaccounts/default"
 	return retryOnPortConflict(func() (*process, error) {
-		port, err := freePort()
+		port, err := pickPort()
 		if err != nil {
 			return nil, err
 		}

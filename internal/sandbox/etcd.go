@@ -14,11 +14,11 @@ import (
 func (c *ControlPlane) startEtcd(ctx context.Context) error {
 	client := &http.Client{Timeout: 5 * time.Second}
 	return retryOnPortConflict(func() (*process, error) {
-		clientPort, err := freePort()
+		clientPort, err := pickPort()
 		if err != nil {
 			return nil, err
 		}
-		peerPort, err := freePort()
+		peerPort, err := pickPort()
 		if err != nil {
 			return nil, err
 		}

@@ -11,6 +11,10 @@ import (
 // freePort closing it and the child binding it.
 const startAttempts = 3
 
+// pickPort chooses the ports of the processes; a variable so that a test can hand out a taken
+// port to exercise the retry.
+var pickPort = freePort
+
 // freePort asks the kernel for an unused loopback port. The port is free only until someone
 // else takes it, hence startAttempts.
 func freePort() (int, error) {

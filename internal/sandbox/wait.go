@@ -32,11 +32,23 @@ func waitReady(ctx context.Context, stopping <-chan struct{}, p *process, check 
 	timedOut := errors.New("readiness timeout")
 	ctx, cancel := context.WithTimeoutCause(ctx, readyTimeout, timedOut)
 	defer cancel()
+	// A probe must not outlive the process it probes: if the port turned out to belong to
+	// someone else, the probe can hang for the client timeout after the process has died.
+	checkCtx, cancelCheck := context.WithCancel(ctx)
+	defer cancelCheck()
+	go func() {
+		select {
+		case <-p.done:
+		case <-stopping:
+		case <-checkCtx.Done():
+		}
+		cancelCheck()
+	}()
 	ticker := time.NewTicker(pollInterval)
 	defer ticker.Stop()
 	var last error
 	for {
-		last = check(ctx)
+		last = check(checkCtx)
 		if last == nil {
 			return nil
 		}

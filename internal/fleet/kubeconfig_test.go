@@ -1,0 +1,86 @@
+package fleet
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+const secretValue = "t0ken-that-must-never-leak"
+
+func kubeconfig(t *testing.T, mutate func(*clientcmdapi.Config)) []byte {
+	t.Helper()
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["c"] = &clientcmdapi.Cluster{Server: "https://127.0.0.1:6443", CertificateAuthorityData: []byte("ca")}
+	cfg.AuthInfos["u"] = &clientcmdapi.AuthInfo{Token: secretValue}
+	cfg.Contexts["ctx"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: "u"}
+	cfg.CurrentContext = "ctx"
+	if mutate != nil {
+		mutate(cfg)
+	}
+	out, err := clientcmd.Write(*cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestRESTConfigFromKubeconfig(t *testing.T) {
+	tests := []struct {
+		name     string
+		data     []byte
+		wantKind error
+		wantIn   string
+	}{
+		{name: "valid", data: kubeconfig(t, nil)},
+		{name: "empty", data: nil, wantKind: ErrInvalidKubeconfig, wantIn: "empty"},
+		{name: "not yaml", data: []byte("{{{" + secretValue), wantKind: ErrInvalidKubeconfig, wantIn: "could not be parsed"},
+		{name: "yaml of another shape", data: []byte("clusters: " + secretValue), wantKind: ErrInvalidKubeconfig, wantIn: "could not be parsed"},
+		{name: "no current context", data: kubeconfig(t, func(c *clientcmdapi.Config) { c.CurrentContext = "" }), wantKind: ErrNoCurrentContext},
+		{name: "current context missing", data: kubeconfig(t, func(c *clientcmdapi.Config) { c.CurrentContext = "nope" }),
+			wantKind: ErrInvalidKubeconfig, wantIn: `"nope" names no context`},
+		{name: "cluster missing", data: kubeconfig(t, func(c *clientcmdapi.Config) { delete(c.Clusters, "c") }),
+			wantKind: ErrInvalidKubeconfig, wantIn: `cluster "c"`},
+		{name: "no server", data: kubeconfig(t, func(c *clientcmdapi.Config) { c.Clusters["c"].Server = "" }),
+			wantKind: ErrInvalidKubeconfig, wantIn: "has no server"},
+		{name: "CA file", data: kubeconfig(t, func(c *clientcmdapi.Config) {
+			c.Clusters["c"].CertificateAuthorityData, c.Clusters["c"].CertificateAuthority = nil, "/etc/ca.crt"
+		}), wantKind: ErrInvalidKubeconfig, wantIn: "certificate-authority file"},
+		{name: "token file", data: kubeconfig(t, func(c *clientcmdapi.Config) { c.AuthInfos["u"].TokenFile = "/var/run/token" }),
+			wantKind: ErrInvalidKubeconfig, wantIn: "refers to files"},
+		{name: "exec plugin", data: kubeconfig(t, func(c *clientcmdapi.Config) {
+			c.AuthInfos["u"].Exec = &clientcmdapi.ExecConfig{Command: "aws", APIVersion: "client.authentication.k8s.io/v1"}
+		}), wantKind: ErrInvalidKubeconfig, wantIn: "exec credential plugin"},
+		{name: "auth provider", data: kubeconfig(t, func(c *clientcmdapi.Config) {
+			c.AuthInfos["u"].AuthProvider = &clientcmdapi.AuthProviderConfig{Name: "oidc"}
+		}), wantKind: ErrInvalidKubeconfig, wantIn: "auth-provider"},
+		{name: "user missing", data: kubeconfig(t, func(c *clientcmdapi.Config) { delete(c.AuthInfos, "u") }),
+			wantKind: ErrInvalidKubeconfig, wantIn: `user "u"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := RESTConfigFromKubeconfig(tt.data)
+			if tt.wantKind == nil {
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				if cfg.Host != "https://127.0.0.1:6443" || cfg.BearerToken != secretValue {
+					t.Errorf("config not taken from the current context: host %q", cfg.Host)
+				}
+				return
+			}
+			if !errors.Is(err, tt.wantKind) {
+				t.Fatalf("error %v, want kind %v", err, tt.wantKind)
+			}
+			if !strings.Contains(err.Error(), tt.wantIn) {
+				t.Errorf("error %q does not say %q", err, tt.wantIn)
+			}
+			if strings.Contains(err.Error(), secretValue) {
+				t.Errorf("error quotes the kubeconfig's secret: %q", err)
+			}
+		})
+	}
+}
