@@ -68,6 +68,12 @@ func (c *ControlPlane) StartAPIServer(ctx context.Context) error {
 		err := c.startAPIServer(ctx, c.apiPort)
 		reservation.release()
 		if err != nil {
+			// Hold the port again so that a later StartAPIServer can still use it.
+			if again, reserveErr := reservePort(c.apiPort); reserveErr == nil {
+				c.mu.Lock()
+				c.reservation = again
+				c.mu.Unlock()
+			}
 			return fmt.Errorf("starting kube-apiserver of %q: %w", c.name, err)
 		}
 	}

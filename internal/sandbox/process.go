@@ -34,6 +34,10 @@ type process struct {
 // startProcess starts binary in its own process group (so Stop can signal anything it forks
 // and a terminal's Ctrl-C goes to the parent only) with Pdeathsig, so that the kernel kills it
 // if the Go process dies without calling Stop, e.g. on SIGKILL or a test timeout.
+//
+// Pdeathsig fires when the OS thread that forked the child exits, not only the process. The
+// Go runtime never ends its threads, except one locked with runtime.LockOSThread whose
+// goroutine returns, so do not start a control plane from such a goroutine.
 func startProcess(name, binary string, args []string, out io.WriteCloser) (*process, error) {
 	p := &process{name: name, tail: newTailBuffer(16 << 10), out: out, done: make(chan struct{})}
 	cmd := exec.Command(binary, args...)
