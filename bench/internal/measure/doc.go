@@ -1,0 +1,8 @@
+// Package measure reads what Holdfast's benchmarks report from /proc (resident memory, CPU time,
+// the machine they ran on) and prints it as Markdown tables, so that a run's output can be pasted
+// into bench/RESULTS.md as it is.
+//
+// It reads /proc rather than asking the Go runtime because most of what the benchmarks measure
+// runs in child processes (etcd, kube-apiserver, kube-controller-manager), and because RSS is
+// what an operator sizing a machine or a pod limit sees. It is Linux-only, like the sandbox.
+package measure
