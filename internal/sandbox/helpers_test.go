@@ -22,26 +22,11 @@ func requireBinaries(t *testing.T) {
 	}
 }
 
-// alive reports whether pid is a live process. A zombie counts as dead: it runs nothing and
-// holds no port, and in a container nobody may reap it.
-func alive(pid int) bool {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	// The state follows the parenthesized command name, which may itself contain ") ".
-	i := bytes.LastIndexByte(stat, ')')
-	if i < 0 || i+2 >= len(stat) {
-		return false
-	}
-	state := stat[i+2]
-	return state != 'Z' && state != 'X'
-}
 
 func livePIDs(pids []int) []int {
 	var live []int
 	for _, pid := range pids {
-		if alive(pid) {
+		if ProcessAlive(pid) {
 			live = append(live, pid)
 		}
 	}

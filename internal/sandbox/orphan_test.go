@@ -96,7 +96,7 @@ func TestParentKilled(t *testing.T) {
 		for _, pid := range pids {
 			reap(pid)
 			// As their subreaper this process reaps them, so even a zombie means not yet.
-			if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); (subreaper == nil && err == nil) || alive(pid) {
+			if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); (subreaper == nil && err == nil) || ProcessAlive(pid) {
 				remaining = append(remaining, pid)
 			}
 		}

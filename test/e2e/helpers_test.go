@@ -197,7 +197,7 @@ func processesMentioning(s string, exclude ...int) ([]proc, error) {
 	var found []proc
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
-		if err != nil || slices.Contains(exclude, pid) || !alive(pid) {
+		if err != nil || slices.Contains(exclude, pid) || !sandbox.ProcessAlive(pid) {
 			continue
 		}
 		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
@@ -221,18 +221,3 @@ func processesMentioning(s string, exclude ...int) ([]proc, error) {
 	return found, nil
 }
 
-// alive reports whether pid is a live process. A zombie counts as dead: it runs nothing and
-// holds no port, and in a container nobody may reap an orphan's zombie.
-func alive(pid int) bool {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	// The state follows the parenthesized command name, which may itself contain ") ".
-	i := bytes.LastIndexByte(stat, ')')
-	if i < 0 || i+2 >= len(stat) {
-		return false
-	}
-	state := stat[i+2]
-	return state != 'Z' && state != 'X'
-}

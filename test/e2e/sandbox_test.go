@@ -152,7 +152,7 @@ func TestSandboxUp(t *testing.T) {
 		g.Expect(hf.exitCode()).To(Equal(0), "exit status: %v", hf.waitErr)
 
 		for _, p := range procs {
-			g.Expect(alive(p.pid)).To(BeFalse(), "%s outlived holdfast", p)
+			g.Expect(sandbox.ProcessAlive(p.pid)).To(BeFalse(), "%s outlived holdfast", p)
 		}
 		left, err := processesMentioning(dir)
 		g.Expect(err).NotTo(HaveOccurred())
