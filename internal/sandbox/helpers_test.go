@@ -22,7 +22,6 @@ func requireBinaries(t *testing.T) {
 	}
 }
 
-
 func livePIDs(pids []int) []int {
 	var live []int
 	for _, pid := range pids {

@@ -220,4 +220,3 @@ func processesMentioning(s string, exclude ...int) ([]proc, error) {
 	}
 	return found, nil
 }
-
