@@ -51,3 +51,57 @@ const (
 	// CredentialsRejectedReason: the API server did not accept the kubeconfig's credentials.
 	CredentialsRejectedReason = "CredentialsRejected"
 )
+
+// ClusterServiceStatus and MultiClusterService condition types.
+const (
+	// ClusterReadyCondition is True while the target Cluster exists, is not paused and is
+	// Connected.
+	ClusterReadyCondition = "ClusterReady"
+	// RenderedCondition is True when every enabled service rendered.
+	RenderedCondition = "Rendered"
+	// AppliedCondition is True when every rendered object is in place on the cluster.
+	AppliedCondition = "Applied"
+)
+
+// Reasons of ClusterServiceStatus and MultiClusterService conditions.
+const (
+	// ClusterNotFoundReason: the Cluster named by the status object does not exist.
+	ClusterNotFoundReason = "ClusterNotFound"
+	// ClusterNotReadyReason: the Cluster is not Connected; Holdfast waits for it.
+	ClusterNotReadyReason = "ClusterNotReady"
+	// ClusterPausedReason: the Cluster is paused.
+	ClusterPausedReason = "ClusterPaused"
+	// RenderedReason: every service rendered.
+	RenderedReason = "Rendered"
+	// RenderFailedReason: a service did not render; the message names it, the object and what to fix.
+	RenderFailedReason = "RenderFailed"
+	// TemplateNotFoundReason: a service names a ServiceTemplate that does not exist.
+	TemplateNotFoundReason = "TemplateNotFound"
+	// SourceNotFoundReason: a template's ConfigMap or Secret does not exist.
+	SourceNotFoundReason = "SourceNotFound"
+	// SourceUnavailableReason: a chart repository or registry could not be reached; retried.
+	SourceUnavailableReason = "SourceUnavailable"
+	// AppliedReason: every object is in place.
+	AppliedReason = "Applied"
+	// ApplyFailedReason: some objects could not be applied; the message names them.
+	ApplyFailedReason = "ApplyFailed"
+	// ConflictReason: another MultiClusterService with higher priority owns some objects.
+	ConflictReason = "Conflict"
+	// DryRunReason: DryRun mode; nothing is changed.
+	DryRunReason = "DryRun"
+	// ProgressingReason: a deployment is under way.
+	ProgressingReason = "Progressing"
+	// OneTimeDoneReason: OneTime mode, and the services were deployed once; they are left alone.
+	OneTimeDoneReason = "OneTimeDone"
+	// NoMatchingClustersReason: the selector matches no Cluster.
+	NoMatchingClustersReason = "NoMatchingClusters"
+	// ClustersNotReadyReason: some matching clusters are not Ready.
+	ClustersNotReadyReason = "ClustersNotReady"
+	// ClustersReadyReason: every matching cluster is Ready.
+	ClustersReadyReason = "ClustersReady"
+	// DeletingReason: the object is being deleted and its services withdrawn.
+	DeletingReason = "Deleting"
+)
+
+// InvalidSelectorReason: spec.clusterSelector cannot be parsed.
+const InvalidSelectorReason = "InvalidSelector"

@@ -22,10 +22,6 @@ import (
 	"holdfast.dev/holdfast/internal/fleet"
 )
 
-// ManagedByLabel marks every object Holdfast manages on a target cluster; caches of target
-// clusters hold only objects carrying it.
-const ManagedByLabel = "holdfast.dev/managed-by"
-
 // Options configure the manager.
 type Options struct {
 	// MetricsAddr serves Prometheus metrics; "0" turns them off.
@@ -96,7 +92,7 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 
 	registry := fleet.NewRegistry(fleet.Options{
 		Scheme:        scheme,
-		CacheSelector: labels.SelectorFromSet(labels.Set{ManagedByLabel: "holdfast"}),
+		CacheSelector: labels.SelectorFromSet(labels.Set{holdfastv1.ManagedByLabel: holdfastv1.ManagedByValue}),
 	})
 	if err := mgr.Add(registry); err != nil {
 		return nil, nil, fmt.Errorf("adding the fleet registry: %w", err)

@@ -1,0 +1,206 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ResourceState is the sync state of one managed object.
+// +kubebuilder:validation:Enum=Pending;InSync;Failed;Conflict;WouldCreate;WouldUpdate;WouldDelete;Drifted;Missing;Correcting;Ignored
+type ResourceState string
+
+const (
+	// ResourcePending: declared, not applied yet.
+	ResourcePending ResourceState = "Pending"
+	// ResourceInSync: the cluster holds what was declared.
+	ResourceInSync ResourceState = "InSync"
+	// ResourceFailed: the last apply of the object failed; the message says why.
+	ResourceFailed ResourceState = "Failed"
+	// ResourceConflict: another MultiClusterService owns the object; conflictWith names it.
+	ResourceConflict ResourceState = "Conflict"
+	// ResourceWouldCreate, ResourceWouldUpdate and ResourceWouldDelete are DryRun findings.
+	ResourceWouldCreate ResourceState = "WouldCreate"
+	ResourceWouldUpdate ResourceState = "WouldUpdate"
+	ResourceWouldDelete ResourceState = "WouldDelete"
+	// ResourceDrifted: a field Holdfast applies was changed by someone else.
+	ResourceDrifted ResourceState = "Drifted"
+	// ResourceMissing: the object was deleted from the cluster.
+	ResourceMissing ResourceState = "Missing"
+	// ResourceCorrecting: Holdfast is putting the object back.
+	ResourceCorrecting ResourceState = "Correcting"
+	// ResourceIgnored: the object is exempt from drift handling.
+	ResourceIgnored ResourceState = "Ignored"
+)
+
+// ResourceRef identifies one object on a target cluster.
+type ResourceRef struct {
+	// +optional
+	Group   string `json:"group,omitempty"`
+	Version string `json:"version"`
+	Kind    string `json:"kind"`
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+}
+
+// ResourceStatus is one managed object: its state and what Holdfast last applied. The list of
+// them is the inventory used for pruning.
+type ResourceStatus struct {
+	ResourceRef `json:",inline"`
+	// Service that declares the object.
+	Service string `json:"service"`
+	// State of the object.
+	State ResourceState `json:"state"`
+	// Message explains a Failed, Conflict or Would* state.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// ConflictWith names the MultiClusterService that owns the object instead.
+	// +optional
+	ConflictWith string `json:"conflictWith,omitempty"`
+	// Diff is what a DryRun would change (Secret values redacted).
+	// +optional
+	Diff string `json:"diff,omitempty"`
+	// Desired is a digest of the object as last applied; Owned a digest of the values of the
+	// fields Holdfast owns in the live object right after. Together they let a reconcile with
+	// nothing changed skip the object without writing.
+	// +optional
+	Desired string `json:"desired,omitempty"`
+	// +optional
+	Owned string `json:"owned,omitempty"`
+}
+
+// ServiceStatus is the state of one service on the cluster.
+type ServiceStatus struct {
+	// Name of the service.
+	Name string `json:"name"`
+	// Revision is a digest of the service's rendered objects last applied.
+	// +optional
+	Revision string `json:"revision,omitempty"`
+	// Ready is True when every object of the service is in sync.
+	Ready metav1.ConditionStatus `json:"ready"`
+	// Reason is a CamelCase reason for Ready.
+	Reason string `json:"reason"`
+	// Message says what to fix when the service is not Ready.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// Objects is the number of objects the service declares.
+	// +optional
+	Objects int32 `json:"objects"`
+	// LastAppliedTime is when the service was last applied completely.
+	// +optional
+	LastAppliedTime *metav1.Time `json:"lastAppliedTime,omitempty"`
+}
+
+// ClusterServiceStatusSpec identifies the pair the status is about. Holdfast writes it.
+type ClusterServiceStatusSpec struct {
+	// MultiClusterService is the name of the declaring MultiClusterService.
+	MultiClusterService string `json:"multiClusterService"`
+	// Cluster is the name of the Cluster, in this object's namespace.
+	Cluster string `json:"cluster"`
+	// CleanupPolicy says what deleting this object does to the deployed objects: Delete
+	// withdraws them, Orphan leaves them. Holdfast sets it from the MultiClusterService's
+	// unmatch or deletion policy before deleting the object.
+	// +kubebuilder:default=Delete
+	// +optional
+	CleanupPolicy DeletionPolicy `json:"cleanupPolicy,omitempty"`
+}
+
+// ClusterServiceStatusInitialization reports one-way milestones.
+type ClusterServiceStatusInitialization struct {
+	// Provisioned is true once every service was deployed to the cluster completely.
+	// +optional
+	Provisioned *bool `json:"provisioned,omitempty"`
+}
+
+// ClusterServiceStatusStatus is the state of a MultiClusterService's services on one cluster.
+type ClusterServiceStatusStatus struct {
+	// Conditions: ClusterReady, Rendered, Applied, and Ready summarising them.
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// ObservedGeneration is the MultiClusterService generation last reconciled completely.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Initialization reports one-way milestones.
+	// +optional
+	Initialization *ClusterServiceStatusInitialization `json:"initialization,omitempty"`
+	// SyncMode in effect at the last reconcile.
+	// +optional
+	SyncMode SyncMode `json:"syncMode,omitempty"`
+	// Services, in declaration order.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=128
+	// +optional
+	Services []ServiceStatus `json:"services,omitempty"`
+	// Resources is every managed object; it is the inventory.
+	// +listType=atomic
+	// +optional
+	Resources []ResourceStatus `json:"resources,omitempty"`
+	// ResourceCount, InSyncCount, FailedCount and ConflictCount count Resources by state.
+	// +optional
+	ResourceCount int32 `json:"resourceCount"`
+	// +optional
+	InSyncCount int32 `json:"inSyncCount"`
+	// +optional
+	FailedCount int32 `json:"failedCount"`
+	// +optional
+	ConflictCount int32 `json:"conflictCount"`
+	// LastFullReconcileTime is when every service was last rendered, compared with the cluster
+	// and applied where needed. The next full reconcile is due reconcileInterval after it, also
+	// across controller restarts.
+	// +optional
+	LastFullReconcileTime *metav1.Time `json:"lastFullReconcileTime,omitempty"`
+	// LastHandledReconcileAt is the last value of the holdfast.dev/reconcile-requested-at
+	// annotation (on this object or its MultiClusterService) that a reconcile handled.
+	// +optional
+	LastHandledReconcileAt string `json:"lastHandledReconcileAt,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:categories=holdfast,shortName=hfcss
+// +kubebuilder:printcolumn:name="Service Set",type=string,JSONPath=`.spec.multiClusterService`
+// +kubebuilder:printcolumn:name="Cluster",type=string,JSONPath=`.spec.cluster`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
+// +kubebuilder:printcolumn:name="Objects",type=integer,JSONPath=`.status.resourceCount`
+// +kubebuilder:printcolumn:name="In Sync",type=integer,JSONPath=`.status.inSyncCount`
+// +kubebuilder:printcolumn:name="Failed",type=integer,JSONPath=`.status.failedCount`
+// +kubebuilder:printcolumn:name="Mode",type=string,JSONPath=`.status.syncMode`,priority=1
+// +kubebuilder:printcolumn:name="Last Full",type=date,JSONPath=`.status.lastFullReconcileTime`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+
+// ClusterServiceStatus holds the state of one MultiClusterService's services on one Cluster,
+// so that a fleet of a thousand clusters never bloats one object. Holdfast creates one per
+// matching Cluster, in the Cluster's namespace, and deletes it (withdrawing the services,
+// per policy) when the Cluster stops matching.
+type ClusterServiceStatus struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   ClusterServiceStatusSpec   `json:"spec,omitempty"`
+	Status ClusterServiceStatusStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// ClusterServiceStatusList is a list of ClusterServiceStatuses.
+type ClusterServiceStatusList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ClusterServiceStatus `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&ClusterServiceStatus{}, &ClusterServiceStatusList{})
+}
+
+// GetConditions returns the ClusterServiceStatus's conditions.
+func (c *ClusterServiceStatus) GetConditions() []metav1.Condition { return c.Status.Conditions }
+
+// SetConditions replaces the ClusterServiceStatus's conditions.
+func (c *ClusterServiceStatus) SetConditions(conds []metav1.Condition) {
+	c.Status.Conditions = conds
+}

@@ -1,0 +1,29 @@
+package v1alpha1
+
+// Labels and annotations Holdfast puts on objects it manages and reads on its own objects.
+const (
+	// ManagedByLabel marks every object Holdfast manages on a target cluster, with value
+	// ManagedByValue; watches and caches of target clusters select only objects carrying it.
+	ManagedByLabel = "holdfast.dev/managed-by"
+	ManagedByValue = "holdfast"
+
+	// OwnerLabel holds the owning MultiClusterService's name on managed objects (hashed when
+	// longer than a label value may be); OwnerAnnotation holds the full name.
+	OwnerLabel      = "holdfast.dev/multiclusterservice"
+	OwnerAnnotation = "holdfast.dev/multiclusterservice"
+	// ServiceLabel holds the service's name on managed objects.
+	ServiceLabel = "holdfast.dev/service"
+
+	// ClusterLabel on a ClusterServiceStatus names its Cluster; MultiClusterServiceLabel its
+	// MultiClusterService (hashed when too long, as OwnerLabel).
+	ClusterLabel             = "holdfast.dev/cluster"
+	MultiClusterServiceLabel = "holdfast.dev/multiclusterservice"
+
+	// ReconcileRequestedAtAnnotation on a MultiClusterService or ClusterServiceStatus asks for a
+	// full reconcile now; any new value does. The handled value is echoed in status.
+	ReconcileRequestedAtAnnotation = "holdfast.dev/reconcile-requested-at"
+
+	// CleanupFinalizer keeps a MultiClusterService or ClusterServiceStatus until what it
+	// deployed is withdrawn (or orphaned, per policy).
+	CleanupFinalizer = "holdfast.dev/cleanup"
+)

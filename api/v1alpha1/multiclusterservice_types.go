@@ -1,0 +1,197 @@
+package v1alpha1
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// SyncMode says how Holdfast keeps a cluster in line with the declaration.
+// +kubebuilder:validation:Enum=OneTime;Continuous;ContinuousWithDriftDetection;DryRun
+type SyncMode string
+
+const (
+	// SyncModeOneTime deploys each service once to each cluster and never touches it again.
+	SyncModeOneTime SyncMode = "OneTime"
+	// SyncModeContinuous re-applies when the declaration changes and at every full reconcile.
+	SyncModeContinuous SyncMode = "Continuous"
+	// SyncModeContinuousWithDriftDetection also watches the cluster and handles drift.
+	SyncModeContinuousWithDriftDetection SyncMode = "ContinuousWithDriftDetection"
+	// SyncModeDryRun reports what would change and changes nothing.
+	SyncModeDryRun SyncMode = "DryRun"
+)
+
+// UnmatchPolicy says what happens to a cluster's services when it stops matching the selector.
+// +kubebuilder:validation:Enum=Withdraw;Leave
+type UnmatchPolicy string
+
+const (
+	// UnmatchWithdraw deletes what was deployed to the cluster.
+	UnmatchWithdraw UnmatchPolicy = "Withdraw"
+	// UnmatchLeave leaves the objects in place, no longer managed.
+	UnmatchLeave UnmatchPolicy = "Leave"
+)
+
+// DeletionPolicy says what happens to deployed objects when the MultiClusterService is deleted.
+// +kubebuilder:validation:Enum=Delete;Orphan
+type DeletionPolicy string
+
+const (
+	// DeletionDelete removes everything the MultiClusterService deployed.
+	DeletionDelete DeletionPolicy = "Delete"
+	// DeletionOrphan leaves the objects in place, no longer managed.
+	DeletionOrphan DeletionPolicy = "Orphan"
+)
+
+// DefaultReconcileInterval is the longest time between two full reconciles of a cluster's
+// services when nothing asks for one sooner.
+const DefaultReconcileInterval = 10 * time.Hour
+
+// ClusterSelector selects Clusters by label and, optionally, namespace.
+type ClusterSelector struct {
+	metav1.LabelSelector `json:",inline"`
+	// Namespaces limits the selection to Clusters in these namespaces; empty means all.
+	// +kubebuilder:validation:MaxItems=256
+	// +listType=set
+	// +optional
+	Namespaces []string `json:"namespaces,omitempty"`
+}
+
+// TemplateReference names a ServiceTemplate.
+type TemplateReference struct {
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	Namespace string `json:"namespace"`
+}
+
+// Service is one template deployed to every selected cluster.
+type Service struct {
+	// Name identifies the service within the MultiClusterService; objects carry it as a label.
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +kubebuilder:validation:MaxLength=63
+	Name string `json:"name"`
+	// Template to render.
+	Template TemplateReference `json:"template"`
+	// Namespace on the target cluster for namespaced objects that name none, and the Helm
+	// release namespace.
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	// Values override the template's, as a YAML map. The text is a Go template with .Cluster.
+	// +kubebuilder:validation:MaxLength=262144
+	// +optional
+	Values string `json:"values,omitempty"`
+	// Disabled withdraws the service from every cluster (per the unmatch policy) while keeping
+	// its declaration.
+	// +optional
+	Disabled bool `json:"disabled,omitempty"`
+}
+
+// MultiClusterServiceSpec declares which services go to which clusters, and how they are kept.
+type MultiClusterServiceSpec struct {
+	// ClusterSelector picks the target Clusters. An empty selector matches every Cluster.
+	ClusterSelector ClusterSelector `json:"clusterSelector"`
+	// Services to deploy, in order.
+	// +kubebuilder:validation:MaxItems=128
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Services []Service `json:"services,omitempty"`
+	// Priority decides who owns an object two MultiClusterServices both declare: the higher
+	// wins; on a tie the current owner keeps it.
+	// +kubebuilder:default=100
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000000
+	// +optional
+	Priority int32 `json:"priority,omitempty"`
+	// SyncMode defaults to Continuous.
+	// +kubebuilder:default=Continuous
+	// +optional
+	SyncMode SyncMode `json:"syncMode,omitempty"`
+	// ReconcileInterval is the longest time between two full reconciles of a cluster, even when
+	// nothing changed. Defaults to 10h.
+	// +kubebuilder:default="10h"
+	// +optional
+	ReconcileInterval *metav1.Duration `json:"reconcileInterval,omitempty"`
+	// UnmatchPolicy says what happens when a cluster stops matching. Defaults to Withdraw.
+	// +kubebuilder:default=Withdraw
+	// +optional
+	UnmatchPolicy UnmatchPolicy `json:"unmatchPolicy,omitempty"`
+	// DeletionPolicy says what happens when this object is deleted. Defaults to Delete.
+	// +kubebuilder:default=Delete
+	// +optional
+	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`
+	// Paused stops all changes to the selected clusters.
+	// +optional
+	Paused bool `json:"paused,omitempty"`
+}
+
+// MultiClusterServiceStatus summarises the per-cluster ClusterServiceStatus objects.
+type MultiClusterServiceStatus struct {
+	// Conditions: Ready is True when every matching cluster is Ready.
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// ObservedGeneration is the generation the status was computed from.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// MatchingClusters is the number of Clusters the selector matches.
+	// +optional
+	MatchingClusters int32 `json:"matchingClusters"`
+	// ReadyClusters is the number of matching Clusters whose services are all in place.
+	// +optional
+	ReadyClusters int32 `json:"readyClusters"`
+	// FailedClusters is the number of matching Clusters with a failure that needs attention.
+	// +optional
+	FailedClusters int32 `json:"failedClusters"`
+	// LastHandledReconcileAt echoes the holdfast.dev/reconcile-requested-at annotation once every
+	// matching cluster handled it.
+	// +optional
+	LastHandledReconcileAt string `json:"lastHandledReconcileAt,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,categories=holdfast,shortName=hfmcs
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
+// +kubebuilder:printcolumn:name="Matching",type=integer,JSONPath=`.status.matchingClusters`
+// +kubebuilder:printcolumn:name="Ready Clusters",type=integer,JSONPath=`.status.readyClusters`
+// +kubebuilder:printcolumn:name="Failed",type=integer,JSONPath=`.status.failedClusters`
+// +kubebuilder:printcolumn:name="Mode",type=string,JSONPath=`.spec.syncMode`
+// +kubebuilder:printcolumn:name="Priority",type=integer,JSONPath=`.spec.priority`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+
+// MultiClusterService deploys services to every Cluster its selector matches and keeps them
+// there. Each (MultiClusterService, Cluster) pair has a ClusterServiceStatus with the details.
+type MultiClusterService struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   MultiClusterServiceSpec   `json:"spec,omitempty"`
+	Status MultiClusterServiceStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// MultiClusterServiceList is a list of MultiClusterServices.
+type MultiClusterServiceList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []MultiClusterService `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&MultiClusterService{}, &MultiClusterServiceList{})
+}
+
+// GetConditions returns the MultiClusterService's conditions.
+func (m *MultiClusterService) GetConditions() []metav1.Condition { return m.Status.Conditions }
+
+// SetConditions replaces the MultiClusterService's conditions.
+func (m *MultiClusterService) SetConditions(c []metav1.Condition) { m.Status.Conditions = c }

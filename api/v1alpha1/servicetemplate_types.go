@@ -1,0 +1,186 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TemplatingMode says whether manifest text is a Go template.
+// +kubebuilder:validation:Enum=None;GoTemplate
+type TemplatingMode string
+
+const (
+	// TemplatingNone passes manifests through untouched, so text such as Prometheus rules that
+	// contains "{{" needs no escaping.
+	TemplatingNone TemplatingMode = "None"
+	// TemplatingGoTemplate renders manifest text as a Go text/template with .Cluster (name,
+	// namespace, labels, annotations) and .Values before parsing it.
+	TemplatingGoTemplate TemplatingMode = "GoTemplate"
+)
+
+// ManifestSourceKind is the kind of object a ManifestReference reads.
+// +kubebuilder:validation:Enum=ConfigMap;Secret
+type ManifestSourceKind string
+
+const (
+	ManifestSourceConfigMap ManifestSourceKind = "ConfigMap"
+	ManifestSourceSecret    ManifestSourceKind = "Secret"
+)
+
+// ManifestReference reads manifests from a ConfigMap or Secret in the template's namespace.
+type ManifestReference struct {
+	// Kind is ConfigMap or Secret.
+	Kind ManifestSourceKind `json:"kind"`
+	// Name of the ConfigMap or Secret.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// Key to read. When empty, every key is read, in key order.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Key string `json:"key,omitempty"`
+}
+
+// KustomizeFiles places the keys of one ConfigMap as files in one directory of the overlay.
+// ConfigMap keys cannot hold a "/", so a directory tree is made of one ConfigMap per directory.
+type KustomizeFiles struct {
+	// ConfigMap, in the template's namespace, whose keys are file names.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	ConfigMap string `json:"configMap"`
+	// Directory the files go to, relative to the root; empty is the root.
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('/') && !self.contains('..')",message="directory must be relative and must not contain '..'"
+	// +optional
+	Directory string `json:"directory,omitempty"`
+}
+
+// KustomizeSource is a Kustomize overlay held in ConfigMaps, rendered with the Kustomize API.
+type KustomizeSource struct {
+	// Files make up the overlay's file tree.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=atomic
+	Files []KustomizeFiles `json:"files"`
+	// Path of the directory to build, relative to the root; empty is the root.
+	// +kubebuilder:validation:MaxLength=512
+	// +optional
+	Path string `json:"path,omitempty"`
+}
+
+// HelmSource is a Helm chart from an HTTP chart repository or an OCI registry.
+type HelmSource struct {
+	// RepoURL is an http(s):// chart repository or an oci:// registry path.
+	// +kubebuilder:validation:Pattern=`^(https?|oci)://`
+	// +kubebuilder:validation:MaxLength=2048
+	RepoURL string `json:"repoURL"`
+	// Chart name.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Chart string `json:"chart"`
+	// Version is an exact version or a semver range; empty means the latest.
+	// +kubebuilder:validation:MaxLength=128
+	// +optional
+	Version string `json:"version,omitempty"`
+	// ReleaseName defaults to the service's name.
+	// +kubebuilder:validation:MaxLength=53
+	// +optional
+	ReleaseName string `json:"releaseName,omitempty"`
+	// SkipCRDs leaves out the chart's crds/ directory.
+	// +optional
+	SkipCRDs bool `json:"skipCRDs,omitempty"`
+	// PlainHTTP talks to an OCI registry without TLS.
+	// +optional
+	PlainHTTP bool `json:"plainHTTP,omitempty"`
+	// InsecureSkipTLSVerify accepts any server certificate.
+	// +optional
+	InsecureSkipTLSVerify bool `json:"insecureSkipTLSVerify,omitempty"`
+	// CredentialsSecretRef names a Secret in the template's namespace with keys username and
+	// password for the repository.
+	// +optional
+	CredentialsSecretRef *LocalObjectReference `json:"credentialsSecretRef,omitempty"`
+}
+
+// LocalObjectReference names an object in the referring object's namespace.
+type LocalObjectReference struct {
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+}
+
+// ServiceTemplateSpec says what to deploy: exactly one source, and default values.
+// +kubebuilder:validation:XValidation:rule="[has(self.inline), has(self.resources), has(self.kustomize), has(self.helm)].filter(x, x).size() == 1",message="set exactly one source: inline, resources, kustomize or helm"
+type ServiceTemplateSpec struct {
+	// Inline holds manifests as multi-document YAML.
+	// +kubebuilder:validation:MaxLength=1048576
+	// +optional
+	Inline string `json:"inline,omitempty"`
+	// Resources reads manifests from ConfigMaps and Secrets in the template's namespace.
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=atomic
+	// +optional
+	Resources []ManifestReference `json:"resources,omitempty"`
+	// Kustomize builds an overlay held in ConfigMaps.
+	// +optional
+	Kustomize *KustomizeSource `json:"kustomize,omitempty"`
+	// Helm renders a chart.
+	// +optional
+	Helm *HelmSource `json:"helm,omitempty"`
+	// Values are defaults, as a YAML map, that each service's values override. The text is a Go
+	// template with .Cluster.Name, .Cluster.Namespace, .Cluster.Labels and .Cluster.Annotations.
+	// +kubebuilder:validation:MaxLength=262144
+	// +optional
+	Values string `json:"values,omitempty"`
+	// Templating says whether manifest text is a Go template. Defaults to None.
+	// +kubebuilder:default=None
+	// +optional
+	Templating TemplatingMode `json:"templating,omitempty"`
+}
+
+// ServiceTemplateStatus is the observed state of a ServiceTemplate.
+type ServiceTemplateStatus struct {
+	// Conditions: Ready says whether the template's source could be read.
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// ObservedGeneration is the generation the status was computed from.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:categories=holdfast,shortName=hfst
+// +kubebuilder:printcolumn:name="Source",type=string,JSONPath=`.spec.helm.chart`,description="Helm chart, if any"
+// +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.spec.helm.version`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+
+// ServiceTemplate is what to deploy: manifests, a Kustomize overlay or a Helm chart, with
+// default values. MultiClusterServices reference it by namespace and name.
+type ServiceTemplate struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   ServiceTemplateSpec   `json:"spec,omitempty"`
+	Status ServiceTemplateStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// ServiceTemplateList is a list of ServiceTemplates.
+type ServiceTemplateList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ServiceTemplate `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&ServiceTemplate{}, &ServiceTemplateList{})
+}
+
+// GetConditions returns the ServiceTemplate's conditions.
+func (t *ServiceTemplate) GetConditions() []metav1.Condition { return t.Status.Conditions }
+
+// SetConditions replaces the ServiceTemplate's conditions.
+func (t *ServiceTemplate) SetConditions(c []metav1.Condition) { t.Status.Conditions = c }

@@ -1,0 +1,112 @@
+package index
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+)
+
+// Field index names.
+const (
+	// StatusByServiceSet indexes ClusterServiceStatuses by spec.multiClusterService.
+	StatusByServiceSet = ".spec.multiClusterService"
+	// StatusByCluster indexes ClusterServiceStatuses by "<namespace>/<spec.cluster>".
+	StatusByCluster = ".spec.cluster"
+	// ServiceSetByTemplate indexes MultiClusterServices by "<namespace>/<name>" of each template.
+	ServiceSetByTemplate = ".spec.services.template"
+	// TemplateBySource indexes ServiceTemplates by "ConfigMap/<name>" and "Secret/<name>" of each
+	// object they read (in their own namespace).
+	TemplateBySource = ".spec.sources"
+)
+
+// Setup registers every index with the manager's cache.
+func Setup(ctx context.Context, mgr ctrl.Manager) error {
+	idx := mgr.GetFieldIndexer()
+	for _, i := range []struct {
+		obj  client.Object
+		name string
+		fn   client.IndexerFunc
+	}{
+		{&holdfastv1.ClusterServiceStatus{}, StatusByServiceSet, func(o client.Object) []string {
+			return []string{o.(*holdfastv1.ClusterServiceStatus).Spec.MultiClusterService}
+		}},
+		{&holdfastv1.ClusterServiceStatus{}, StatusByCluster, func(o client.Object) []string {
+			return []string{o.GetNamespace() + "/" + o.(*holdfastv1.ClusterServiceStatus).Spec.Cluster}
+		}},
+		{&holdfastv1.MultiClusterService{}, ServiceSetByTemplate, func(o client.Object) []string {
+			var keys []string
+			for _, s := range o.(*holdfastv1.MultiClusterService).Spec.Services {
+				keys = append(keys, s.Template.Namespace+"/"+s.Template.Name)
+			}
+			return keys
+		}},
+		{&holdfastv1.ServiceTemplate{}, TemplateBySource, func(o client.Object) []string {
+			return SourceKeys(o.(*holdfastv1.ServiceTemplate))
+		}},
+	} {
+		if err := idx.IndexField(ctx, i.obj, i.name, i.fn); err != nil {
+			return fmt.Errorf("indexing %T by %s: %w", i.obj, i.name, err)
+		}
+	}
+	return nil
+}
+
+// SourceKeys returns the index keys of the ConfigMaps and Secrets a template reads.
+func SourceKeys(t *holdfastv1.ServiceTemplate) []string {
+	var keys []string
+	for _, r := range t.Spec.Resources {
+		keys = append(keys, string(r.Kind)+"/"+r.Name)
+	}
+	if k := t.Spec.Kustomize; k != nil {
+		for _, f := range k.Files {
+			keys = append(keys, "ConfigMap/"+f.ConfigMap)
+		}
+	}
+	if h := t.Spec.Helm; h != nil && h.CredentialsSecretRef != nil {
+		keys = append(keys, "Secret/"+h.CredentialsSecretRef.Name)
+	}
+	return keys
+}
+
+// StatusesOfServiceSet lists the ClusterServiceStatuses of a MultiClusterService.
+func StatusesOfServiceSet(ctx context.Context, c client.Reader, name string) ([]holdfastv1.ClusterServiceStatus, error) {
+	list := &holdfastv1.ClusterServiceStatusList{}
+	if err := c.List(ctx, list, client.MatchingFields{StatusByServiceSet: name}); err != nil {
+		return nil, fmt.Errorf("listing ClusterServiceStatuses of MultiClusterService %s: %w", name, err)
+	}
+	return list.Items, nil
+}
+
+// StatusesOfCluster lists the ClusterServiceStatuses about a Cluster.
+func StatusesOfCluster(ctx context.Context, c client.Reader, cluster types.NamespacedName) ([]holdfastv1.ClusterServiceStatus, error) {
+	list := &holdfastv1.ClusterServiceStatusList{}
+	if err := c.List(ctx, list, client.InNamespace(cluster.Namespace),
+		client.MatchingFields{StatusByCluster: cluster.Namespace + "/" + cluster.Name}); err != nil {
+		return nil, fmt.Errorf("listing ClusterServiceStatuses of Cluster %s: %w", cluster, err)
+	}
+	return list.Items, nil
+}
+
+// ServiceSetsUsingTemplate lists the MultiClusterServices that reference a ServiceTemplate.
+func ServiceSetsUsingTemplate(ctx context.Context, c client.Reader, template types.NamespacedName) ([]holdfastv1.MultiClusterService, error) {
+	list := &holdfastv1.MultiClusterServiceList{}
+	if err := c.List(ctx, list, client.MatchingFields{ServiceSetByTemplate: template.Namespace + "/" + template.Name}); err != nil {
+		return nil, fmt.Errorf("listing MultiClusterServices using ServiceTemplate %s: %w", template, err)
+	}
+	return list.Items, nil
+}
+
+// TemplatesReading lists the ServiceTemplates that read a ConfigMap or Secret (kind is
+// "ConfigMap" or "Secret").
+func TemplatesReading(ctx context.Context, c client.Reader, kind string, obj types.NamespacedName) ([]holdfastv1.ServiceTemplate, error) {
+	list := &holdfastv1.ServiceTemplateList{}
+	if err := c.List(ctx, list, client.InNamespace(obj.Namespace), client.MatchingFields{TemplateBySource: kind + "/" + obj.Name}); err != nil {
+		return nil, fmt.Errorf("listing ServiceTemplates reading %s %s: %w", kind, obj, err)
+	}
+	return list.Items, nil
+}

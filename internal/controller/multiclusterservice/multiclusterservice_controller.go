@@ -1,0 +1,242 @@
+package multiclusterservice
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	kerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/controller/index"
+	"holdfast.dev/holdfast/internal/naming"
+)
+
+// Reconciler keeps the ClusterServiceStatuses of a MultiClusterService in line with the
+// Clusters its selector matches.
+type Reconciler struct {
+	Client   client.Client
+	Recorder events.EventRecorder
+}
+
+// +kubebuilder:rbac:groups=holdfast.dev,resources=multiclusterservices,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=holdfast.dev,resources=multiclusterservices/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=holdfast.dev,resources=multiclusterservices/finalizers,verbs=update
+// +kubebuilder:rbac:groups=holdfast.dev,resources=clusterservicestatuses,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=holdfast.dev,resources=clusters,verbs=get;list;watch
+
+// scope is what one reconcile learned; the deferred status patch computes everything from it.
+type scope struct {
+	mcs      *holdfastv1.MultiClusterService
+	before   *holdfastv1.MultiClusterService
+	matching []holdfastv1.Cluster
+	statuses []holdfastv1.ClusterServiceStatus // of matching clusters
+	invalid  error                             // the selector cannot be used
+	deleting bool
+}
+
+// Reconcile creates and deletes ClusterServiceStatuses and writes the status once, at the end.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
+	mcs := &holdfastv1.MultiClusterService{}
+	if err := r.Client.Get(ctx, req.NamespacedName, mcs); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	s := &scope{mcs: mcs, before: mcs.DeepCopy()}
+	defer func() {
+		if err := r.patchStatus(ctx, s); err != nil {
+			retErr = kerrors.NewAggregate([]error{retErr, err})
+		}
+	}()
+
+	if !mcs.DeletionTimestamp.IsZero() {
+		s.deleting = true
+		return ctrl.Result{}, r.reconcileDelete(ctx, s)
+	}
+	if controllerutil.AddFinalizer(mcs, holdfastv1.CleanupFinalizer) {
+		if err := r.Client.Update(ctx, mcs); err != nil {
+			return ctrl.Result{}, fmt.Errorf("adding the finalizer to MultiClusterService %s: %w", mcs.Name, err)
+		}
+		s.before.ResourceVersion = mcs.ResourceVersion
+		s.before.Finalizers = mcs.Finalizers
+	}
+	return ctrl.Result{}, r.reconcileClusters(ctx, s)
+}
+
+// reconcileClusters creates a ClusterServiceStatus for each matching Cluster and deletes those of
+// Clusters that no longer match.
+func (r *Reconciler) reconcileClusters(ctx context.Context, s *scope) error {
+	selector, err := metav1.LabelSelectorAsSelector(&s.mcs.Spec.ClusterSelector.LabelSelector)
+	if err != nil {
+		s.invalid = fmt.Errorf("spec.clusterSelector is not a valid label selector: %w", err)
+		return nil
+	}
+	clusters := &holdfastv1.ClusterList{}
+	if err := r.Client.List(ctx, clusters); err != nil {
+		return fmt.Errorf("listing Clusters: %w", err)
+	}
+	for i := range clusters.Items {
+		if Matches(&s.mcs.Spec.ClusterSelector, selector, &clusters.Items[i]) {
+			s.matching = append(s.matching, clusters.Items[i])
+		}
+	}
+
+	existing, err := index.StatusesOfServiceSet(ctx, r.Client, s.mcs.Name)
+	if err != nil {
+		return err
+	}
+	byCluster := map[string]holdfastv1.ClusterServiceStatus{}
+	for _, css := range existing {
+		byCluster[css.Namespace+"/"+css.Spec.Cluster] = css
+	}
+
+	var errs []error
+	wanted := map[string]bool{}
+	for i := range s.matching {
+		c := &s.matching[i]
+		key := c.Namespace + "/" + c.Name
+		wanted[key] = true
+		if css, ok := byCluster[key]; ok {
+			if css.DeletionTimestamp.IsZero() {
+				s.statuses = append(s.statuses, css)
+			}
+			continue
+		}
+		css, err := r.createStatus(ctx, s.mcs, c)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		s.statuses = append(s.statuses, *css)
+	}
+	policy := holdfastv1.DeletionDelete
+	if s.mcs.Spec.UnmatchPolicy == holdfastv1.UnmatchLeave {
+		policy = holdfastv1.DeletionOrphan
+	}
+	for key, css := range byCluster {
+		if wanted[key] {
+			continue
+		}
+		if err := r.deleteStatus(ctx, &css, policy); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return kerrors.NewAggregate(errs)
+}
+
+// Matches reports whether a Cluster is selected. Exported for the ClusterServiceStatus
+// controller, which must not deploy to a Cluster that stopped matching.
+func Matches(sel *holdfastv1.ClusterSelector, selector labels.Selector, c *holdfastv1.Cluster) bool {
+	if len(sel.Namespaces) > 0 && !slices.Contains(sel.Namespaces, c.Namespace) {
+		return false
+	}
+	return selector.Matches(labels.Set(c.Labels))
+}
+
+func (r *Reconciler) createStatus(ctx context.Context, mcs *holdfastv1.MultiClusterService, c *holdfastv1.Cluster) (*holdfastv1.ClusterServiceStatus, error) {
+	css := &holdfastv1.ClusterServiceStatus{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      naming.StatusName(mcs.Name, c.Name),
+			Namespace: c.Namespace,
+			Labels: map[string]string{
+				holdfastv1.MultiClusterServiceLabel: naming.LabelValue(mcs.Name),
+				holdfastv1.ClusterLabel:             naming.LabelValue(c.Name),
+			},
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: holdfastv1.GroupVersion.String(), Kind: "MultiClusterService",
+				Name: mcs.Name, UID: mcs.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
+			}},
+		},
+		Spec: holdfastv1.ClusterServiceStatusSpec{
+			MultiClusterService: mcs.Name,
+			Cluster:             c.Name,
+			CleanupPolicy:       holdfastv1.DeletionDelete,
+		},
+	}
+	if err := r.Client.Create(ctx, css); err != nil {
+		return nil, fmt.Errorf("creating ClusterServiceStatus %s: %w", klog.KObj(css), err)
+	}
+	ctrl.LoggerFrom(ctx).Info("Cluster selected", "cluster", klog.KObj(c), "clusterServiceStatus", klog.KObj(css))
+	return css, nil
+}
+
+// deleteStatus sets the cleanup policy the deletion should follow, then deletes; the
+// ClusterServiceStatus controller withdraws or orphans the services before letting it go.
+func (r *Reconciler) deleteStatus(ctx context.Context, css *holdfastv1.ClusterServiceStatus, policy holdfastv1.DeletionPolicy) error {
+	if css.Spec.CleanupPolicy != policy && css.DeletionTimestamp.IsZero() {
+		before := css.DeepCopy()
+		css.Spec.CleanupPolicy = policy
+		if err := r.Client.Patch(ctx, css, client.MergeFrom(before)); err != nil {
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			return fmt.Errorf("setting the cleanup policy of ClusterServiceStatus %s: %w", klog.KObj(css), err)
+		}
+	}
+	if !css.DeletionTimestamp.IsZero() {
+		return nil
+	}
+	if err := r.Client.Delete(ctx, css); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting ClusterServiceStatus %s: %w", klog.KObj(css), err)
+	}
+	ctrl.LoggerFrom(ctx).Info("Cluster no longer selected", "clusterServiceStatus", klog.KObj(css), "cleanupPolicy", policy)
+	return nil
+}
+
+// reconcileDelete deletes every ClusterServiceStatus with the deletion policy and removes the
+// finalizer once they are all gone, so nothing deployed outlives its declaration unnoticed.
+func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) error {
+	existing, err := index.StatusesOfServiceSet(ctx, r.Client, s.mcs.Name)
+	if err != nil {
+		return err
+	}
+	policy := s.mcs.Spec.DeletionPolicy
+	if policy == "" {
+		policy = holdfastv1.DeletionDelete
+	}
+	var errs []error
+	for i := range existing {
+		if err := r.deleteStatus(ctx, &existing[i], policy); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 || len(existing) > 0 {
+		// The ClusterServiceStatuses' deletion events bring us back.
+		s.statuses = existing
+		return kerrors.NewAggregate(errs)
+	}
+	if controllerutil.RemoveFinalizer(s.mcs, holdfastv1.CleanupFinalizer) {
+		if err := r.Client.Update(ctx, s.mcs); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("removing the finalizer of MultiClusterService %s: %w", s.mcs.Name, err)
+		}
+	}
+	return nil
+}
+
+// patchStatus computes the status from the scope and patches it once.
+func (r *Reconciler) patchStatus(ctx context.Context, s *scope) error {
+	if s.deleting && len(s.statuses) == 0 {
+		return nil // gone, or about to be
+	}
+	computeStatus(s)
+	r.recordTransition(ctx, s)
+	if equality.Semantic.DeepEqual(s.before.Status, s.mcs.Status) {
+		return nil
+	}
+	if err := r.Client.Status().Patch(ctx, s.mcs, client.MergeFrom(s.before)); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("patching the status of MultiClusterService %s: %w", s.mcs.Name, err)
+	}
+	return nil
+}

@@ -1,0 +1,116 @@
+package multiclusterservice
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/conditions"
+)
+
+// maxNamed is how many not-ready clusters the Ready message names before it says "and N more".
+const maxNamed = 5
+
+// computeStatus derives the counts and the Ready condition from the scope. It is the only place
+// that sets the MultiClusterService's conditions.
+func computeStatus(s *scope) {
+	m := s.mcs
+	st := &m.Status
+	st.MatchingClusters = int32(len(s.matching))
+	st.ReadyClusters, st.FailedClusters = 0, 0
+	var notReady []string
+	pending := 0
+	requested := m.Annotations[holdfastv1.ReconcileRequestedAtAnnotation]
+	allHandled := requested != ""
+	for i := range s.statuses {
+		css := &s.statuses[i]
+		if css.Status.LastHandledReconcileAt != requested {
+			allHandled = false
+		}
+		ready := conditions.Get(css, holdfastv1.ReadyCondition)
+		switch {
+		case ready == nil || (ready.Status == metav1.ConditionTrue && css.Status.ObservedGeneration != m.Generation):
+			// Ready for an older declaration says nothing about this one.
+			pending++
+			notReady = append(notReady, css.Spec.Cluster+" (not reconciled yet)")
+		case ready.Status == metav1.ConditionTrue:
+			st.ReadyClusters++
+		default:
+			if ready.Status == metav1.ConditionFalse && failed(ready.Reason) {
+				st.FailedClusters++
+			}
+			notReady = append(notReady, fmt.Sprintf("%s (%s)", css.Spec.Cluster, ready.Reason))
+		}
+	}
+	if allHandled && !s.deleting {
+		st.LastHandledReconcileAt = requested
+	}
+	sort.Strings(notReady)
+
+	set := func(status metav1.ConditionStatus, reason, msg string) {
+		conditions.Set(m, metav1.Condition{Type: holdfastv1.ReadyCondition, Status: status, Reason: reason, Message: msg})
+	}
+	switch {
+	case s.deleting:
+		set(metav1.ConditionFalse, holdfastv1.DeletingReason,
+			fmt.Sprintf("withdrawing from %d clusters (deletionPolicy %s)", len(s.statuses), m.Spec.DeletionPolicy))
+	case s.invalid != nil:
+		set(metav1.ConditionFalse, holdfastv1.InvalidSelectorReason, s.invalid.Error())
+	case m.Spec.Paused:
+		set(metav1.ConditionFalse, holdfastv1.PausedReason, "spec.paused is true: no cluster is changed")
+	case len(s.matching) == 0:
+		set(metav1.ConditionTrue, holdfastv1.NoMatchingClustersReason, "no Cluster matches spec.clusterSelector")
+	case int(st.ReadyClusters) == len(s.matching):
+		set(metav1.ConditionTrue, holdfastv1.ClustersReadyReason, fmt.Sprintf("%d of %d clusters ready", st.ReadyClusters, len(s.matching)))
+	case pending == len(notReady):
+		set(metav1.ConditionUnknown, holdfastv1.ProgressingReason, fmt.Sprintf("%d of %d clusters ready; waiting for %s",
+			st.ReadyClusters, len(s.matching), nameSome(notReady)))
+	default:
+		set(metav1.ConditionFalse, holdfastv1.ClustersNotReadyReason, fmt.Sprintf("%d of %d clusters ready; not ready: %s",
+			st.ReadyClusters, len(s.matching), nameSome(notReady)))
+	}
+	if s.invalid == nil && !s.deleting {
+		st.ObservedGeneration = m.Generation
+	}
+}
+
+// failed reports whether a ClusterServiceStatus Ready reason needs a human, as opposed to a wait.
+func failed(reason string) bool {
+	switch reason {
+	case holdfastv1.ProgressingReason, holdfastv1.ProbingReason, holdfastv1.ClusterNotReadyReason,
+		holdfastv1.ClusterPausedReason, holdfastv1.PausedReason, holdfastv1.DryRunReason, holdfastv1.DeletingReason:
+		return false
+	}
+	return true
+}
+
+func nameSome(names []string) string {
+	if len(names) <= maxNamed {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:maxNamed], ", "), len(names)-maxNamed)
+}
+
+// recordTransition emits an Event and a log line when Ready changes.
+func (r *Reconciler) recordTransition(ctx context.Context, s *scope) {
+	before := conditions.Get(s.before, holdfastv1.ReadyCondition)
+	after := conditions.Get(s.mcs, holdfastv1.ReadyCondition)
+	if after == nil || (before != nil && before.Status == after.Status && before.Reason == after.Reason) {
+		return
+	}
+	ctrl.LoggerFrom(ctx).Info("MultiClusterService readiness changed", "status", after.Status, "reason", after.Reason, "message", after.Message)
+	if r.Recorder == nil {
+		return
+	}
+	eventType := corev1.EventTypeNormal
+	if after.Status == metav1.ConditionFalse && failed(after.Reason) {
+		eventType = corev1.EventTypeWarning
+	}
+	r.Recorder.Eventf(s.mcs, nil, eventType, after.Reason, "Reconcile", "%s", after.Message)
+}

@@ -1,0 +1,40 @@
+package naming
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+)
+
+// maxLabelValue is the longest label value Kubernetes accepts.
+const maxLabelValue = 63
+
+// maxName is the longest object name (a DNS subdomain).
+const maxName = 253
+
+// LabelValue returns name when it fits in a label value, or a prefix of it followed by a hash
+// of the whole, so distinct names stay distinct.
+func LabelValue(name string) string { return shorten(name, maxLabelValue) }
+
+// StatusName names the ClusterServiceStatus of a MultiClusterService on a Cluster:
+// "<service set>.<cluster>", shortened with a hash when too long.
+func StatusName(serviceSet, cluster string) string {
+	return shorten(serviceSet+"."+cluster, maxName)
+}
+
+func shorten(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	sum := sha256.Sum256([]byte(s))
+	h := hex.EncodeToString(sum[:])[:16]
+	prefix := s[:max-len(h)-1]
+	// Label values and names must end with an alphanumeric character before the hash's dash.
+	for len(prefix) > 0 && !alnum(prefix[len(prefix)-1]) {
+		prefix = prefix[:len(prefix)-1]
+	}
+	return prefix + "-" + h
+}
+
+func alnum(b byte) bool {
+	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9'
+}
