@@ -19,7 +19,12 @@ import (
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	clustercontroller "holdfast.dev/holdfast/internal/controller/cluster"
+	"holdfast.dev/holdfast/internal/controller/clusterservicestatus"
+	"holdfast.dev/holdfast/internal/controller/index"
+	"holdfast.dev/holdfast/internal/controller/multiclusterservice"
 	"holdfast.dev/holdfast/internal/fleet"
+	"holdfast.dev/holdfast/internal/render"
+	"holdfast.dev/holdfast/internal/render/helm"
 )
 
 // Options configure the manager.
@@ -40,6 +45,8 @@ type Options struct {
 	StatusHeartbeat time.Duration
 	// Clock is injectable for tests.
 	Clock clock.PassiveClock
+	// Charts fetches Helm charts; defaults to a cached HTTP repository and OCI registry client.
+	Charts render.ChartSource
 	// SkipNameValidation allows several managers in one process (tests).
 	SkipNameValidation bool
 }
@@ -116,6 +123,29 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 		StatusHeartbeat: opts.StatusHeartbeat,
 	}).SetupWithManager(ctx, mgr, ctrlOpts); err != nil {
 		return nil, nil, fmt.Errorf("setting up the Cluster controller: %w", err)
+	}
+
+	if err := index.Setup(ctx, mgr); err != nil {
+		return nil, nil, err
+	}
+	if err := (&multiclusterservice.Reconciler{
+		Client:   mgr.GetClient(),
+		Recorder: mgr.GetEventRecorder("holdfast-multiclusterservice"),
+	}).SetupWithManager(mgr, ctrlOpts); err != nil {
+		return nil, nil, fmt.Errorf("setting up the MultiClusterService controller: %w", err)
+	}
+	if opts.Charts == nil {
+		opts.Charts = helm.New(helm.Options{})
+	}
+	if err := (&clusterservicestatus.Reconciler{
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Fleet:     registry,
+		Charts:    opts.Charts,
+		Recorder:  mgr.GetEventRecorder("holdfast-deploy"),
+		Clock:     opts.Clock,
+	}).SetupWithManager(mgr, ctrlOpts); err != nil {
+		return nil, nil, fmt.Errorf("setting up the ClusterServiceStatus controller: %w", err)
 	}
 	return mgr, registry, nil
 }

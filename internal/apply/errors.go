@@ -1,0 +1,95 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"syscall"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Reasons an object fails before or apart from the API server's verdict. ObjectResult.Err wraps
+// one of these (test with errors.Is) or the API server's error.
+var (
+	// ErrInvalidObject: the object lacks apiVersion, kind or name.
+	ErrInvalidObject = errors.New("invalid object")
+	// ErrUnknownKind: the cluster does not serve the object's kind; its CRD is not installed.
+	ErrUnknownKind = errors.New("kind not served by the cluster")
+	// ErrNoNamespace: a namespaced object declares no namespace and there is no default.
+	ErrNoNamespace = errors.New("no namespace")
+	// ErrTooLarge: the object exceeds MaxObjectSize.
+	ErrTooLarge = errors.New("object too large")
+	// ErrDuplicate: the same object is declared more than once.
+	ErrDuplicate = errors.New("duplicate object")
+	// ErrNotEstablished: a CRD was applied but did not become Established in time.
+	ErrNotEstablished = errors.New("CustomResourceDefinition not established")
+)
+
+// MaxObjectSize is the largest object, in bytes of JSON, that Applier sends. It is etcd's default
+// request limit (1.5 MiB): bigger objects can never be stored, and the API server reports them
+// with a 500 that would otherwise look transient. ConfigMaps and Secrets are further limited to
+// 1 MiB of data by API validation, which the API server reports itself.
+const MaxObjectSize = 3 << 19
+
+// IsTransient reports whether err is a fault worth retrying unchanged: rate limiting, server
+// errors (including an admission webhook that cannot be reached), timeouts, optimistic-lock
+// conflicts, connection failures and a CRD that is not Established yet. Rejections of the
+// object itself (validation, a webhook's denial, an unknown kind, forbidden) are not transient:
+// the declaration or the cluster's configuration has to change first.
+func IsTransient(err error) bool {
+	if err == nil {
+		return false
+	}
+	switch {
+	case errors.Is(err, ErrNotEstablished):
+		return true
+	case errors.Is(err, ErrInvalidObject), errors.Is(err, ErrUnknownKind), errors.Is(err, ErrNoNamespace),
+		errors.Is(err, ErrTooLarge), errors.Is(err, ErrDuplicate), errors.Is(err, context.Canceled):
+		return false
+	case errors.Is(err, context.DeadlineExceeded):
+		return true
+	case apierrors.IsTooManyRequests(err), apierrors.IsServerTimeout(err), apierrors.IsTimeout(err),
+		apierrors.IsServiceUnavailable(err), apierrors.IsInternalError(err), apierrors.IsConflict(err),
+		apierrors.IsUnexpectedServerError(err):
+		return true
+	}
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		return status.Status().Code >= 500
+	}
+	var netErr net.Error
+	if errors.As(err, &netErr) {
+		return true
+	}
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET)
+}
+
+// unknownKindError explains what to do about a kind the cluster does not serve.
+func unknownKindError(gvk schema.GroupVersionKind, cause error) error {
+	what := gvk.Kind
+	if gvk.Group != "" {
+		what = fmt.Sprintf("%s (%s/%s)", gvk.Kind, gvk.Group, gvk.Version)
+	} else {
+		what = fmt.Sprintf("%s (%s)", gvk.Kind, gvk.Version)
+	}
+	if cause != nil && !meta.IsNoMatchError(cause) {
+		return fmt.Errorf("%w: %s: install its CustomResourceDefinition first (%v)", ErrUnknownKind, what, cause)
+	}
+	return fmt.Errorf("%w: %s: install its CustomResourceDefinition first", ErrUnknownKind, what)
+}
+
+// message is the text shown for err: the API server's own message when there is one, without
+// the client's wrapping.
+func message(err error) string {
+	var status apierrors.APIStatus
+	if errors.As(err, &status) && status.Status().Message != "" {
+		return status.Status().Message
+	}
+	return err.Error()
+}

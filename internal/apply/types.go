@@ -1,0 +1,200 @@
+package apply
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// FieldManager is the server-side apply field manager of every write Holdfast makes.
+const FieldManager = "holdfast"
+
+// DefaultCRDWaitTimeout bounds the wait for an applied CustomResourceDefinition to become
+// Established when Options.CRDWaitTimeout is zero.
+const DefaultCRDWaitTimeout = 30 * time.Second
+
+// Ref identifies an object in a target cluster.
+type Ref struct {
+	Group     string `json:"group,omitempty"`
+	Version   string `json:"version"`
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+}
+
+// RefOf returns the Ref of obj.
+func RefOf(obj *unstructured.Unstructured) Ref {
+	gvk := obj.GroupVersionKind()
+	return Ref{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName()}
+}
+
+// GroupVersionKind returns the group, version and kind of r.
+func (r Ref) GroupVersionKind() schema.GroupVersionKind {
+	return schema.GroupVersionKind{Group: r.Group, Version: r.Version, Kind: r.Kind}
+}
+
+// String formats r as "apps/v1 Deployment ns/name", or "v1 Namespace name" for a cluster-scoped
+// object.
+func (r Ref) String() string {
+	gv := r.Version
+	if r.Group != "" {
+		gv = r.Group + "/" + r.Version
+	}
+	name := r.Name
+	if r.Namespace != "" {
+		name = r.Namespace + "/" + r.Name
+	}
+	return gv + " " + r.Kind + " " + name
+}
+
+// key identifies an object independently of the API version it is served at, so that moving a
+// declaration from v1beta1 to v1 is a change to the same object, not a prune and a create.
+type key struct {
+	Group, Kind, Namespace, Name string
+}
+
+func (r Ref) key() key {
+	return key{Group: r.Group, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}
+}
+
+// InventoryEntry records one object Holdfast applied. The caller persists the inventory (in a
+// status object) and passes it back as Options.Previous; it holds digests, never object content.
+type InventoryEntry struct {
+	Ref `json:",inline"`
+	// DesiredDigest is the digest of the object as declared, after namespace defaulting and
+	// Holdfast's labels and annotations (see DesiredDigest).
+	DesiredDigest string `json:"desiredDigest"`
+	// OwnedDigest is the digest of the values of the fields Holdfast owned in the object the API
+	// server returned from the last apply (see OwnedDigest).
+	OwnedDigest string `json:"ownedDigest"`
+}
+
+// Action is what happened to one object, or in a dry run, what would happen.
+type Action string
+
+const (
+	// Created: the object did not exist and was applied.
+	Created Action = "Created"
+	// Configured: the object existed and the apply changed it.
+	Configured Action = "Configured"
+	// Unchanged: the object is as declared; nothing was written (or an apply changed nothing).
+	Unchanged Action = "Unchanged"
+	// Deleted: the object was pruned or withdrawn (or was already gone).
+	Deleted Action = "Deleted"
+	// Conflict: Options.Claim said the live object belongs to someone else; it was not touched
+	// and is not in the inventory.
+	Conflict Action = "Conflict"
+	// Failed: the object could not be applied or deleted; Err says why.
+	Failed Action = "Failed"
+	// Skipped: the object was deliberately not processed this time (pruning postponed, context
+	// ended); it keeps its place in the inventory.
+	Skipped Action = "Skipped"
+	// WouldCreate, WouldUpdate and WouldDelete are the dry-run counterparts of Created,
+	// Configured and Deleted.
+	WouldCreate Action = "WouldCreate"
+	WouldUpdate Action = "WouldUpdate"
+	WouldDelete Action = "WouldDelete"
+	// Orphaned: the object is no longer managed (not declared and not pruned, or it no longer
+	// carries Holdfast's labels); it was left in the cluster and dropped from the inventory.
+	Orphaned Action = "Orphaned"
+)
+
+// ObjectResult is the outcome for one object.
+type ObjectResult struct {
+	Ref    `json:",inline"`
+	Action Action `json:"action"`
+	// Applied reports that the object is, after this call, as declared in the cluster: created,
+	// configured, or verified unchanged. A CRD can be applied and still Failed (not Established).
+	Applied bool `json:"applied,omitempty"`
+	// Diff is set in dry runs for WouldCreate and WouldUpdate: one line per changed field,
+	// "path: old -> new", with Secret values masked.
+	Diff string `json:"diff,omitempty"`
+	// Message is a human-readable explanation; for failures, the API server's message.
+	Message string `json:"message,omitempty"`
+	// Err is set for Failed objects. It wraps the API server's error, or one of ErrUnknownKind,
+	// ErrNoNamespace, ErrInvalidObject, ErrTooLarge, ErrDuplicate, ErrNotEstablished.
+	Err error `json:"-"`
+	// Transient reports that Err is worth retrying as is (see IsTransient).
+	Transient bool `json:"transient,omitempty"`
+	// ConflictWith names the owner Options.Claim reported for a Conflict.
+	ConflictWith string `json:"conflictWith,omitempty"`
+}
+
+// Result is the outcome of Apply or Delete.
+type Result struct {
+	// Objects has one entry per declared object, in the order they were processed, followed by
+	// one entry per pruned (or withdrawn) object.
+	Objects []ObjectResult
+	// Inventory is what Holdfast manages in the cluster after this call: applied and unchanged
+	// objects, objects that failed now but were applied before, and objects whose pruning failed
+	// or was postponed. In a dry run it is Options.Previous. Persist it and pass it back as
+	// Options.Previous.
+	Inventory []InventoryEntry
+	// Changed counts the objects this call created, configured or deleted.
+	Changed int
+}
+
+// Failed returns the results of objects that failed.
+func (r *Result) Failed() []ObjectResult {
+	var out []ObjectResult
+	for _, o := range r.Objects {
+		if o.Action == Failed {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// Err joins the errors of every failed object, each prefixed with its Ref; nil if none failed.
+func (r *Result) Err() error {
+	var errs []error
+	for _, o := range r.Failed() {
+		errs = append(errs, fmt.Errorf("%s: %w", o.Ref, o.Err))
+	}
+	return errors.Join(errs...)
+}
+
+// Object returns the result for the object identified by ref, ignoring its API version.
+func (r *Result) Object(ref Ref) (ObjectResult, bool) {
+	for _, o := range r.Objects {
+		if o.key() == ref.key() {
+			return o, true
+		}
+	}
+	return ObjectResult{}, false
+}
+
+// Options configure one Apply or Delete call.
+type Options struct {
+	// DefaultNamespace is given to namespaced objects that declare none. A namespaced object
+	// without a namespace and no DefaultNamespace fails with ErrNoNamespace.
+	DefaultNamespace string
+	// Labels are set on every applied object (for example holdfast.dev/managed-by and the
+	// owner), so that watches on the target cluster can select only Holdfast's objects. Pruning
+	// deletes only live objects that still carry all of them, and live objects are listed with
+	// them as the selector.
+	Labels map[string]string
+	// Annotations are set on every applied object.
+	Annotations map[string]string
+	// Previous is the inventory returned by the last call, for change detection and pruning.
+	Previous []InventoryEntry
+	// Prune deletes objects in Previous that are no longer declared. Without it they are left in
+	// place and reported Orphaned.
+	Prune bool
+	// DryRun changes nothing: objects are reported WouldCreate, WouldUpdate (with a diff),
+	// WouldDelete or Unchanged, using server-side dry-run where a write would happen.
+	DryRun bool
+	// Claim, if set, is called with the live object before it is written or deleted. ok=false
+	// means it belongs to owner: it is reported as Conflict, never written, never pruned, and
+	// left out of the inventory. Claim is not called for objects that do not exist.
+	Claim func(live *unstructured.Unstructured) (owner string, ok bool)
+	// Force re-applies every object even when the digests say it is unchanged (a manual or
+	// periodic full correction).
+	Force bool
+	// CRDWaitTimeout bounds the wait for applied CRDs to become Established; default
+	// DefaultCRDWaitTimeout.
+	CRDWaitTimeout time.Duration
+}

@@ -1,0 +1,210 @@
+package clusterservicestatus
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	kerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/conditions"
+	"holdfast.dev/holdfast/internal/fleet"
+	"holdfast.dev/holdfast/internal/naming"
+	"holdfast.dev/holdfast/internal/render"
+)
+
+// Defaults of the Reconciler.
+const (
+	// DefaultClusterWait is how often a ClusterServiceStatus whose Cluster is not reachable is
+	// looked at again; the Cluster's own status changes bring it back sooner.
+	DefaultClusterWait = time.Minute
+)
+
+// Reconciler deploys a MultiClusterService's services to one Cluster.
+type Reconciler struct {
+	// Client reads the hub's objects from the cache and writes status.
+	Client client.Client
+	// APIReader reads Secrets straight from the API server.
+	APIReader client.Reader
+	// Fleet gives the connection to each target cluster.
+	Fleet *fleet.Registry
+	// Charts fetches Helm charts.
+	Charts render.ChartSource
+	// Recorder emits Events on ClusterServiceStatuses.
+	Recorder events.EventRecorder
+	// Clock is injectable, so tests can prove the periodic reconcile without waiting hours.
+	Clock clock.PassiveClock
+
+	// recheck receives status objects to reconcile again: those whose objects another
+	// MultiClusterService just took over, so they report the Conflict at once.
+	recheck chan event.TypedGenericEvent[*holdfastv1.ClusterServiceStatus]
+	// rechecking holds the keys sent to recheck; their next reconcile compares with the
+	// cluster even if no full reconcile is due.
+	rechecking sync.Map
+}
+
+// +kubebuilder:rbac:groups=holdfast.dev,resources=clusterservicestatuses,verbs=get;list;watch;update;patch;delete
+// +kubebuilder:rbac:groups=holdfast.dev,resources=clusterservicestatuses/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=holdfast.dev,resources=clusterservicestatuses/finalizers,verbs=update
+// +kubebuilder:rbac:groups=holdfast.dev,resources=multiclusterservices;servicetemplates;clusters,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+
+// Reconcile deploys, prunes or withdraws, and writes the status once, at the end.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
+	css := &holdfastv1.ClusterServiceStatus{}
+	if err := r.Client.Get(ctx, req.NamespacedName, css); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	s := &scope{css: css, before: css.DeepCopy(), now: r.Clock.Now()}
+	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("multiClusterService", css.Spec.MultiClusterService, "cluster", css.Spec.Cluster))
+	defer func() {
+		if err := r.patchStatus(ctx, s); err != nil {
+			retErr = kerrors.NewAggregate([]error{retErr, err})
+		}
+	}()
+
+	mcs := &holdfastv1.MultiClusterService{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: css.Spec.MultiClusterService}, mcs); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, fmt.Errorf("reading MultiClusterService %s: %w", css.Spec.MultiClusterService, err)
+		}
+		mcs = nil
+	}
+	s.mcs = mcs
+	r.loadCluster(ctx, s)
+
+	if !css.DeletionTimestamp.IsZero() {
+		s.deleting = true
+		return r.reconcileDelete(ctx, s)
+	}
+	if mcs == nil {
+		// Nothing declares this pair any more, and the hub may run no garbage collector.
+		if err := r.Client.Delete(ctx, css); client.IgnoreNotFound(err) != nil {
+			return ctrl.Result{}, fmt.Errorf("deleting ClusterServiceStatus %s of a deleted MultiClusterService: %w", klog.KObj(css), err)
+		}
+		return ctrl.Result{}, nil
+	}
+	if controllerutil.AddFinalizer(css, holdfastv1.CleanupFinalizer) {
+		if err := r.Client.Update(ctx, css); err != nil {
+			return ctrl.Result{}, fmt.Errorf("adding the finalizer to ClusterServiceStatus %s: %w", klog.KObj(css), err)
+		}
+		s.before.ResourceVersion, s.before.Finalizers = css.ResourceVersion, css.Finalizers
+	}
+	if mcs.Spec.Paused {
+		return ctrl.Result{}, nil
+	}
+	if s.clusterProblem != nil {
+		return ctrl.Result{RequeueAfter: DefaultClusterWait}, nil
+	}
+	return r.reconcileDeploy(ctx, s)
+}
+
+// loadCluster reads the Cluster and its connection; a problem is a wait, not an error.
+func (r *Reconciler) loadCluster(ctx context.Context, s *scope) {
+	key := client.ObjectKey{Namespace: s.css.Namespace, Name: s.css.Spec.Cluster}
+	c := &holdfastv1.Cluster{}
+	if err := r.Client.Get(ctx, key, c); err != nil {
+		if apierrors.IsNotFound(err) {
+			s.clusterProblem = &problem{holdfastv1.ClusterNotFoundReason, fmt.Sprintf("Cluster %s not found", key)}
+		} else {
+			s.clusterProblem = &problem{holdfastv1.ClusterNotReadyReason, fmt.Sprintf("reading Cluster %s: %v", key, err)}
+		}
+		return
+	}
+	s.cluster = c
+	switch {
+	case c.Spec.Paused:
+		s.clusterProblem = &problem{holdfastv1.ClusterPausedReason, fmt.Sprintf("Cluster %s is paused", key)}
+	case !conditions.IsTrue(c, holdfastv1.ClusterConnectedCondition):
+		msg := fmt.Sprintf("Cluster %s is not connected", key)
+		if cc := conditions.Get(c, holdfastv1.ClusterConnectedCondition); cc != nil && cc.Message != "" {
+			msg += " (" + cc.Reason + ": " + cc.Message + ")"
+		}
+		s.clusterProblem = &problem{holdfastv1.ClusterNotReadyReason, msg}
+	default:
+		if s.conn = r.Fleet.Get(key); s.conn == nil {
+			s.clusterProblem = &problem{holdfastv1.ClusterNotReadyReason, fmt.Sprintf("no connection to Cluster %s yet", key)}
+		}
+	}
+}
+
+// reconcileDelete withdraws (or orphans) everything deployed, then lets the object go.
+func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result, error) {
+	css := s.css
+	if !controllerutil.ContainsFinalizer(css, holdfastv1.CleanupFinalizer) {
+		return ctrl.Result{}, nil
+	}
+	log := ctrl.LoggerFrom(ctx)
+	switch {
+	case css.Spec.CleanupPolicy == holdfastv1.DeletionOrphan || len(inventoryOf(css.Status.Resources, "")) == 0:
+		log.Info("Leaving deployed objects in place", "cleanupPolicy", css.Spec.CleanupPolicy, "objects", len(css.Status.Resources))
+	case s.mcs != nil && s.mcs.Spec.SyncMode == holdfastv1.SyncModeDryRun:
+		// DryRun changes nothing, not even on the way out.
+		log.Info("DryRun: leaving deployed objects in place", "objects", len(css.Status.Resources))
+	case s.cluster == nil:
+		// The Cluster is gone: there is nothing left to withdraw from.
+		log.Info("Cluster deleted; nothing to withdraw from")
+	case s.clusterProblem != nil:
+		return ctrl.Result{RequeueAfter: DefaultClusterWait}, nil
+	default:
+		done, err := r.withdrawAll(ctx, s)
+		if err != nil || !done {
+			return ctrl.Result{}, err
+		}
+	}
+	if controllerutil.RemoveFinalizer(css, holdfastv1.CleanupFinalizer) {
+		if err := r.Client.Update(ctx, css); client.IgnoreNotFound(err) != nil {
+			return ctrl.Result{}, fmt.Errorf("removing the finalizer of ClusterServiceStatus %s: %w", klog.KObj(css), err)
+		}
+	}
+	s.gone = true
+	return ctrl.Result{}, nil
+}
+
+// patchStatus computes the status from the scope and patches it once.
+func (r *Reconciler) patchStatus(ctx context.Context, s *scope) error {
+	if s.gone {
+		return nil
+	}
+	computeStatus(s)
+	r.recordTransitions(ctx, s)
+	// After the patch, so the previous owner reads a status that lists what we took.
+	defer r.recheckTakenFrom(ctx, s)
+	if equality.Semantic.DeepEqual(s.before.Status, s.css.Status) {
+		return nil
+	}
+	if err := r.Client.Status().Patch(ctx, s.css, client.MergeFrom(s.before)); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("patching the status of ClusterServiceStatus %s: %w", klog.KObj(s.css), err)
+	}
+	return nil
+}
+
+// recheckTakenFrom asks for a reconcile of the status objects of the MultiClusterServices this
+// reconcile took objects from. It never blocks the reconcile.
+func (r *Reconciler) recheckTakenFrom(ctx context.Context, s *scope) {
+	for owner := range s.takenFrom {
+		css := &holdfastv1.ClusterServiceStatus{}
+		css.Namespace, css.Name = s.css.Namespace, naming.StatusName(owner, s.css.Spec.Cluster)
+		r.rechecking.Store(client.ObjectKeyFromObject(css), true)
+		select {
+		case r.recheck <- event.TypedGenericEvent[*holdfastv1.ClusterServiceStatus]{Object: css}:
+		default:
+			ctrl.LoggerFrom(ctx).Info("Recheck queue full; the previous owner reports the conflict at its next reconcile", "owner", owner)
+		}
+	}
+}

@@ -1,0 +1,153 @@
+package clusterservicestatus
+
+import (
+	"context"
+	"reflect"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/conditions"
+	"holdfast.dev/holdfast/internal/controller/index"
+)
+
+// SetupWithManager registers the controller and its watches; it needs package index's
+// indexes. Every change that can alter what a cluster should hold brings its status objects
+// back: the MultiClusterService, its templates and their ConfigMaps and Secrets, and the
+// Cluster's labels, annotations and connection.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
+	r.recheck = make(chan event.TypedGenericEvent[*holdfastv1.ClusterServiceStatus], 1024)
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&holdfastv1.ClusterServiceStatus{}, builder.WithPredicates(predicate.Or(
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		Watches(&holdfastv1.MultiClusterService{}, handler.EnqueueRequestsFromMapFunc(r.forServiceSet),
+			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		Watches(&holdfastv1.ServiceTemplate{}, handler.EnqueueRequestsFromMapFunc(r.forTemplate),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.forSource("ConfigMap"))).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.forSource("Secret")), builder.OnlyMetadata).
+		Watches(&holdfastv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.forCluster),
+			builder.WithPredicates(clusterChanged())).
+		Watches(&holdfastv1.ClusterServiceStatus{}, handler.EnqueueRequestsFromMapFunc(r.conflictingNeighbours),
+			builder.WithPredicates(inventoryChanged())).
+		WatchesRawSource(source.Channel(r.recheck, &handler.TypedEnqueueRequestForObject[*holdfastv1.ClusterServiceStatus]{})).
+		WithOptions(opts).
+		Named("clusterservicestatus").
+		Complete(r)
+}
+
+func requests(statuses []holdfastv1.ClusterServiceStatus) []reconcile.Request {
+	reqs := make([]reconcile.Request, 0, len(statuses))
+	for i := range statuses {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&statuses[i])})
+	}
+	return reqs
+}
+
+func (r *Reconciler) forServiceSet(ctx context.Context, obj client.Object) []reconcile.Request {
+	statuses, err := index.StatusesOfServiceSet(ctx, r.Client, obj.GetName())
+	if err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Mapping a MultiClusterService to its status objects failed")
+	}
+	return requests(statuses)
+}
+
+func (r *Reconciler) forTemplate(ctx context.Context, obj client.Object) []reconcile.Request {
+	sets, err := index.ServiceSetsUsingTemplate(ctx, r.Client, client.ObjectKeyFromObject(obj))
+	if err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Mapping a ServiceTemplate to MultiClusterServices failed")
+	}
+	var reqs []reconcile.Request
+	for i := range sets {
+		reqs = append(reqs, r.forServiceSet(ctx, &sets[i])...)
+	}
+	return reqs
+}
+
+func (r *Reconciler) forSource(kind string) handler.MapFunc {
+	return func(ctx context.Context, obj client.Object) []reconcile.Request {
+		templates, err := index.TemplatesReading(ctx, r.Client, kind, client.ObjectKeyFromObject(obj))
+		if err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "Mapping a template source to ServiceTemplates failed", "kind", kind)
+		}
+		var reqs []reconcile.Request
+		for i := range templates {
+			reqs = append(reqs, r.forTemplate(ctx, &templates[i])...)
+		}
+		return reqs
+	}
+}
+
+func (r *Reconciler) forCluster(ctx context.Context, obj client.Object) []reconcile.Request {
+	statuses, err := index.StatusesOfCluster(ctx, r.Client, client.ObjectKeyFromObject(obj))
+	if err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Mapping a Cluster to its status objects failed")
+	}
+	return requests(statuses)
+}
+
+// clusterChanged passes Cluster changes that matter to deployment: labels and annotations
+// (templates may use them), the server version, and the Connected condition.
+func clusterChanged() predicate.Predicate {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			o, n := e.ObjectOld.(*holdfastv1.Cluster), e.ObjectNew.(*holdfastv1.Cluster)
+			if o == nil || n == nil {
+				return true
+			}
+			return !reflect.DeepEqual(o.Labels, n.Labels) || !reflect.DeepEqual(o.Annotations, n.Annotations) ||
+				o.Spec.Paused != n.Spec.Paused || o.Status.Version != n.Status.Version ||
+				conditions.IsTrue(o, holdfastv1.ClusterConnectedCondition) != conditions.IsTrue(n, holdfastv1.ClusterConnectedCondition)
+		},
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
+}
+
+// inventoryChanged passes status-object events that can free objects another service set is in
+// conflict over: deletion, and a smaller inventory.
+func inventoryChanged() predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc: func(event.CreateEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			o, n := e.ObjectOld.(*holdfastv1.ClusterServiceStatus), e.ObjectNew.(*holdfastv1.ClusterServiceStatus)
+			return o != nil && n != nil && (n.Status.ResourceCount < o.Status.ResourceCount ||
+				len(n.Status.Resources) != len(o.Status.Resources) || !n.DeletionTimestamp.IsZero())
+		},
+		DeleteFunc:  func(event.DeleteEvent) bool { return true },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
+}
+
+// conflictingNeighbours maps a status object to the others on the same cluster that are in
+// conflict, so they take over promptly what it gave up.
+func (r *Reconciler) conflictingNeighbours(ctx context.Context, obj client.Object) []reconcile.Request {
+	css, ok := obj.(*holdfastv1.ClusterServiceStatus)
+	if !ok {
+		return nil
+	}
+	statuses, err := index.StatusesOfCluster(ctx, r.Client, types.NamespacedName{Namespace: css.Namespace, Name: css.Spec.Cluster})
+	if err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Mapping a status object to its conflicting neighbours failed")
+	}
+	var reqs []reconcile.Request
+	for i := range statuses {
+		if statuses[i].Name != css.Name && statuses[i].Status.ConflictCount > 0 {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&statuses[i])})
+		}
+	}
+	return reqs
+}

@@ -1,0 +1,302 @@
+package clusterservicestatus
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/apply"
+	"holdfast.dev/holdfast/internal/conditions"
+)
+
+// maxListed bounds how many objects a condition message names.
+const maxListed = 5
+
+var readySummary = conditions.Summary{
+	Negative: []string{holdfastv1.PausedCondition},
+	Positive: []string{holdfastv1.ClusterReadyCondition, holdfastv1.RenderedCondition, holdfastv1.AppliedCondition},
+}
+
+// computeStatus derives the whole status from the scope. It is the only place that sets the
+// ClusterServiceStatus's conditions.
+func computeStatus(s *scope) {
+	st := &s.css.Status
+	if s.deployed {
+		st.Resources = s.resources
+		st.Services = serviceStatuses(s)
+		st.SyncMode = s.mcs.Spec.SyncMode
+		if s.requested != "" {
+			st.LastHandledReconcileAt = s.requested
+		}
+	} else if s.deleting && s.resources != nil {
+		st.Resources = s.resources
+	}
+	if s.ran {
+		now := metav1.NewTime(s.now)
+		st.LastFullReconcileTime = &now
+		st.ObservedGeneration = s.mcs.Generation
+	}
+	countResources(st)
+
+	setPaused(s)
+	setClusterReady(s)
+	setRendered(s)
+	setApplied(s)
+	if s.deleting {
+		conditions.Set(s.css, metav1.Condition{Type: holdfastv1.ReadyCondition, Status: metav1.ConditionFalse,
+			Reason: holdfastv1.DeletingReason, Message: fmt.Sprintf("withdrawing %d objects (cleanupPolicy %s)", len(st.Resources), s.css.Spec.CleanupPolicy)})
+	} else {
+		conditions.SetReady(s.css, readySummary)
+	}
+	if s.ran && s.mcs.Spec.SyncMode != holdfastv1.SyncModeDryRun &&
+		conditions.IsTrue(s.css, holdfastv1.RenderedCondition) && conditions.IsTrue(s.css, holdfastv1.AppliedCondition) {
+		// Provisioned is a one-way milestone: never set back.
+		st.Initialization = &holdfastv1.ClusterServiceStatusInitialization{Provisioned: ptr.To(true)}
+	}
+}
+
+func countResources(st *holdfastv1.ClusterServiceStatusStatus) {
+	st.ResourceCount, st.InSyncCount, st.FailedCount, st.ConflictCount = int32(len(st.Resources)), 0, 0, 0
+	for _, rs := range st.Resources {
+		switch rs.State {
+		case holdfastv1.ResourceInSync:
+			st.InSyncCount++
+		case holdfastv1.ResourceFailed:
+			st.FailedCount++
+		case holdfastv1.ResourceConflict:
+			st.ConflictCount++
+		}
+	}
+}
+
+func set(s *scope, t string, status metav1.ConditionStatus, reason, msg string) {
+	conditions.Set(s.css, metav1.Condition{Type: t, Status: status, Reason: reason, Message: msg})
+}
+
+// keepOrUnknown leaves a condition as the last reconcile that knew set it, or sets it Unknown
+// on the first visit.
+func keepOrUnknown(s *scope, t, msg string) {
+	if conditions.Get(s.css, t) == nil {
+		set(s, t, metav1.ConditionUnknown, holdfastv1.ProgressingReason, msg)
+	}
+}
+
+func setPaused(s *scope) {
+	if s.mcs != nil && s.mcs.Spec.Paused {
+		set(s, holdfastv1.PausedCondition, metav1.ConditionTrue, holdfastv1.PausedReason,
+			"MultiClusterService "+s.mcs.Name+" is paused: the cluster is not changed")
+		return
+	}
+	set(s, holdfastv1.PausedCondition, metav1.ConditionFalse, holdfastv1.NotPausedReason, "")
+}
+
+func setClusterReady(s *scope) {
+	if p := s.clusterProblem; p != nil {
+		status := metav1.ConditionFalse
+		if p.reason == holdfastv1.ClusterPausedReason {
+			status = metav1.ConditionUnknown
+		}
+		set(s, holdfastv1.ClusterReadyCondition, status, p.reason, p.message)
+		return
+	}
+	set(s, holdfastv1.ClusterReadyCondition, metav1.ConditionTrue, holdfastv1.ReadyReason,
+		fmt.Sprintf("Cluster %s/%s is connected", s.css.Namespace, s.css.Spec.Cluster))
+}
+
+func setRendered(s *scope) {
+	if !s.deployed {
+		keepOrUnknown(s, holdfastv1.RenderedCondition, "services not rendered yet")
+		return
+	}
+	var failed []*problem
+	for _, o := range s.services {
+		if o.renderErr != nil {
+			failed = append(failed, o.renderErr)
+		}
+	}
+	if len(failed) == 0 {
+		set(s, holdfastv1.RenderedCondition, metav1.ConditionTrue, holdfastv1.RenderedReason,
+			fmt.Sprintf("%d services rendered", len(s.services)))
+		return
+	}
+	msgs := make([]string, 0, len(failed))
+	for _, p := range failed {
+		msgs = append(msgs, p.message)
+	}
+	set(s, holdfastv1.RenderedCondition, metav1.ConditionFalse, failed[0].reason,
+		fmt.Sprintf("%d of %d services did not render: %s", len(failed), len(s.services), strings.Join(msgs, "; ")))
+}
+
+func setApplied(s *scope) {
+	if !s.deployed {
+		keepOrUnknown(s, holdfastv1.AppliedCondition, "services not applied yet")
+		return
+	}
+	var failed, conflicts, would []string
+	applied, total, kept := 0, 0, 0
+	var applyErrs []string
+	for _, o := range s.services {
+		if o.kept {
+			kept++
+			continue
+		}
+		if o.applyErr != nil {
+			applyErrs = append(applyErrs, fmt.Sprintf("service %q: %v", o.name, o.applyErr))
+			continue
+		}
+		if o.result == nil {
+			continue
+		}
+		for _, r := range o.result.Objects {
+			total++
+			switch r.Action {
+			case apply.Failed:
+				failed = append(failed, fmt.Sprintf("%s (service %q): %s", r.Ref, o.name, firstNonEmpty(r.Message, errString(r.Err))))
+			case apply.Conflict:
+				conflicts = append(conflicts, fmt.Sprintf("%s (service %q) is owned by MultiClusterService %s", r.Ref, o.name, r.ConflictWith))
+			case apply.WouldCreate, apply.WouldUpdate, apply.WouldDelete:
+				would = append(would, fmt.Sprintf("%s %s", r.Action, r.Ref))
+			}
+			if r.Applied {
+				applied++
+			}
+		}
+	}
+	if s.withdrawErr != nil {
+		applyErrs = append(applyErrs, s.withdrawErr.Error())
+	}
+	switch {
+	case len(applyErrs) > 0:
+		set(s, holdfastv1.AppliedCondition, metav1.ConditionFalse, holdfastv1.ApplyFailedReason,
+			strings.Join(applyErrs, "; ")+" (retrying)")
+	case len(failed) > 0:
+		set(s, holdfastv1.AppliedCondition, metav1.ConditionFalse, holdfastv1.ApplyFailedReason,
+			fmt.Sprintf("%d of %d objects applied; failed: %s", applied, total, list(failed)))
+	case len(conflicts) > 0:
+		set(s, holdfastv1.AppliedCondition, metav1.ConditionFalse, holdfastv1.ConflictReason,
+			fmt.Sprintf("%d objects not applied: %s", len(conflicts), list(conflicts)))
+	case s.mcs.Spec.SyncMode == holdfastv1.SyncModeDryRun:
+		msg := "DryRun: nothing would change"
+		if len(would) > 0 {
+			msg = fmt.Sprintf("DryRun, nothing changed: %s", list(would))
+		}
+		set(s, holdfastv1.AppliedCondition, metav1.ConditionFalse, holdfastv1.DryRunReason, msg)
+	case kept > 0 && kept == len(s.services):
+		set(s, holdfastv1.AppliedCondition, metav1.ConditionTrue, holdfastv1.OneTimeDoneReason,
+			"OneTime: every service was deployed once and is left alone")
+	default:
+		set(s, holdfastv1.AppliedCondition, metav1.ConditionTrue, holdfastv1.AppliedReason,
+			fmt.Sprintf("%d objects in sync", s.css.Status.InSyncCount))
+	}
+}
+
+// serviceStatuses describes each declared service after this reconcile.
+func serviceStatuses(s *scope) []holdfastv1.ServiceStatus {
+	prev := map[string]holdfastv1.ServiceStatus{}
+	for _, ps := range s.css.Status.Services {
+		prev[ps.Name] = ps
+	}
+	now := metav1.NewTime(s.now)
+	out := make([]holdfastv1.ServiceStatus, 0, len(s.services))
+	for _, o := range s.services {
+		p := prev[o.name]
+		st := holdfastv1.ServiceStatus{Name: o.name, Revision: p.Revision, LastAppliedTime: p.LastAppliedTime, Objects: int32(o.objects)}
+		switch {
+		case o.renderErr != nil:
+			st.Ready, st.Reason, st.Message = metav1.ConditionFalse, o.renderErr.reason, o.renderErr.message
+			st.Objects = p.Objects
+		case o.kept:
+			st.Ready, st.Reason, st.Message = metav1.ConditionTrue, holdfastv1.OneTimeDoneReason, "deployed once; left alone (OneTime)"
+			st.Objects = p.Objects
+		case o.applyErr != nil:
+			st.Ready, st.Reason, st.Message = metav1.ConditionFalse, holdfastv1.ApplyFailedReason, o.applyErr.Error()
+		default:
+			st.Ready, st.Reason, st.Message = serviceReadiness(s, o)
+			if st.Ready == metav1.ConditionTrue {
+				st.Revision, st.LastAppliedTime = o.revision, &now
+			}
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+func serviceReadiness(s *scope, o serviceOutcome) (metav1.ConditionStatus, string, string) {
+	var failed, conflicts int
+	for _, r := range o.result.Objects {
+		switch r.Action {
+		case apply.Failed:
+			failed++
+		case apply.Conflict:
+			conflicts++
+		}
+	}
+	switch {
+	case failed > 0:
+		return metav1.ConditionFalse, holdfastv1.ApplyFailedReason, fmt.Sprintf("%d of %d objects failed", failed, len(o.result.Objects))
+	case conflicts > 0:
+		return metav1.ConditionFalse, holdfastv1.ConflictReason, fmt.Sprintf("%d objects owned by another MultiClusterService", conflicts)
+	case s.mcs.Spec.SyncMode == holdfastv1.SyncModeDryRun:
+		return metav1.ConditionFalse, holdfastv1.DryRunReason, "DryRun: nothing applied"
+	}
+	return metav1.ConditionTrue, holdfastv1.AppliedReason, ""
+}
+
+func list(items []string) string {
+	if len(items) <= maxListed {
+		return strings.Join(items, "; ")
+	}
+	return fmt.Sprintf("%s; and %d more", strings.Join(items[:maxListed], "; "), len(items)-maxListed)
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// recordTransitions emits an Event and a log line when Ready changes, and a Normal Event when
+// objects were changed on the cluster.
+func (r *Reconciler) recordTransitions(ctx context.Context, s *scope) {
+	log := ctrl.LoggerFrom(ctx)
+	changed := 0
+	for _, o := range s.services {
+		if o.result != nil {
+			changed += o.result.Changed
+		}
+	}
+	if changed > 0 {
+		log.Info("Cluster changed", "objects", changed)
+		if r.Recorder != nil {
+			r.Recorder.Eventf(s.css, nil, corev1.EventTypeNormal, "Applied", "Apply", "%d objects created, updated or deleted", changed)
+		}
+	}
+	before := conditions.Get(s.before, holdfastv1.ReadyCondition)
+	after := conditions.Get(s.css, holdfastv1.ReadyCondition)
+	if after == nil || (before != nil && before.Status == after.Status && before.Reason == after.Reason) {
+		return
+	}
+	log.Info("Readiness changed", "status", after.Status, "reason", after.Reason, "message", after.Message)
+	if r.Recorder == nil {
+		return
+	}
+	eventType := corev1.EventTypeNormal
+	if after.Status == metav1.ConditionFalse && after.Reason != holdfastv1.DryRunReason && after.Reason != holdfastv1.DeletingReason {
+		eventType = corev1.EventTypeWarning
+	}
+	r.Recorder.Eventf(s.css, nil, eventType, after.Reason, "Reconcile", "%s", after.Message)
+}

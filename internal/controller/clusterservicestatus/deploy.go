@@ -1,0 +1,294 @@
+package clusterservicestatus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/apply"
+	"holdfast.dev/holdfast/internal/conditions"
+	"holdfast.dev/holdfast/internal/naming"
+	"holdfast.dev/holdfast/internal/render"
+)
+
+// renderedService is a service rendered for the cluster, or the reason it could not be.
+type renderedService struct {
+	svc     holdfastv1.Service
+	objects []*unstructured.Unstructured
+	digest  string
+	err     *problem
+	// transient errors are retried with backoff.
+	transient bool
+}
+
+// reconcileDeploy renders every service, decides whether a full reconcile is due, and applies.
+func (r *Reconciler) reconcileDeploy(ctx context.Context, s *scope) (ctrl.Result, error) {
+	mcs, css := s.mcs, s.css
+	rendered := r.renderAll(ctx, s)
+	s.requested = requestedToken(mcs, css)
+	due := !s.now.Before(nextFullReconcile(mcs, css, s.now))
+	changed := declarationChanged(css, mcs, rendered)
+	unsettled := !conditions.IsTrue(css, holdfastv1.AppliedCondition)
+	_, recheck := r.rechecking.LoadAndDelete(client.ObjectKeyFromObject(css))
+	if !due && !changed && !unsettled && !recheck && s.requested == "" {
+		// Nothing to do until the next full reconcile; a restart lands here too, so a recent
+		// run is not repeated.
+		return ctrl.Result{RequeueAfter: nextFullReconcile(mcs, css, s.now).Sub(s.now)}, nil
+	}
+
+	s.deployed = true
+	applier := apply.New(s.conn.Client())
+	previous := css.Status.Resources
+	var inventory []holdfastv1.ResourceStatus
+	var transient []error
+	declared := map[string]bool{}
+	for _, rs := range rendered {
+		declared[rs.svc.Name] = true
+		out := serviceOutcome{name: rs.svc.Name, revision: rs.digest, objects: len(rs.objects)}
+		prev := resourcesOf(previous, rs.svc.Name)
+		switch {
+		case rs.err != nil:
+			out.renderErr = rs.err
+			inventory = append(inventory, prev...) // keep what was deployed; never prune on a render error
+			if rs.transient {
+				transient = append(transient, errors.New(rs.err.message))
+			}
+		case mcs.Spec.SyncMode == holdfastv1.SyncModeOneTime && deployedOnce(css, rs.svc.Name):
+			out.kept = true
+			out.revision = revisionOf(css, rs.svc.Name)
+			inventory = append(inventory, prev...)
+		default:
+			res, err := applier.Apply(ctx, rs.objects, r.applyOptions(ctx, s, rs.svc, prev))
+			out.result, out.applyErr = res, err
+			if err != nil {
+				inventory = append(inventory, prev...)
+				transient = append(transient, fmt.Errorf("applying service %q: %w", rs.svc.Name, err))
+				break
+			}
+			inventory = append(inventory, resourcesFromResult(rs.svc.Name, res, prev)...)
+			if ferr := transientFailures(res); ferr != nil {
+				transient = append(transient, fmt.Errorf("service %q: %w", rs.svc.Name, ferr))
+			}
+		}
+		s.services = append(s.services, out)
+	}
+	inventory = append(inventory, r.withdrawRemoved(ctx, s, applier, previous, declared)...)
+	s.resources = inventory
+	s.ran = len(transient) == 0
+	if len(transient) > 0 {
+		return ctrl.Result{}, errors.Join(transient...)
+	}
+	return ctrl.Result{RequeueAfter: interval(mcs)}, nil
+}
+
+// renderAll renders every enabled service, in declaration order.
+func (r *Reconciler) renderAll(ctx context.Context, s *scope) []renderedService {
+	var out []renderedService
+	for _, svc := range s.mcs.Spec.Services {
+		if svc.Disabled {
+			continue
+		}
+		rs := renderedService{svc: svc}
+		req, err := r.renderRequest(ctx, svc, s.cluster)
+		if err == nil {
+			var res *render.Result
+			if res, err = render.Render(ctx, req, r.Charts); err == nil {
+				rs.objects, rs.digest = res.Objects, res.Digest
+			}
+		}
+		if err != nil {
+			rs.err, rs.transient = renderProblem(err)
+		}
+		out = append(out, rs)
+	}
+	return out
+}
+
+// renderProblem turns a rendering error into a condition reason and message.
+func renderProblem(err error) (*problem, bool) {
+	var se *sourceError
+	if errors.As(err, &se) {
+		return &problem{se.reason, se.message}, se.transient
+	}
+	if reason := render.ReasonOf(err); reason != "" {
+		if render.Transient(err) {
+			return &problem{holdfastv1.SourceUnavailableReason, err.Error()}, true
+		}
+		return &problem{reason, err.Error()}, false
+	}
+	return &problem{holdfastv1.RenderFailedReason, err.Error()}, false
+}
+
+// applyOptions labels every object with Holdfast's marks and its owner, and resolves conflicts
+// with other MultiClusterServices by priority.
+func (r *Reconciler) applyOptions(ctx context.Context, s *scope, svc holdfastv1.Service, prev []holdfastv1.ResourceStatus) apply.Options {
+	return apply.Options{
+		DefaultNamespace: svc.Namespace,
+		Labels: map[string]string{
+			holdfastv1.ManagedByLabel: holdfastv1.ManagedByValue,
+			holdfastv1.OwnerLabel:     naming.LabelValue(s.mcs.Name),
+			holdfastv1.ServiceLabel:   svc.Name,
+		},
+		Annotations: map[string]string{holdfastv1.OwnerAnnotation: s.mcs.Name},
+		Previous:    inventoryOf(prev, ""),
+		Prune:       true,
+		DryRun:      s.mcs.Spec.SyncMode == holdfastv1.SyncModeDryRun,
+		Claim:       r.claim(ctx, s),
+	}
+}
+
+// withdrawRemoved deletes (or, with UnmatchPolicy Leave, orphans) the objects of services that
+// are no longer declared or are disabled. It returns the entries still to be withdrawn.
+func (r *Reconciler) withdrawRemoved(ctx context.Context, s *scope, applier *apply.Applier, previous []holdfastv1.ResourceStatus, declared map[string]bool) []holdfastv1.ResourceStatus {
+	byService := map[string][]holdfastv1.ResourceStatus{}
+	var order []string
+	for _, rs := range previous {
+		if declared[rs.Service] {
+			continue
+		}
+		if _, ok := byService[rs.Service]; !ok {
+			order = append(order, rs.Service)
+		}
+		byService[rs.Service] = append(byService[rs.Service], rs)
+	}
+	var left []holdfastv1.ResourceStatus
+	for _, name := range order {
+		prev := byService[name]
+		if s.mcs.Spec.UnmatchPolicy == holdfastv1.UnmatchLeave && s.mcs.Spec.SyncMode != holdfastv1.SyncModeDryRun {
+			ctrl.LoggerFrom(ctx).Info("Service removed; leaving its objects in place", "service", name, "objects", len(prev))
+			continue
+		}
+		opts := r.applyOptions(ctx, s, holdfastv1.Service{Name: name}, prev)
+		res, err := applier.Delete(ctx, opts.Previous, opts)
+		if err != nil {
+			s.withdrawErr = errors.Join(s.withdrawErr, fmt.Errorf("withdrawing service %q: %w", name, err))
+			left = append(left, prev...)
+			continue
+		}
+		left = append(left, resourcesFromResult(name, res, prev)...)
+		if ferr := res.Err(); ferr != nil {
+			s.withdrawErr = errors.Join(s.withdrawErr, fmt.Errorf("withdrawing service %q: %w", name, ferr))
+		}
+	}
+	return left
+}
+
+// withdrawAll deletes everything in the inventory, for the deletion of the status object. It
+// reports whether everything is gone.
+func (r *Reconciler) withdrawAll(ctx context.Context, s *scope) (bool, error) {
+	mcs := s.mcs
+	if mcs == nil {
+		// The MultiClusterService is gone; objects still carry its name.
+		mcs = &holdfastv1.MultiClusterService{}
+		mcs.Name = s.css.Spec.MultiClusterService
+		s.mcs = mcs
+	}
+	applier := apply.New(s.conn.Client())
+	left := r.withdrawRemoved(ctx, s, applier, s.css.Status.Resources, map[string]bool{})
+	s.resources = left
+	if s.withdrawErr != nil {
+		return false, s.withdrawErr
+	}
+	if len(inventoryOf(left, "")) > 0 {
+		return false, fmt.Errorf("%d objects of ClusterServiceStatus %s not withdrawn yet", len(left), klog.KObj(s.css))
+	}
+	return true, nil
+}
+
+// claim decides, for an object another MultiClusterService may own, who keeps it: the higher
+// priority wins; on a tie the current owner keeps it, so two equal claims never flap. An
+// owner that no longer declares the object (its status does not list it) gives it up.
+func (r *Reconciler) claim(ctx context.Context, s *scope) func(live *unstructured.Unstructured) (string, bool) {
+	return func(live *unstructured.Unstructured) (string, bool) {
+		owner := live.GetAnnotations()[holdfastv1.OwnerAnnotation]
+		if owner == "" || owner == s.mcs.Name || live.GetLabels()[holdfastv1.ManagedByLabel] != holdfastv1.ManagedByValue {
+			return "", true
+		}
+		other := &holdfastv1.MultiClusterService{}
+		if err := r.Client.Get(ctx, client.ObjectKey{Name: owner}, other); err != nil || !other.DeletionTimestamp.IsZero() {
+			return "", true
+		}
+		if other.Spec.Priority < s.mcs.Spec.Priority {
+			if s.takenFrom == nil {
+				s.takenFrom = map[string]bool{}
+			}
+			s.takenFrom[owner] = true
+			return "", true
+		}
+		otherStatus := &holdfastv1.ClusterServiceStatus{}
+		key := client.ObjectKey{Namespace: s.css.Namespace, Name: naming.StatusName(owner, s.css.Spec.Cluster)}
+		if err := r.Client.Get(ctx, key, otherStatus); err != nil || !otherStatus.DeletionTimestamp.IsZero() {
+			return "", true
+		}
+		if c := conditions.Get(otherStatus, holdfastv1.AppliedCondition); c == nil ||
+			(c.Status != metav1.ConditionTrue && c.Reason != holdfastv1.ConflictReason) {
+			// Its status may not list the object yet: assume it still declares it.
+			return owner, false
+		}
+		ref := apply.RefOf(live)
+		for _, rs := range otherStatus.Status.Resources {
+			if rs.State != holdfastv1.ResourceConflict && sameObject(rs.ResourceRef, ref) {
+				return owner, false
+			}
+		}
+		return "", true
+	}
+}
+
+func sameObject(a holdfastv1.ResourceRef, b apply.Ref) bool {
+	return a.Group == b.Group && a.Kind == b.Kind && a.Namespace == b.Namespace && a.Name == b.Name
+}
+
+// transientFailures joins the errors of objects that failed for reasons worth retrying as is.
+func transientFailures(res *apply.Result) error {
+	var errs []error
+	for _, o := range res.Failed() {
+		if o.Transient {
+			errs = append(errs, fmt.Errorf("%s: %w", o.Ref, o.Err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// declarationChanged reports whether what is declared for the cluster differs from what was
+// last reconciled: a new generation, a service added or removed, or a different rendering.
+func declarationChanged(css *holdfastv1.ClusterServiceStatus, mcs *holdfastv1.MultiClusterService, rendered []renderedService) bool {
+	if css.Status.ObservedGeneration != mcs.Generation || css.Status.SyncMode != mcs.Spec.SyncMode {
+		return true
+	}
+	if len(rendered) != len(css.Status.Services) {
+		return true
+	}
+	for i, rs := range rendered {
+		prev := css.Status.Services[i]
+		if prev.Name != rs.svc.Name || rs.err != nil || prev.Revision != rs.digest {
+			return true
+		}
+	}
+	return false
+}
+
+func deployedOnce(css *holdfastv1.ClusterServiceStatus, service string) bool {
+	for _, s := range css.Status.Services {
+		if s.Name == service && s.LastAppliedTime != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func revisionOf(css *holdfastv1.ClusterServiceStatus, service string) string {
+	for _, s := range css.Status.Services {
+		if s.Name == service {
+			return s.Revision
+		}
+	}
+	return ""
+}

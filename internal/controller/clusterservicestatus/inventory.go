@@ -1,0 +1,119 @@
+package clusterservicestatus
+
+import (
+	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/apply"
+)
+
+// resourcesOf returns the status entries of one service.
+func resourcesOf(all []holdfastv1.ResourceStatus, service string) []holdfastv1.ResourceStatus {
+	var out []holdfastv1.ResourceStatus
+	for _, rs := range all {
+		if rs.Service == service {
+			out = append(out, rs)
+		}
+	}
+	return out
+}
+
+// inventoryOf returns the apply inventory held in status entries: the objects Holdfast applied
+// (they carry digests), of one service or, with service "", of all. Conflicts and dry-run
+// findings were never applied and are not in it.
+func inventoryOf(all []holdfastv1.ResourceStatus, service string) []apply.InventoryEntry {
+	var out []apply.InventoryEntry
+	for _, rs := range all {
+		if rs.Desired == "" || (service != "" && rs.Service != service) {
+			continue
+		}
+		out = append(out, apply.InventoryEntry{Ref: toRef(rs.ResourceRef), DesiredDigest: rs.Desired, OwnedDigest: rs.Owned})
+	}
+	return out
+}
+
+func toRef(r holdfastv1.ResourceRef) apply.Ref {
+	return apply.Ref{Group: r.Group, Version: r.Version, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}
+}
+
+func fromRef(r apply.Ref) holdfastv1.ResourceRef {
+	return holdfastv1.ResourceRef{Group: r.Group, Version: r.Version, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}
+}
+
+// resourcesFromResult turns an apply result into status entries: each object's state from its
+// action, digests from the inventory the apply returned. Objects deleted or orphaned are gone.
+func resourcesFromResult(service string, res *apply.Result, prev []holdfastv1.ResourceStatus) []holdfastv1.ResourceStatus {
+	inv := map[apply.Ref]apply.InventoryEntry{}
+	for _, e := range res.Inventory {
+		inv[unversioned(e.Ref)] = e
+	}
+	prevState := map[apply.Ref]holdfastv1.ResourceStatus{}
+	for _, rs := range prev {
+		prevState[unversioned(toRef(rs.ResourceRef))] = rs
+	}
+	seen := map[apply.Ref]bool{}
+	var out []holdfastv1.ResourceStatus
+	for _, o := range res.Objects {
+		k := unversioned(o.Ref)
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		rs := holdfastv1.ResourceStatus{ResourceRef: fromRef(o.Ref), Service: service, Message: o.Message}
+		if e, ok := inv[k]; ok {
+			rs.Desired, rs.Owned = e.DesiredDigest, e.OwnedDigest
+		}
+		switch o.Action {
+		case apply.Created, apply.Configured, apply.Unchanged:
+			rs.State, rs.Message = holdfastv1.ResourceInSync, ""
+		case apply.Failed:
+			rs.State = holdfastv1.ResourceFailed
+			if rs.Message == "" && o.Err != nil {
+				rs.Message = o.Err.Error()
+			}
+		case apply.Conflict:
+			rs.State, rs.ConflictWith = holdfastv1.ResourceConflict, o.ConflictWith
+			rs.Desired, rs.Owned = "", ""
+			if rs.Message == "" {
+				rs.Message = "owned by MultiClusterService " + o.ConflictWith + ", which has the same or a higher priority"
+			}
+		case apply.WouldCreate:
+			rs.State, rs.Diff = holdfastv1.ResourceWouldCreate, o.Diff
+		case apply.WouldUpdate:
+			rs.State, rs.Diff = holdfastv1.ResourceWouldUpdate, o.Diff
+		case apply.WouldDelete:
+			rs.State = holdfastv1.ResourceWouldDelete
+		case apply.Skipped:
+			p, ok := prevState[k]
+			if !ok {
+				rs.State = holdfastv1.ResourcePending
+				break
+			}
+			rs = p
+		default: // Deleted, Orphaned
+			if _, still := inv[k]; !still {
+				continue
+			}
+			rs.State = holdfastv1.ResourceFailed
+		}
+		out = append(out, rs)
+	}
+	// Objects still in the inventory the results did not mention (none expected) keep their state.
+	for _, e := range res.Inventory {
+		k := unversioned(e.Ref)
+		if seen[k] {
+			continue
+		}
+		rs := holdfastv1.ResourceStatus{ResourceRef: fromRef(e.Ref), Service: service, State: holdfastv1.ResourceInSync,
+			Desired: e.DesiredDigest, Owned: e.OwnedDigest}
+		if p, ok := prevState[k]; ok {
+			rs.State, rs.Message = p.State, p.Message
+		}
+		out = append(out, rs)
+	}
+	return out
+}
+
+// unversioned identifies an object regardless of the API version it is served at.
+func unversioned(r apply.Ref) apply.Ref {
+	r.Version = ""
+	return r
+}

@@ -1,0 +1,61 @@
+package clusterservicestatus
+
+import (
+	"time"
+
+	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/apply"
+	"holdfast.dev/holdfast/internal/fleet"
+)
+
+// problem is a reason and message for a condition that is not fine.
+type problem struct {
+	reason, message string
+}
+
+// serviceOutcome is what happened to one declared service in this reconcile.
+type serviceOutcome struct {
+	name string
+	// renderErr is set when the service could not be rendered; its objects stay as they were.
+	renderErr *problem
+	// revision is the digest of the rendered objects.
+	revision string
+	objects  int
+	// result of the apply, nil when not applied in this reconcile.
+	result *apply.Result
+	// applyErr is an error of the whole apply (cluster unreachable), not of one object.
+	applyErr error
+	// kept: OneTime mode and already deployed, so it was left alone.
+	kept bool
+}
+
+// scope is what one reconcile learned; the deferred status patch computes everything from it.
+type scope struct {
+	css    *holdfastv1.ClusterServiceStatus
+	before *holdfastv1.ClusterServiceStatus
+	mcs    *holdfastv1.MultiClusterService
+	now    time.Time
+
+	cluster        *holdfastv1.Cluster
+	conn           *fleet.Connection
+	clusterProblem *problem
+
+	deleting bool
+	gone     bool
+
+	// ran is true when a full reconcile happened: every service rendered and, where due,
+	// compared with the cluster and applied.
+	ran bool
+	// deployed is true when services were rendered and applied (or found due no work) in this
+	// reconcile, so services and resources below replace what status held.
+	deployed  bool
+	requested string
+	services  []serviceOutcome
+	// resources is the new inventory, replacing status.resources when set.
+	resources []holdfastv1.ResourceStatus
+	// withdrawn counts objects of removed services deleted in this reconcile; withdrawErr is a
+	// failure to delete some.
+	withdrawErr error
+	// takenFrom names the MultiClusterServices whose objects this reconcile took over.
+	takenFrom map[string]bool
+}

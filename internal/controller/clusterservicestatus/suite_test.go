@@ -1,0 +1,299 @@
+package clusterservicestatus_test
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/chartserver"
+	"holdfast.dev/holdfast/internal/controller"
+	"holdfast.dev/holdfast/internal/localfleet"
+	"holdfast.dev/holdfast/internal/naming"
+	"holdfast.dev/holdfast/internal/sandbox"
+)
+
+// The suite runs a hub and two targets with kube-controller-manager (cluster-1 is env=dev,
+// cluster-2 env=prod), a chart repository and an OCI registry on loopback, and the manager,
+// which tests may restart. The controllers' clock is fake and moves only when a test moves it.
+const (
+	templateNamespace = "templates"
+	clusterNamespace  = localfleet.DefaultNamespace
+	timeout           = 90 * time.Second
+	poll              = 200 * time.Millisecond
+)
+
+var (
+	fl       *localfleet.Fleet
+	hub      client.Client
+	targets  = map[string]client.Client{}
+	clk      = clocktesting.NewFakePassiveClock(time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC))
+	repo     *chartserver.Repo
+	registry *chartserver.Registry
+	logs     = &syncBuffer{}
+
+	mgrMu     sync.Mutex
+	mgrCancel context.CancelFunc
+	mgrDone   chan error
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	flag.Parse()
+	if _, err := sandbox.BinaryDir(); err != nil {
+		if os.Getenv("HOLDFAST_REQUIRE_BINARIES") == "1" {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		fmt.Fprintln(os.Stderr, "skipping: no control-plane binaries:", err)
+		return 0
+	}
+	ctx := context.Background()
+	var err error
+	if fl, err = localfleet.Up(ctx, localfleet.Options{Clusters: 2}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = fl.Stop() }()
+	hub = fl.HubClient()
+	for _, t := range fl.Targets {
+		c, err := client.New(t.RESTConfig(), client.Options{Scheme: hub.Scheme()})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		targets[t.Name()] = c
+	}
+	if err := hub.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: templateNamespace}}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := startCharts(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer repo.Close()
+	defer registry.Close()
+
+	var out io.Writer = logs
+	if testing.Verbose() {
+		out = io.MultiWriter(logs, os.Stderr)
+	}
+	ctrl.SetLogger(zap.New(zap.WriteTo(out), zap.UseDevMode(true)))
+	if err := startManager(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	code := m.Run()
+	if err := stopManager(); err != nil {
+		fmt.Fprintln(os.Stderr, "manager:", err)
+		return 1
+	}
+	return code
+}
+
+// startCharts serves the hello chart, versions 1.0.0 and 1.1.0, from a chart repository and an
+// OCI registry.
+func startCharts() error {
+	repo = chartserver.NewRepo()
+	var err error
+	if registry, err = chartserver.NewRegistry(); err != nil {
+		return err
+	}
+	for _, v := range []string{"1.0.0", "1.1.0"} {
+		tgz, err := chartserver.Hello(v)
+		if err != nil {
+			return err
+		}
+		if err := repo.Add(tgz); err != nil {
+			return err
+		}
+		if _, err := registry.Push(tgz); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// startManager starts the controllers against the hub.
+func startManager() error {
+	mgrMu.Lock()
+	defer mgrMu.Unlock()
+	ctx, cancel := context.WithCancel(context.Background())
+	mgr, _, err := controller.NewManager(ctx, fl.Hub.RESTConfig(), controller.Options{
+		MetricsAddr: "0", HealthAddr: "0", ProbeInterval: 500 * time.Millisecond,
+		Clock: clk, SkipNameValidation: true,
+	})
+	if err != nil {
+		cancel()
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		cancel()
+		return fmt.Errorf("hub cache did not sync")
+	}
+	mgrCancel, mgrDone = cancel, done
+	return nil
+}
+
+// stopManager stops the controllers and waits until they have.
+func stopManager() error {
+	mgrMu.Lock()
+	defer mgrMu.Unlock()
+	mgrCancel()
+	return <-mgrDone
+}
+
+// restartManager stops the controllers and starts new ones, as a controller restart does.
+func restartManager(t *testing.T) {
+	t.Helper()
+	if err := stopManager(); err != nil {
+		t.Fatalf("stopping the manager: %v", err)
+	}
+	if err := startManager(); err != nil {
+		t.Fatalf("starting the manager: %v", err)
+	}
+}
+
+// syncBuffer is a goroutine-safe log sink.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// objName derives a name unique to the test from its name.
+func objName(t *testing.T, suffix string) string {
+	n := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
+	if suffix != "" {
+		n += "-" + suffix
+	}
+	if len(n) > 50 {
+		n = n[len(n)-50:]
+		n = strings.TrimLeft(n, "-")
+	}
+	return n
+}
+
+// createTemplate creates a ServiceTemplate in the template namespace.
+func createTemplate(t *testing.T, name string, spec holdfastv1.ServiceTemplateSpec) {
+	t.Helper()
+	tpl := &holdfastv1.ServiceTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: templateNamespace, Name: name}, Spec: spec}
+	if err := hub.Create(context.Background(), tpl); err != nil {
+		t.Fatalf("creating ServiceTemplate %s: %v", name, err)
+	}
+	t.Cleanup(func() { _ = hub.Delete(context.Background(), tpl) })
+}
+
+// createServiceSet creates a MultiClusterService and deletes it, waiting until it is gone, when
+// the test ends.
+func createServiceSet(t *testing.T, name string, spec holdfastv1.MultiClusterServiceSpec) *holdfastv1.MultiClusterService {
+	t.Helper()
+	mcs := &holdfastv1.MultiClusterService{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: spec}
+	if err := hub.Create(context.Background(), mcs); err != nil {
+		t.Fatalf("creating MultiClusterService %s: %v", name, err)
+	}
+	t.Cleanup(func() { deleteServiceSet(t, name) })
+	return mcs
+}
+
+func deleteServiceSet(t *testing.T, name string) {
+	t.Helper()
+	ctx := context.Background()
+	mcs := &holdfastv1.MultiClusterService{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := hub.Delete(ctx, mcs); client.IgnoreNotFound(err) != nil {
+		t.Fatalf("deleting MultiClusterService %s: %v", name, err)
+	}
+	NewWithT(t).Eventually(func() bool {
+		return apiNotFound(hub.Get(ctx, client.ObjectKey{Name: name}, mcs))
+	}).WithTimeout(timeout).WithPolling(poll).Should(BeTrue(), "MultiClusterService %s still exists", name)
+}
+
+func apiNotFound(err error) bool { return client.IgnoreNotFound(err) == nil && err != nil }
+
+// selectEnv selects the sandbox clusters with the given env label ("" selects all).
+func selectEnv(env string) holdfastv1.ClusterSelector {
+	labels := map[string]string{"fleet": "sandbox"}
+	if env != "" {
+		labels["env"] = env
+	}
+	return holdfastv1.ClusterSelector{LabelSelector: metav1.LabelSelector{MatchLabels: labels}}
+}
+
+func service(name, template, namespace string) holdfastv1.Service {
+	return holdfastv1.Service{Name: name, Template: holdfastv1.TemplateReference{Name: template, Namespace: templateNamespace}, Namespace: namespace}
+}
+
+// statusOf reads the ClusterServiceStatus of a service set on a cluster.
+func statusOf(g Gomega, mcs, cluster string) *holdfastv1.ClusterServiceStatus {
+	css := &holdfastv1.ClusterServiceStatus{}
+	g.Expect(hub.Get(context.Background(), client.ObjectKey{Namespace: clusterNamespace, Name: naming.StatusName(mcs, cluster)}, css)).To(Succeed())
+	return css
+}
+
+// condition returns the condition of type t, or a zero one.
+func condition(conds []metav1.Condition, t string) metav1.Condition {
+	for _, c := range conds {
+		if c.Type == t {
+			return c
+		}
+	}
+	return metav1.Condition{}
+}
+
+// eventually retries f until it passes.
+func eventually(t *testing.T, f func(g Gomega), msg ...any) {
+	t.Helper()
+	NewWithT(t).Eventually(f).WithTimeout(timeout).WithPolling(poll).Should(Succeed(), msg...)
+}
+
+// consistently checks that f keeps passing for d.
+func consistently(t *testing.T, d time.Duration, f func(g Gomega), msg ...any) {
+	t.Helper()
+	NewWithT(t).Consistently(f).WithTimeout(d).WithPolling(poll).Should(Succeed(), msg...)
+}
+
+// expectReady waits until the status object of mcs on cluster is Ready and provisioned.
+func expectReady(t *testing.T, mcs, cluster string) *holdfastv1.ClusterServiceStatus {
+	t.Helper()
+	var css *holdfastv1.ClusterServiceStatus
+	eventually(t, func(g Gomega) {
+		css = statusOf(g, mcs, cluster)
+		g.Expect(condition(css.Status.Conditions, holdfastv1.ReadyCondition).Status).To(Equal(metav1.ConditionTrue),
+			"Ready of %s on %s: %+v", mcs, cluster, css.Status.Conditions)
+		g.Expect(css.Status.Initialization).NotTo(BeNil())
+		g.Expect(css.Status.Initialization.Provisioned).To(HaveValue(BeTrue()))
+	})
+	return css
+}

@@ -1,0 +1,216 @@
+package render
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"sort"
+	"strings"
+
+	"helm.sh/helm/v4/pkg/action"
+	"helm.sh/helm/v4/pkg/chart/common"
+	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
+	release "helm.sh/helm/v4/pkg/release/v1"
+)
+
+// DefaultKubeVersion is the Kubernetes version Helm charts see when
+// Request.KubeVersion is empty.
+const DefaultKubeVersion = "v1.36.0"
+
+// renderHelm fetches the chart and renders it with the Helm SDK as
+// `helm template` does (a client-only dry-run install): values are checked
+// against values.schema.json, dependencies are processed, the chart's
+// kubeVersion constraint is checked, CRDs from crds/ come first when
+// IncludeCRDs is set, and objects are in Helm's install order.
+//
+// Hooks: pre-install hooks are placed before the chart's objects and
+// post-install hooks after them, each group sorted by hook weight then name,
+// as plain objects (Holdfast applies continuously; there is no install event
+// to hang them on). Hooks that do not run on install (test, upgrade, rollback,
+// delete) are left out. Their helm.sh/hook annotations are kept.
+//
+// The release namespace is TargetNamespace, or "default" (Helm's own
+// default) when the service has none.
+func renderHelm(ctx context.Context, req Request, values map[string]any, charts ChartSource) ([]item, string, error) {
+	h := *req.Source.Helm
+	if h.Chart == "" || h.RepoURL == "" {
+		return nil, "", newError(ReasonInvalidSource, "helm source", "chart and repoURL are both required", nil)
+	}
+	if charts == nil {
+		return nil, "", errors.New("render: a Helm source needs a ChartSource, and none was given")
+	}
+	releaseName := h.ReleaseName
+	if releaseName == "" {
+		releaseName = req.Service
+	}
+	if err := chartutil.ValidateReleaseName(releaseName); err != nil {
+		return nil, "", newError(ReasonInvalidSource, "helm source", fmt.Sprintf("release name %q is not valid: %v", releaseName, err), err)
+	}
+	kv := req.KubeVersion
+	if kv == "" {
+		kv = DefaultKubeVersion
+	}
+	kubeVersion, err := common.ParseKubeVersion(kv)
+	if err != nil {
+		return nil, "", newError(ReasonInvalidSource, "helm source", fmt.Sprintf("Kubernetes version %q is not valid: %v", kv, err), err)
+	}
+	namespace := req.TargetNamespace
+	if namespace == "" {
+		namespace = "default"
+	}
+
+	ch, err := charts.Load(ctx, h)
+	if err != nil {
+		var re *Error
+		if errors.As(err, &re) {
+			return nil, "", err
+		}
+		if ctx.Err() != nil {
+			return nil, "", ctx.Err()
+		}
+		return nil, "", newError(ReasonChartFetchFailed, ChartRef(h), "fetching the chart failed: "+err.Error(), err)
+	}
+	origin := fmt.Sprintf("chart %s %s", ch.Name(), ch.Metadata.Version)
+
+	cfg := action.NewConfiguration(action.ConfigurationSetLogger(slog.DiscardHandler))
+	install := action.NewInstall(cfg)
+	install.DryRunStrategy = action.DryRunClient
+	install.ReleaseName = releaseName
+	install.Namespace = namespace
+	install.KubeVersion = kubeVersion
+	install.IncludeCRDs = h.IncludeCRDs
+	install.Replace = true
+
+	rr, err := install.RunWithContext(ctx, ch, values)
+	if err != nil {
+		return nil, "", helmError(origin, err)
+	}
+	rel, ok := rr.(*release.Release)
+	if !ok {
+		return nil, "", newError(ReasonInvalidSource, origin, fmt.Sprintf("Helm returned an unexpected release type %T", rr), nil)
+	}
+
+	var pre, post []*release.Hook
+	for _, hk := range rel.Hooks {
+		switch {
+		case hasEvent(hk, release.HookPreInstall):
+			pre = append(pre, hk)
+		case hasEvent(hk, release.HookPostInstall):
+			post = append(post, hk)
+		}
+	}
+	var items []item
+	for _, hk := range sortHooks(pre) {
+		it, err := parseHelmStream(fmt.Sprintf("%s, pre-install hook", origin), hk.Manifest, hk.Path)
+		if err != nil {
+			return nil, "", err
+		}
+		items = append(items, it...)
+	}
+	it, err := parseHelmStream(origin, rel.Manifest, "")
+	if err != nil {
+		return nil, "", err
+	}
+	items = append(items, it...)
+	for _, hk := range sortHooks(post) {
+		it, err := parseHelmStream(fmt.Sprintf("%s, post-install hook", origin), hk.Manifest, hk.Path)
+		if err != nil {
+			return nil, "", err
+		}
+		items = append(items, it...)
+	}
+	return items, ch.Metadata.Version, nil
+}
+
+func hasEvent(h *release.Hook, e release.HookEvent) bool {
+	for _, x := range h.Events {
+		if x == e {
+			return true
+		}
+	}
+	return false
+}
+
+// sortHooks orders hooks as Helm runs them: by weight, then by name.
+func sortHooks(hs []*release.Hook) []*release.Hook {
+	sort.SliceStable(hs, func(i, j int) bool {
+		if hs[i].Weight != hs[j].Weight {
+			return hs[i].Weight < hs[j].Weight
+		}
+		return hs[i].Name < hs[j].Name
+	})
+	return hs
+}
+
+const sourcePrefix = "# Source: "
+
+// parseHelmStream parses Helm output, naming each document after the
+// template it came from ("# Source: hello/templates/deployment.yaml").
+func parseHelmStream(origin, manifest, source string) ([]item, error) {
+	var items []item
+	for _, d := range splitDocuments([]byte(manifest)) {
+		first, _, _ := strings.Cut(string(d.text), "\n")
+		if strings.HasPrefix(first, sourcePrefix) {
+			source = strings.TrimSpace(strings.TrimPrefix(first, sourcePrefix))
+		}
+		loc := origin
+		if source != "" {
+			loc = fmt.Sprintf("%s, template %s", origin, source)
+		}
+		it, err := parseDocument(loc, d, false)
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, it...)
+	}
+	return items, nil
+}
+
+// helmError classifies an error of Helm's install action. Helm returns plain
+// errors, so this goes by their text. Template failures are InvalidValues:
+// with a published chart, a template that fails (required, fail, a missing
+// key) almost always does so because of the values given to it.
+func helmError(origin string, err error) error {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "YAML parse error"):
+		return newError(ReasonInvalidYAML, origin, "the chart rendered invalid YAML: "+msg, err)
+	case strings.Contains(msg, "chart requires kubeVersion"):
+		return newError(ReasonInvalidSource, origin, msg+"; pick a chart version that supports the cluster", err)
+	case strings.Contains(msg, "dependencies processing failed"), strings.Contains(msg, "invalid chart apiVersion"),
+		strings.Contains(msg, "release name check failed"):
+		return newError(ReasonInvalidSource, origin, msg, err)
+	case strings.Contains(msg, "values don't meet the specifications of the schema"):
+		return newError(ReasonInvalidValues, origin, "values do not match the chart's values.schema.json: "+oneLine(msg), err)
+	default:
+		return newError(ReasonInvalidValues, origin, "the chart's templates failed with these values: "+oneLine(msg), err)
+	}
+}
+
+// oneLine folds Helm's multi-line messages so a condition message stays one
+// line.
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	s = strings.ReplaceAll(s, ":\n", ": ")
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
+}
+
+// ChartRef names a chart request for messages ("chart hello 1.x from
+// oci://registry/charts"), without credentials; ChartSource implementations
+// use it as Error.Object.
+func ChartRef(h Helm) string {
+	v := h.Version
+	if v == "" {
+		v = "latest"
+	}
+	repoURL := h.RepoURL
+	if u, err := url.Parse(repoURL); err != nil {
+		repoURL = "an invalid repoURL"
+	} else if u.User != nil {
+		u.User = nil
+		repoURL = u.String()
+	}
+	return fmt.Sprintf("chart %s %s from %s", h.Chart, v, repoURL)
+}

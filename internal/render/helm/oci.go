@@ -1,0 +1,144 @@
+package helm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/Masterminds/semver/v3"
+	helmregistry "helm.sh/helm/v4/pkg/registry"
+	"oras.land/oras-go/v2/errdef"
+	"oras.land/oras-go/v2/registry/remote/auth"
+	"oras.land/oras-go/v2/registry/remote/errcode"
+
+	"holdfast.dev/holdfast/internal/render"
+)
+
+// loadFromRegistry resolves h.Version among the registry's tags for the
+// chart and pulls it with Helm's registry client.
+func (s *Source) loadFromRegistry(ctx context.Context, h render.Helm, ref string) ([]byte, string, error) {
+	repository := strings.TrimSuffix(strings.TrimPrefix(h.RepoURL, "oci://"), "/") + "/" + h.Chart
+	version := strings.TrimPrefix(h.Version, "v")
+	if exactVersion(h.Version) {
+		if data, ok := s.archives.get(archiveKey(h, version)); ok {
+			return data, version, nil
+		}
+	} else {
+		tags, err := s.listTags(ctx, h, ref, repository)
+		if err != nil {
+			return nil, "", err
+		}
+		if len(tags) == 0 {
+			return nil, "", notFound(ref, fmt.Sprintf("the registry has no versions of chart %q", h.Chart), nil)
+		}
+		if _, err := semver.NewConstraint(orStar(h.Version)); err != nil {
+			return nil, "", invalid(ref, fmt.Sprintf("version %q is neither a version nor a semver range: %v", h.Version, err))
+		}
+		version, err = helmregistry.GetTagMatchingVersionOrConstraint(tags, h.Version)
+		if err != nil {
+			return nil, "", notFound(ref, fmt.Sprintf("no version of chart %q matches %q; %s", h.Chart, h.Version, listVersions(tags)), err)
+		}
+	}
+	data, err := s.cached(ctx, archiveKey(h, version), func() ([]byte, error) {
+		client, err := s.registryClient(ctx, h)
+		if err != nil {
+			return nil, fetchFailed(ref, "cannot create a registry client: "+err.Error(), err)
+		}
+		res, err := client.Pull(repository+":"+strings.ReplaceAll(version, "+", "_"), helmregistry.PullOptWithChart(true))
+		if err != nil {
+			return nil, registryError(ctx, ref, fmt.Sprintf("version %s", version), err)
+		}
+		if res.Chart == nil || len(res.Chart.Data) == 0 {
+			return nil, invalid(ref, fmt.Sprintf("version %s in the registry holds no chart layer", version))
+		}
+		return res.Chart.Data, nil
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	return data, version, nil
+}
+
+func orStar(v string) string {
+	if v == "" {
+		return "*"
+	}
+	return v
+}
+
+// listTags returns the chart's semver tags, newest first, reused for
+// Options.IndexTTL.
+func (s *Source) listTags(ctx context.Context, h render.Helm, ref, repository string) ([]string, error) {
+	key := scope(h) + "\x00" + h.Chart
+	if tags, ok := s.tags.get(key); ok {
+		return tags, nil
+	}
+	v, err := s.lookups.do(ctx, "tags\x00"+key, func() (any, error) {
+		client, err := s.registryClient(ctx, h)
+		if err != nil {
+			return nil, fetchFailed(ref, "cannot create a registry client: "+err.Error(), err)
+		}
+		tags, err := client.Tags(repository)
+		if err != nil {
+			return nil, registryError(ctx, ref, "the tag list", err)
+		}
+		s.tags.add(key, tags)
+		return tags, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.([]string), nil
+}
+
+// registryClient returns a Helm registry client bound to ctx that uses only
+// the credentials in h: never the controller's Docker or Helm config.
+func (s *Source) registryClient(ctx context.Context, h render.Helm) (*helmregistry.Client, error) {
+	httpClient := &http.Client{Transport: ctxTransport{ctx: ctx, base: s.transport(h)}}
+	authorizer := auth.Client{Client: httpClient, Cache: auth.NewCache()}
+	authorizer.SetUserAgent("holdfast")
+	if h.Username != "" || h.Password != "" {
+		host := strings.SplitN(strings.TrimPrefix(h.RepoURL, "oci://"), "/", 2)[0]
+		authorizer.Credential = auth.StaticCredential(host, auth.Credential{Username: h.Username, Password: h.Password})
+	}
+	opts := []helmregistry.ClientOption{
+		helmregistry.ClientOptHTTPClient(httpClient),
+		helmregistry.ClientOptAuthorizer(authorizer),
+		helmregistry.ClientOptWriter(io.Discard),
+		// Never read or written: the authorizer above supplies credentials.
+		helmregistry.ClientOptCredentialsFile(filepath.Join(os.TempDir(), "holdfast-unused-registry-config.json")),
+	}
+	if h.PlainHTTP {
+		opts = append(opts, helmregistry.ClientOptPlainHTTP())
+	}
+	return helmregistry.NewClient(opts...)
+}
+
+// registryError classifies a registry failure: the registry answered that
+// the chart or version does not exist or may not be read (ChartNotFound), or
+// it failed or did not answer (ChartFetchFailed, retried).
+func registryError(ctx context.Context, ref, what string, err error) error {
+	if ctx.Err() != nil {
+		return fetchFailed(ref, fmt.Sprintf("fetching %s timed out or was cancelled", what), ctx.Err())
+	}
+	var resp *errcode.ErrorResponse
+	if errors.As(err, &resp) {
+		switch {
+		case resp.StatusCode == http.StatusNotFound:
+			return notFound(ref, fmt.Sprintf("the registry has no %s (HTTP 404)", what), err)
+		case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+			return notFound(ref, fmt.Sprintf("the registry refused access to %s (HTTP %d); check the credentials", what, resp.StatusCode), err)
+		case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
+			return fetchFailed(ref, fmt.Sprintf("the registry answered HTTP %d for %s", resp.StatusCode, what), err)
+		}
+	}
+	if errors.Is(err, errdef.ErrNotFound) {
+		return notFound(ref, fmt.Sprintf("the registry has no %s", what), err)
+	}
+	return fetchFailed(ref, fmt.Sprintf("fetching %s from the registry failed: %v", what, err), err)
+}

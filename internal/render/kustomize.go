@@ -1,0 +1,179 @@
+package render
+
+import (
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
+)
+
+// kustomizeMu serialises kustomize builds: kustomize keeps its OpenAPI schema
+// in package state, which concurrent builds race on (Flux serialises its
+// builds for the same reason).
+var kustomizeMu sync.Mutex
+
+var kustomizationNames = []string{"kustomization.yaml", "kustomization.yml", "Kustomization"}
+
+// renderKustomize builds the overlay from an in-memory file system. Remote
+// resources and plugins are refused before kustomize runs: kustomize would
+// otherwise fetch URLs or run git from the controller.
+func renderKustomize(k *Kustomize, goTemplate bool, data templateData) ([]item, error) {
+	dir := path.Clean("/" + strings.TrimPrefix(k.Path, "/"))
+	origin := "kustomize overlay " + strings.TrimPrefix(dir, "/")
+	if dir == "/" {
+		origin = "kustomize overlay ."
+	}
+	if strings.HasPrefix(path.Clean(k.Path), "..") {
+		return nil, newError(ReasonInvalidSource, origin, fmt.Sprintf("path %q leaves the overlay's files", k.Path), nil)
+	}
+
+	files := make(map[string][]byte, len(k.Files))
+	names := make([]string, 0, len(k.Files))
+	for name := range k.Files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		clean := path.Clean(name)
+		if name == "" || path.IsAbs(name) || clean == "." || strings.HasPrefix(clean, "../") || clean == ".." {
+			return nil, newError(ReasonInvalidSource, origin, fmt.Sprintf("file %q is not a relative path inside the overlay", name), nil)
+		}
+		content := k.Files[name]
+		if goTemplate {
+			out, err := executeTemplate("kustomize file "+clean, string(content), data)
+			if err != nil {
+				return nil, err
+			}
+			content = out
+		}
+		files["/"+clean] = content
+	}
+	if err := checkKustomizations(origin, files); err != nil {
+		return nil, err
+	}
+
+	fs := filesys.MakeFsInMemory()
+	for name, content := range files {
+		if err := fs.WriteFile(name, content); err != nil {
+			return nil, newError(ReasonInvalidSource, origin, fmt.Sprintf("file %q: %v", strings.TrimPrefix(name, "/"), err), err)
+		}
+	}
+	opts := krusty.MakeDefaultOptions()
+	opts.LoadRestrictions = types.LoadRestrictionsRootOnly
+	opts.PluginConfig = types.DisabledPluginConfig()
+
+	kustomizeMu.Lock()
+	m, err := krusty.MakeKustomizer(opts).Run(fs, dir)
+	kustomizeMu.Unlock()
+	if err != nil {
+		return nil, newError(ReasonKustomizeFailed, origin, "kustomize build failed: "+err.Error(), err)
+	}
+	out, err := m.AsYaml()
+	if err != nil {
+		return nil, newError(ReasonKustomizeFailed, origin, "kustomize output cannot be encoded: "+err.Error(), err)
+	}
+	// Line numbers of kustomize's output mean nothing to the user.
+	return parseStream(origin, out, false)
+}
+
+// checkKustomizations refuses what would make kustomize leave the in-memory
+// files: resources, components and CRDs that are not among them (kustomize
+// would try them as git repositories or URLs), http(s) URLs anywhere kustomize
+// loads a file, and Helm chart inflation.
+func checkKustomizations(origin string, files map[string][]byte) error {
+	dirs := map[string]bool{"/": true}
+	for name := range files {
+		for d := path.Dir(name); d != "/"; d = path.Dir(d) {
+			dirs[d] = true
+		}
+	}
+	names := make([]string, 0, len(files))
+	for name := range files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		base := path.Base(name)
+		isKustomization := false
+		for _, kn := range kustomizationNames {
+			isKustomization = isKustomization || base == kn
+		}
+		if !isKustomization {
+			continue
+		}
+		var kz types.Kustomization
+		if err := yaml.Unmarshal(files[name], &kz); err != nil {
+			continue // kustomize reports it with its own words
+		}
+		where := fmt.Sprintf("%s (%s)", origin, strings.TrimPrefix(name, "/"))
+		dir := path.Dir(name)
+		local := func(p string) bool {
+			full := path.Join(dir, p)
+			_, isFile := files[full]
+			return isFile || dirs[full]
+		}
+		for _, list := range [][]string{kz.Resources, kz.Bases, kz.Components, kz.Crds} {
+			for _, p := range list {
+				if !local(p) {
+					return newError(ReasonKustomizeFailed, where,
+						fmt.Sprintf("resource %q is not among the overlay's files; remote bases and URLs are not supported, put the files in the source", p), nil)
+				}
+			}
+		}
+		if len(kz.HelmCharts) > 0 || len(kz.HelmChartInflationGenerator) > 0 || kz.HelmGlobals != nil {
+			return newError(ReasonKustomizeFailed, where, "helmCharts are not supported in kustomize overlays; use a Helm source instead", nil)
+		}
+		var loaded []string
+		for _, p := range kz.Patches {
+			loaded = append(loaded, p.Path)
+		}
+		for _, p := range kz.PatchesJson6902 {
+			loaded = append(loaded, p.Path)
+		}
+		for _, p := range kz.PatchesStrategicMerge {
+			loaded = append(loaded, string(p))
+		}
+		for _, r := range kz.Replacements {
+			loaded = append(loaded, r.Path)
+		}
+		for _, g := range kz.ConfigMapGenerator {
+			loaded = append(loaded, generatorPaths(g.KvPairSources)...)
+		}
+		for _, g := range kz.SecretGenerator {
+			loaded = append(loaded, generatorPaths(g.KvPairSources)...)
+		}
+		loaded = append(loaded, kz.Configurations...)
+		loaded = append(loaded, kz.Generators...)
+		loaded = append(loaded, kz.Transformers...)
+		loaded = append(loaded, kz.Validators...)
+		loaded = append(loaded, kz.OpenAPI["path"])
+		for _, p := range loaded {
+			if strings.Contains(p, "\n") { // an inline patch or configuration
+				continue
+			}
+			if strings.Contains(p, "://") {
+				return newError(ReasonKustomizeFailed, where,
+					fmt.Sprintf("%q is a URL; remote files are not supported, put the file in the source", p), nil)
+			}
+		}
+	}
+	return nil
+}
+
+// generatorPaths returns the files a generator reads ("key=path" or "path";
+// the caller only looks for URLs in them).
+func generatorPaths(s types.KvPairSources) []string {
+	var out []string
+	out = append(out, s.FileSources...)
+	out = append(out, s.EnvSources...)
+	if s.EnvSource != "" {
+		out = append(out, s.EnvSource)
+	}
+	return out
+}
