@@ -3,10 +3,12 @@ package controller
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
@@ -45,6 +47,9 @@ type Options struct {
 	StatusHeartbeat time.Duration
 	// Clock is injectable for tests.
 	Clock clock.PassiveClock
+	// TargetTransport, if set, wraps the HTTP transport of every target cluster's clients
+	// (benchmarks count requests with it).
+	TargetTransport func(cluster types.NamespacedName, rt http.RoundTripper) http.RoundTripper
 	// Charts fetches Helm charts; defaults to a cached HTTP repository and OCI registry client.
 	Charts render.ChartSource
 	// SkipNameValidation allows several managers in one process (tests).
@@ -100,6 +105,7 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 	registry := fleet.NewRegistry(fleet.Options{
 		Scheme:        scheme,
 		CacheSelector: labels.SelectorFromSet(labels.Set{holdfastv1.ManagedByLabel: holdfastv1.ManagedByValue}),
+		WrapTransport: opts.TargetTransport,
 	})
 	if err := mgr.Add(registry); err != nil {
 		return nil, nil, fmt.Errorf("adding the fleet registry: %w", err)

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"net/http"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -32,6 +33,9 @@ type Options struct {
 	// CacheSelector restricts what the per-cluster caches hold, so that a cache grows with what
 	// Holdfast manages rather than with the size of the cluster. Nil caches everything watched.
 	CacheSelector labels.Selector
+	// WrapTransport, if set, wraps every target cluster's HTTP transport (the client, the cache
+	// and the probe): benchmarks and tests use it to count the requests Holdfast makes.
+	WrapTransport func(cluster types.NamespacedName, rt http.RoundTripper) http.RoundTripper
 }
 
 // Registry holds one Connection per Cluster. It is safe for concurrent use.
@@ -149,6 +153,9 @@ func (r *Registry) newConnection(key types.NamespacedName, fp string, cfg *rest.
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = r.opts.QPS, r.opts.Burst
 	cfg.UserAgent = "holdfast"
+	if wrap := r.opts.WrapTransport; wrap != nil {
+		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return wrap(key, rt) })
+	}
 
 	probeCfg := rest.CopyConfig(cfg)
 	probeCfg.Timeout = r.opts.ProbeTimeout
