@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"holdfast.dev/holdfast/internal/sandbox"
+	"holdfast.dev/holdfast/internal/testsupport"
 )
 
 // One control plane serves every test of the package; each test works in its own namespaces
@@ -31,13 +32,8 @@ func TestMain(m *testing.M) {
 
 func run(m *testing.M) int {
 	flag.Parse()
-	if _, err := sandbox.BinaryDir(); err != nil {
-		if os.Getenv("HOLDFAST_REQUIRE_BINARIES") == "1" {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		fmt.Fprintln(os.Stderr, "skipping: no control-plane binaries:", err)
-		return 0
+	if run, code := testsupport.BinariesForMain(); !run {
+		return code
 	}
 	ctx := context.Background()
 	var err error

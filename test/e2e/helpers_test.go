@@ -18,19 +18,6 @@ import (
 	"holdfast.dev/holdfast/internal/sandbox"
 )
 
-// requireBinaries skips the test when the control-plane binaries are missing, unless CI said
-// they must be there (HOLDFAST_REQUIRE_BINARIES=1), in which case a silent skip would hide
-// that the end-to-end tests never ran.
-func requireBinaries(t *testing.T) {
-	t.Helper()
-	if _, err := sandbox.BinaryDir(); err != nil {
-		if os.Getenv("HOLDFAST_REQUIRE_BINARIES") == "1" {
-			t.Fatalf("HOLDFAST_REQUIRE_BINARIES=1: %v", err)
-		}
-		t.Skipf("control-plane binaries not available: %v", err)
-	}
-}
-
 // buildHoldfast builds the holdfast binary into a temporary directory, as a user would with
 // `go build`, and returns its path.
 func buildHoldfast(t *testing.T) string {

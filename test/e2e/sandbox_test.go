@@ -21,6 +21,7 @@ import (
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/sandbox"
+	"holdfast.dev/holdfast/internal/testsupport"
 )
 
 const (
@@ -40,7 +41,7 @@ const (
 // check that nothing it started outlives it. Starting a fleet costs tens of seconds, so the
 // steps share one, in order; the last one stops it.
 func TestSandboxUp(t *testing.T) {
-	requireBinaries(t)
+	testsupport.RequireBinaries(t)
 	bin := buildHoldfast(t)
 	dir := t.TempDir()
 	wantVersion := "v" + sandbox.KubernetesVersion

@@ -1,13 +1,11 @@
 package cluster_test
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +17,7 @@ import (
 	"holdfast.dev/holdfast/internal/fleet"
 	"holdfast.dev/holdfast/internal/localfleet"
 	"holdfast.dev/holdfast/internal/sandbox"
+	"holdfast.dev/holdfast/internal/testsupport"
 )
 
 // The suite runs one hub and one target control plane and a manager running the Cluster
@@ -32,7 +31,7 @@ var (
 	hub, target *sandbox.ControlPlane
 	hubClient   client.Client
 	registry    *fleet.Registry
-	logs        = &syncBuffer{}
+	logs        = &testsupport.LogBuffer{}
 )
 
 func TestMain(m *testing.M) {
@@ -41,13 +40,8 @@ func TestMain(m *testing.M) {
 
 func run(m *testing.M) int {
 	flag.Parse()
-	if _, err := sandbox.BinaryDir(); err != nil {
-		if os.Getenv("HOLDFAST_REQUIRE_BINARIES") == "1" {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		fmt.Fprintln(os.Stderr, "skipping: no control-plane binaries:", err)
-		return 0
+	if run, code := testsupport.BinariesForMain(); !run {
+		return code
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -103,22 +97,4 @@ func run(m *testing.M) int {
 		return 1
 	}
 	return code
-}
-
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

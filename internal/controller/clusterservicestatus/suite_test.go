@@ -1,7 +1,6 @@
 package clusterservicestatus_test
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -25,7 +24,7 @@ import (
 	"holdfast.dev/holdfast/internal/controller"
 	"holdfast.dev/holdfast/internal/localfleet"
 	"holdfast.dev/holdfast/internal/naming"
-	"holdfast.dev/holdfast/internal/sandbox"
+	"holdfast.dev/holdfast/internal/testsupport"
 )
 
 // The suite runs a hub and two targets with kube-controller-manager (cluster-1 is env=dev,
@@ -45,7 +44,7 @@ var (
 	clk      = clocktesting.NewFakePassiveClock(time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC))
 	repo     *chartserver.Repo
 	registry *chartserver.Registry
-	logs     = &syncBuffer{}
+	logs     = &testsupport.LogBuffer{}
 
 	mgrMu     sync.Mutex
 	mgrCancel context.CancelFunc
@@ -58,13 +57,8 @@ func TestMain(m *testing.M) {
 
 func run(m *testing.M) int {
 	flag.Parse()
-	if _, err := sandbox.BinaryDir(); err != nil {
-		if os.Getenv("HOLDFAST_REQUIRE_BINARIES") == "1" {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		fmt.Fprintln(os.Stderr, "skipping: no control-plane binaries:", err)
-		return 0
+	if run, code := testsupport.BinariesForMain(); !run {
+		return code
 	}
 	ctx := context.Background()
 	var err error
@@ -173,24 +167,6 @@ func restartManager(t *testing.T) {
 	if err := startManager(); err != nil {
 		t.Fatalf("starting the manager: %v", err)
 	}
-}
-
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // objName derives a name unique to the test from its name.
