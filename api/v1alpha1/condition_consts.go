@@ -105,3 +105,13 @@ const (
 
 // InvalidSelectorReason: spec.clusterSelector cannot be parsed.
 const InvalidSelectorReason = "InvalidSelector"
+
+// ServiceTemplate condition type and reason.
+const (
+	// SourceAvailableCondition is True when everything the template reads can be read: its
+	// ConfigMaps and Secrets exist, its chart and version can be fetched, plain inline manifests
+	// parse. Cluster-dependent rendering is checked per cluster, in ClusterServiceStatus.
+	SourceAvailableCondition = "SourceAvailable"
+	// SourceAvailableReason: the source is available.
+	SourceAvailableReason = "SourceAvailable"
+)

@@ -152,7 +152,9 @@ type ServiceTemplateStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:categories=holdfast,shortName=hfst
-// +kubebuilder:printcolumn:name="Source",type=string,JSONPath=`.spec.helm.chart`,description="Helm chart, if any"
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
+// +kubebuilder:printcolumn:name="Chart",type=string,JSONPath=`.spec.helm.chart`,description="Helm chart, if any"
 // +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.spec.helm.version`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 

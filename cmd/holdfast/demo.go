@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -25,6 +26,8 @@ type demoOptions struct {
 	keepRunning bool
 	probe       time.Duration
 	grace       time.Duration
+	skipHealth  bool
+	timeout     time.Duration
 }
 
 func newDemoCommand() *cobra.Command {
@@ -33,17 +36,25 @@ func newDemoCommand() *cobra.Command {
 		Use:   "demo",
 		Short: "Run a local fleet with the controller and show Holdfast at work",
 		Long: `Starts a hub and target control planes on this machine, runs the Holdfast controller
-against them and walks through what it does, printing the fleet after each step: the Clusters
-become Ready; a target's API server goes away and comes back; a kubeconfig Secret is broken and
-repaired. Every process is stopped at the end (or on SIGINT, with --keep-running).`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context(), cmd.OutOrStdout()) },
+against them and walks through what it does. Cluster health: the Clusters become Ready; a
+target's API server goes away and comes back; a kubeconfig Secret is broken and repaired.
+Deployment: the hello Helm chart is served on loopback (HTTP repository and OCI registry); a
+sample fleet of ServiceTemplates and MultiClusterServices is declared on the hub and deployed to
+the targets selected by label; the fleet table and what landed on each target are printed; a
+template change rolls out to every cluster and a selector change moves a service from one
+cluster to another. Every process is stopped at the end (or on SIGINT, with --keep-running).
+The controller logs only errors here; --log-level info shows its work.`,
+		Args:        cobra.NoArgs,
+		Annotations: map[string]string{defaultLogLevelAnnotation: "error"},
+		RunE:        func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context(), cmd.OutOrStdout()) },
 	}
 	cmd.Flags().IntVar(&o.clusters, "clusters", 2, "number of target clusters")
 	cmd.Flags().StringVar(&o.dir, "dir", "", "directory for kubeconfigs and control-plane data (default: a temporary one)")
 	cmd.Flags().BoolVar(&o.keepRunning, "keep-running", false, "keep the fleet running after the walk-through, until SIGINT")
 	cmd.Flags().DurationVar(&o.probe, "cluster-probe-interval", time.Second, "time between two health probes of a cluster")
 	cmd.Flags().DurationVar(&o.grace, "cluster-connection-grace", 5*time.Second, "how long failing probes keep a cluster Connected")
+	cmd.Flags().BoolVar(&o.skipHealth, "skip-cluster-health", false, "skip the API server outage and broken kubeconfig steps")
+	cmd.Flags().DurationVar(&o.timeout, "wait-timeout", 2*time.Minute, "how long to wait for the sample services at each step")
 	return cmd
 }
 
@@ -51,7 +62,10 @@ func (o *demoOptions) run(ctx context.Context, out io.Writer) (retErr error) {
 	if o.clusters < 1 {
 		return fmt.Errorf("--clusters must be at least 1")
 	}
+	begin := time.Now()
 	step := func(format string, args ...any) { fmt.Fprintf(out, "\n==> "+format+"\n", args...) }
+	var timings []timing
+	timed := func(what string, start time.Time) { timings = append(timings, timing{what, time.Since(start)}) }
 
 	step("Starting a hub and %d target clusters (etcd, kube-apiserver, kube-controller-manager each)", o.clusters)
 	start := time.Now()
@@ -63,7 +77,8 @@ func (o *demoOptions) run(ctx context.Context, out io.Writer) (retErr error) {
 		step("Stopping every control plane")
 		retErr = errors.Join(retErr, f.Stop())
 	}()
-	fmt.Fprintf(out, "Control planes up in %s; hub kubeconfig: %s\n", time.Since(start).Round(time.Millisecond), f.HubKubeconfigPath())
+	fmt.Fprintf(out, "Control planes up in %s; hub kubeconfig: %s\n", since(start), f.HubKubeconfigPath())
+	timed("Control planes up", start)
 
 	step("Running the Holdfast controller against the hub (probe every %s, connection grace %s)", o.probe, o.grace)
 	stopController, err := startController(ctx, f, controller.Options{ProbeInterval: o.probe, ConnectionGrace: o.grace})
@@ -75,56 +90,37 @@ func (o *demoOptions) run(ctx context.Context, out io.Writer) (retErr error) {
 	if err := waitClustersReady(ctx, f, 2*time.Minute); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "Every Cluster Ready %s after the controller started\n", time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(out, "Every Cluster Ready %s after the controller started\n", since(start))
+	timed("Clusters Ready", start)
 	if err := o.printFleet(ctx, out, f); err != nil {
 		return err
 	}
 
-	last := f.Targets[len(f.Targets)-1]
-	key := client.ObjectKey{Namespace: f.Namespace, Name: last.Name()}
-	step("Outage: stopping the API server of %s", last.Name())
-	start = time.Now()
-	if err := last.StopAPIServer(); err != nil {
+	if !o.skipHealth {
+		step("Cluster health: an API server outage and a broken kubeconfig")
+		start = time.Now()
+		if err := o.clusterHealth(ctx, out, f); err != nil {
+			return err
+		}
+		timed("Cluster health (outage, broken kubeconfig)", start)
+	}
+
+	d, err := newServiceDemo(ctx, out, f, step, o.timeout)
+	if err != nil {
 		return err
 	}
-	if err := waitConnected(ctx, f, key, metav1.ConditionFalse); err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "%s reported not Connected %s after the outage began (grace %s)\n", last.Name(), time.Since(start).Round(time.Millisecond), o.grace)
-	if err := o.printFleet(ctx, out, f); err != nil {
+	defer d.close()
+	if err := d.run(ctx, timed); err != nil {
 		return err
 	}
 
-	step("Recovery: starting the API server of %s again", last.Name())
-	start = time.Now()
-	if err := last.StartAPIServer(ctx); err != nil {
-		return err
+	step("Timings")
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	for _, t := range timings {
+		fmt.Fprintf(tw, "%s\t%s\n", t.what, roundDuration(t.took))
 	}
-	if err := waitConnected(ctx, f, key, metav1.ConditionTrue); err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "%s Connected again %s later, with no restart of anything\n", last.Name(), time.Since(start).Round(time.Millisecond))
-
-	first := f.Targets[0]
-	key = client.ObjectKey{Namespace: f.Namespace, Name: first.Name()}
-	step("Bad input: replacing the kubeconfig in Secret %s with something that is not one", fleet.KubeconfigSecretName(first.Name()))
-	if err := setKubeconfig(ctx, f, first.Name(), []byte("this is not a kubeconfig")); err != nil {
-		return err
-	}
-	if err := waitConnected(ctx, f, key, metav1.ConditionFalse); err != nil {
-		return err
-	}
-	if err := o.printFleet(ctx, out, f); err != nil {
-		return err
-	}
-	step("Repair: restoring the kubeconfig")
-	if err := setKubeconfig(ctx, f, first.Name(), first.Kubeconfig()); err != nil {
-		return err
-	}
-	if err := waitClustersReady(ctx, f, time.Minute); err != nil {
-		return err
-	}
-	if err := o.printFleet(ctx, out, f); err != nil {
+	fmt.Fprintf(tw, "Total, before stopping\t%s\n", since(begin))
+	if err := tw.Flush(); err != nil {
 		return err
 	}
 
@@ -133,6 +129,71 @@ func (o *demoOptions) run(ctx context.Context, out io.Writer) (retErr error) {
 		<-ctx.Done()
 	}
 	return nil
+}
+
+type timing struct {
+	what string
+	took time.Duration
+}
+
+// clusterHealth stops one target's API server until its Cluster is reported Unreachable, starts
+// it again, then breaks and repairs another target's kubeconfig Secret, one line per event.
+func (o *demoOptions) clusterHealth(ctx context.Context, out io.Writer, f *localfleet.Fleet) error {
+	last := f.Targets[len(f.Targets)-1]
+	key := client.ObjectKey{Namespace: f.Namespace, Name: last.Name()}
+	start := time.Now()
+	if err := last.StopAPIServer(); err != nil {
+		return err
+	}
+	if err := waitConnected(ctx, f, key, metav1.ConditionFalse); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "API server of %s stopped: %s after %s (grace %s)\n", last.Name(), connectedString(ctx, f, key), since(start), o.grace)
+	start = time.Now()
+	if err := last.StartAPIServer(ctx); err != nil {
+		return err
+	}
+	if err := waitConnected(ctx, f, key, metav1.ConditionTrue); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "API server of %s started again: %s after %s, with no restart of anything\n", last.Name(), connectedString(ctx, f, key), since(start))
+
+	first := f.Targets[0]
+	key = client.ObjectKey{Namespace: f.Namespace, Name: first.Name()}
+	start = time.Now()
+	if err := setKubeconfig(ctx, f, first.Name(), []byte("this is not a kubeconfig")); err != nil {
+		return err
+	}
+	if err := waitConnected(ctx, f, key, metav1.ConditionFalse); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "Secret %s replaced with garbage: %s after %s\n", fleet.KubeconfigSecretName(first.Name()), connectedString(ctx, f, key), since(start))
+	start = time.Now()
+	if err := setKubeconfig(ctx, f, first.Name(), first.Kubeconfig()); err != nil {
+		return err
+	}
+	if err := waitClustersReady(ctx, f, time.Minute); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "Secret %s restored: every Cluster Ready again after %s\n", fleet.KubeconfigSecretName(first.Name()), since(start))
+	return nil
+}
+
+// connectedString is the Cluster's Connected condition as "Connected=False (Reason: message)".
+func connectedString(ctx context.Context, f *localfleet.Fleet, key client.ObjectKey) string {
+	c := &holdfastv1.Cluster{}
+	if err := f.HubClient().Get(ctx, key, c); err != nil {
+		return fmt.Sprintf("Cluster unreadable: %v", err)
+	}
+	cond := findCondition(c.Status.Conditions, holdfastv1.ClusterConnectedCondition)
+	if cond == nil {
+		return "Connected unknown"
+	}
+	s := fmt.Sprintf("Connected=%s (%s", cond.Status, cond.Reason)
+	if cond.Message != "" {
+		s += ": " + truncate(cond.Message, 80)
+	}
+	return s + ")"
 }
 
 func (o *demoOptions) printFleet(ctx context.Context, out io.Writer, f *localfleet.Fleet) error {

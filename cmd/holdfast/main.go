@@ -27,6 +27,10 @@ func main() {
 	}
 }
 
+// defaultLogLevelAnnotation on a command replaces the default of --log-level for it: the demo
+// keeps the controller's info logs out of its walk-through unless asked for them.
+const defaultLogLevelAnnotation = "holdfast.dev/default-log-level"
+
 type rootOptions struct {
 	logLevel  string
 	logFormat string
@@ -40,6 +44,9 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if level, ok := cmd.Annotations[defaultLogLevelAnnotation]; ok && !cmd.Flags().Changed("log-level") {
+				o.logLevel = level
+			}
 			return o.setupLogging()
 		},
 	}

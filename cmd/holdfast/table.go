@@ -6,6 +6,9 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 )
@@ -58,4 +61,74 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n-1] + "…"
+}
+
+// printServiceStatuses writes one row per (cluster, service set, service) of the given
+// ClusterServiceStatuses.
+func printServiceStatuses(w io.Writer, statuses []*holdfastv1.ClusterServiceStatus, now time.Time) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "CLUSTER\tSERVICE SET\tSERVICE\tREADY\tREASON\tOBJECTS\tIN SYNC\tREVISION\tLAST FULL RECONCILE\tMESSAGE")
+	for _, css := range statuses {
+		last := "-"
+		if t := css.Status.LastFullReconcileTime; t != nil {
+			last = now.Sub(t.Time).Round(time.Second).String() + " ago"
+		}
+		if len(css.Status.Services) == 0 {
+			ready := findCondition(css.Status.Conditions, holdfastv1.ReadyCondition)
+			status, reason, msg := "Unknown", "-", ""
+			if ready != nil {
+				status, reason, msg = string(ready.Status), ready.Reason, ready.Message
+			}
+			fmt.Fprintf(tw, "%s\t%s\t-\t%s\t%s\t%d\t%d\t-\t%s\t%s\n", css.Spec.Cluster, css.Spec.MultiClusterService,
+				status, reason, css.Status.ResourceCount, css.Status.InSyncCount, last, orDash(truncate(msg, 60)))
+			continue
+		}
+		for _, s := range css.Status.Services {
+			inSync := 0
+			for _, r := range css.Status.Resources {
+				if r.Service == s.Name && r.State == holdfastv1.ResourceInSync {
+					inSync++
+				}
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", css.Spec.Cluster, css.Spec.MultiClusterService, s.Name,
+				s.Ready, orDash(s.Reason), s.Objects, inSync, shortDigest(s.Revision), last, orDash(truncate(s.Message, 60)))
+		}
+	}
+	return tw.Flush()
+}
+
+// printServiceSets writes the MultiClusterServices' summaries.
+func printServiceSets(w io.Writer, sets []*holdfastv1.MultiClusterService) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SERVICE SET\tSELECTOR\tMODE\tREADY\tREASON\tMATCHING\tREADY CLUSTERS\tFAILED")
+	for _, m := range sets {
+		status, reason := "Unknown", "-"
+		if c := findCondition(m.Status.Conditions, holdfastv1.ReadyCondition); c != nil {
+			status, reason = string(c.Status), c.Reason
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\n", m.Name, selectorString(m.Spec.ClusterSelector), orDash(string(m.Spec.SyncMode)),
+			status, reason, m.Status.MatchingClusters, m.Status.ReadyClusters, m.Status.FailedClusters)
+	}
+	return tw.Flush()
+}
+
+// selectorString renders a cluster selector as kubectl would, plus its namespaces.
+func selectorString(sel holdfastv1.ClusterSelector) string {
+	s := metav1.FormatLabelSelector(&sel.LabelSelector)
+	if s == "<none>" {
+		s = "(every cluster)"
+	}
+	if len(sel.Namespaces) > 0 {
+		s += " in " + strings.Join(sel.Namespaces, ",")
+	}
+	return s
+}
+
+// shortDigest shortens "sha256:<hex>" to its first 8 hex digits.
+func shortDigest(d string) string {
+	d = strings.TrimPrefix(d, "sha256:")
+	if len(d) > 8 {
+		d = d[:8]
+	}
+	return orDash(d)
 }

@@ -24,6 +24,7 @@ import (
 	"holdfast.dev/holdfast/internal/controller/clusterservicestatus"
 	"holdfast.dev/holdfast/internal/controller/index"
 	"holdfast.dev/holdfast/internal/controller/multiclusterservice"
+	"holdfast.dev/holdfast/internal/controller/servicetemplate"
 	"holdfast.dev/holdfast/internal/fleet"
 	"holdfast.dev/holdfast/internal/render"
 	"holdfast.dev/holdfast/internal/render/helm"
@@ -142,6 +143,11 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 	}
 	if opts.Charts == nil {
 		opts.Charts = helm.New(helm.Options{})
+	}
+	if err := (&servicetemplate.Reconciler{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Charts: opts.Charts,
+	}).SetupWithManager(mgr, ctrlOpts); err != nil {
+		return nil, nil, fmt.Errorf("setting up the ServiceTemplate controller: %w", err)
 	}
 	if err := (&clusterservicestatus.Reconciler{
 		Client:    mgr.GetClient(),

@@ -2,6 +2,9 @@
 // the machine they ran on) and prints it as Markdown tables, so that a run's output can be pasted
 // into bench/RESULTS.md as it is.
 //
+// It also counts the requests a Kubernetes client sends (RequestCounter wraps an
+// http.RoundTripper), so that benchmarks can report what the controller asked of each API server.
+//
 // It reads /proc rather than asking the Go runtime because most of what the benchmarks measure
 // runs in child processes (etcd, kube-apiserver, kube-controller-manager), and because RSS is
 // what an operator sizing a machine or a pod limit sees. It is Linux-only, like the sandbox.

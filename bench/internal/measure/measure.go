@@ -17,23 +17,29 @@ import (
 const userHZ = 100
 
 // RSS returns a process's resident set size (VmRSS) in bytes.
-func RSS(pid int) (int64, error) {
+func RSS(pid int) (int64, error) { return statusKiB(pid, "VmRSS") }
+
+// PeakRSS returns the highest resident set size a process has had so far (VmHWM) in bytes.
+func PeakRSS(pid int) (int64, error) { return statusKiB(pid, "VmHWM") }
+
+// statusKiB reads a field given in kB from /proc/<pid>/status, in bytes.
+func statusKiB(pid int, field string) (int64, error) {
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, fmt.Errorf("reading the status of pid %d: %w", pid, err)
 	}
 	for line := range strings.Lines(string(status)) {
-		rest, ok := strings.CutPrefix(line, "VmRSS:")
+		rest, ok := strings.CutPrefix(line, field+":")
 		if !ok {
 			continue
 		}
 		kib, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
 		if err != nil {
-			return 0, fmt.Errorf("parsing VmRSS of pid %d: %w", pid, err)
+			return 0, fmt.Errorf("parsing %s of pid %d: %w", field, pid, err)
 		}
 		return kib << 10, nil
 	}
-	return 0, fmt.Errorf("pid %d has no VmRSS (a zombie?)", pid)
+	return 0, fmt.Errorf("pid %d has no %s (a zombie?)", pid, field)
 }
 
 // CPUTime returns the user plus system CPU time a process has used, with a resolution of

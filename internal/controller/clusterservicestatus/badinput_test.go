@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 )
@@ -150,4 +151,32 @@ func TestMissingConfigMapAppearsLater(t *testing.T) {
 		Data: map[string]string{"all.yaml": strings.TrimSpace(configMaps(ns, "late"))}})
 	expectReady(t, name, "cluster-1")
 	eventually(t, func(g Gomega) { getConfigMap(g, "cluster-1", ns, "late") })
+}
+
+// TestTemplateStatus: a template reports on itself whether its source is usable.
+func TestTemplateStatus(t *testing.T) {
+	name := objName(t, "")
+	cases := map[string]struct {
+		spec   holdfastv1.ServiceTemplateSpec
+		status metav1.ConditionStatus
+		reason string
+	}{
+		"chart":          {holdfastv1.ServiceTemplateSpec{Helm: &holdfastv1.HelmSource{RepoURL: repo.URL(), Chart: "hello", Version: "1.x"}}, metav1.ConditionTrue, holdfastv1.SourceAvailableReason},
+		"missing-chart":  {holdfastv1.ServiceTemplateSpec{Helm: &holdfastv1.HelmSource{RepoURL: repo.URL(), Chart: "nope"}}, metav1.ConditionFalse, "ChartNotFound"},
+		"missing-cm":     {holdfastv1.ServiceTemplateSpec{Resources: []holdfastv1.ManifestReference{{Kind: holdfastv1.ManifestSourceConfigMap, Name: "absent"}}}, metav1.ConditionFalse, holdfastv1.SourceNotFoundReason},
+		"invalid-inline": {holdfastv1.ServiceTemplateSpec{Inline: "kind: [\n"}, metav1.ConditionFalse, "InvalidYAML"},
+		"valid-inline":   {holdfastv1.ServiceTemplateSpec{Inline: configMaps("tpl-ns", "tpl-cm")}, metav1.ConditionTrue, holdfastv1.SourceAvailableReason},
+	}
+	for suffix, c := range cases {
+		createTemplate(t, name+"-"+suffix, c.spec)
+	}
+	for suffix, c := range cases {
+		eventually(t, func(g Gomega) {
+			tpl := &holdfastv1.ServiceTemplate{}
+			g.Expect(hub.Get(t.Context(), client.ObjectKey{Namespace: templateNamespace, Name: name + "-" + suffix}, tpl)).To(Succeed())
+			g.Expect(condition(tpl.Status.Conditions, holdfastv1.ReadyCondition).Status).To(Equal(c.status), "%s: %+v", suffix, tpl.Status.Conditions)
+			source := condition(tpl.Status.Conditions, holdfastv1.SourceAvailableCondition)
+			g.Expect(source.Reason).To(Equal(c.reason), "%s: %s", suffix, source.Message)
+		})
+	}
 }

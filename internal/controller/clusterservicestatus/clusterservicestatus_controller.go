@@ -164,8 +164,13 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 			return ctrl.Result{}, err
 		}
 	}
+	before := css.DeepCopy()
 	if controllerutil.RemoveFinalizer(css, holdfastv1.CleanupFinalizer) {
-		if err := r.Client.Update(ctx, css); client.IgnoreNotFound(err) != nil {
+		// A patch, not an update: the object may have changed since it was read, and only the
+		// finalizer is ours to remove.
+		if err := r.Client.Patch(ctx, css, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); apierrors.IsConflict(err) {
+			return ctrl.Result{RequeueAfter: time.Second}, nil
+		} else if client.IgnoreNotFound(err) != nil {
 			return ctrl.Result{}, fmt.Errorf("removing the finalizer of ClusterServiceStatus %s: %w", klog.KObj(css), err)
 		}
 	}

@@ -1,0 +1,661 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/chartserver"
+	"holdfast.dev/holdfast/internal/controller"
+	"holdfast.dev/holdfast/internal/localfleet"
+	"holdfast.dev/holdfast/internal/naming"
+)
+
+// serviceDemo walks through deploying the sample fleet (demo_samples.go) to the sandbox targets
+// and reads back from each target what landed there.
+type serviceDemo struct {
+	out     io.Writer
+	f       *localfleet.Fleet
+	hub     client.Client
+	targets map[string]client.Client
+	// clusters are the registered Clusters, in target order.
+	clusters []holdfastv1.Cluster
+	step     func(format string, args ...any)
+	timeout  time.Duration
+
+	// The chart servers live as long as the demo: the controller may fetch again at any time.
+	repo     *chartserver.Repo
+	registry *chartserver.Registry
+	chartRef string
+}
+
+func newServiceDemo(ctx context.Context, out io.Writer, f *localfleet.Fleet, step func(string, ...any), timeout time.Duration) (*serviceDemo, error) {
+	d := &serviceDemo{out: out, f: f, hub: f.HubClient(), targets: map[string]client.Client{}, step: step, timeout: timeout}
+	scheme, err := controller.Scheme()
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range f.Targets {
+		c, err := client.New(t.RESTConfig(), client.Options{Scheme: scheme})
+		if err != nil {
+			return nil, fmt.Errorf("building a client of target %s: %w", t.Name(), err)
+		}
+		d.targets[t.Name()] = c
+	}
+	clusters, err := f.Clusters(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range f.Targets {
+		i := slices.IndexFunc(clusters, func(c holdfastv1.Cluster) bool { return c.Name == t.Name() })
+		if i < 0 {
+			return nil, fmt.Errorf("target %s is not registered as a Cluster in %s", t.Name(), f.Namespace)
+		}
+		d.clusters = append(d.clusters, clusters[i])
+	}
+	return d, nil
+}
+
+// run is the deployment part of the demo. timed records how long each section took.
+func (d *serviceDemo) run(ctx context.Context, timed func(string, time.Time)) error {
+	d.step("Serving the hello Helm chart on loopback: an HTTP chart repository and an OCI registry")
+	start := time.Now()
+	if err := d.startChartServers(); err != nil {
+		return err
+	}
+	fmt.Fprintf(d.out, "HTTP chart repository: %s (hello %s)\n", d.repo.URL(), demoChartVersion)
+	fmt.Fprintf(d.out, "OCI registry:          %s (%s)\n", d.registry.URL(), d.chartRef)
+
+	d.step("Declaring the sample fleet on the hub")
+	if err := d.declare(ctx, d.repo.URL(), d.registry.URL()); err != nil {
+		return err
+	}
+	timed("Chart servers and declarations", start)
+
+	d.step("Waiting for every ClusterServiceStatus to be Ready")
+	start = time.Now()
+	want := d.expectedStatuses(envSelector(canaryStartEnv))
+	if err := d.waitStatuses(ctx, want, nil); err != nil {
+		return err
+	}
+	fmt.Fprintf(d.out, "All %d ClusterServiceStatuses Ready %s after the declarations\n", len(want), since(start))
+	timed("First deployment to all Ready", start)
+	if err := d.printFleet(ctx); err != nil {
+		return err
+	}
+
+	d.step("Reading back from each target cluster what Holdfast put there")
+	start = time.Now()
+	if err := d.printTargets(ctx); err != nil {
+		return err
+	}
+	timed("Reading back from the targets", start)
+
+	d.step("Change: adding %s=%s to the ConfigMap of ServiceTemplate %s/%s", webChangeKey, webChangeValue, demoTemplateNamespace, webTemplate)
+	start = time.Now()
+	if err := d.rollOutChange(ctx); err != nil {
+		return err
+	}
+	timed("Template change on every cluster", start)
+
+	d.step("Selection: promoting MultiClusterService %s from %s=%s to %s=%s", canarySet, envLabel, canaryStartEnv, envLabel, canaryPromotionEnv)
+	start = time.Now()
+	if err := d.promoteCanary(ctx); err != nil {
+		return err
+	}
+	timed("Selector change (add one cluster, withdraw another)", start)
+	return d.printFleet(ctx)
+}
+
+// startChartServers serves the hello chart from a loopback HTTP chart repository and a loopback
+// OCI registry.
+func (d *serviceDemo) startChartServers() error {
+	tgz, err := chartserver.Hello(demoChartVersion)
+	if err != nil {
+		return fmt.Errorf("packaging the hello chart: %w", err)
+	}
+	d.repo = chartserver.NewRepo()
+	if err := d.repo.Add(tgz); err != nil {
+		return fmt.Errorf("adding the hello chart to the chart repository: %w", err)
+	}
+	if d.registry, err = chartserver.NewRegistry(); err != nil {
+		return err
+	}
+	if d.chartRef, err = d.registry.Push(tgz); err != nil {
+		return fmt.Errorf("pushing the hello chart to the OCI registry: %w", err)
+	}
+	return nil
+}
+
+// close stops the chart servers.
+func (d *serviceDemo) close() {
+	if d.repo != nil {
+		d.repo.Close()
+	}
+	if d.registry != nil {
+		d.registry.Close()
+	}
+}
+
+// declare creates the template namespace, the ServiceTemplates and the MultiClusterServices, and
+// says what each one is.
+func (d *serviceDemo) declare(ctx context.Context, repoURL, registryURL string) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: demoTemplateNamespace}}
+	if err := d.hub.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating Namespace %s on the hub: %w", demoTemplateNamespace, err)
+	}
+	tw := tabwriter.NewWriter(d.out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "KIND\tNAME\tWHAT")
+	for _, t := range demoTemplates(repoURL, registryURL) {
+		if err := d.hub.Create(ctx, t); err != nil {
+			return fmt.Errorf("creating ServiceTemplate %s/%s: %w", t.Namespace, t.Name, err)
+		}
+		what := "inline manifests (Namespace, ConfigMap, Deployment), Go-templated with the cluster"
+		if h := t.Spec.Helm; h != nil {
+			what = fmt.Sprintf("Helm chart %s %s from %s", h.Chart, h.Version, h.RepoURL)
+		}
+		fmt.Fprintf(tw, "ServiceTemplate\t%s/%s\t%s\n", t.Namespace, t.Name, what)
+	}
+	for _, m := range demoServiceSets() {
+		if err := d.hub.Create(ctx, m); err != nil {
+			return fmt.Errorf("creating MultiClusterService %s: %w", m.Name, err)
+		}
+		services := make([]string, 0, len(m.Spec.Services))
+		for _, s := range m.Spec.Services {
+			services = append(services, fmt.Sprintf("%s (%s -> ns %s)", s.Name, s.Template.Name, s.Namespace))
+		}
+		fmt.Fprintf(tw, "MultiClusterService\t%s\tclusters %s: %s\n", m.Name, selectorString(m.Spec.ClusterSelector), strings.Join(services, ", "))
+	}
+	return tw.Flush()
+}
+
+// expectedStatuses names the ClusterServiceStatuses the sample fleet should have with the
+// canary on the clusters canary selects: the apps on every sandbox cluster, plus the canary.
+func (d *serviceDemo) expectedStatuses(canary holdfastv1.ClusterSelector) []string {
+	var names []string
+	for i := range d.clusters {
+		names = append(names, naming.StatusName(appsSet, d.clusters[i].Name))
+	}
+	for i := range d.clusters {
+		if selects(canary, &d.clusters[i]) {
+			names = append(names, naming.StatusName(canarySet, d.clusters[i].Name))
+		}
+	}
+	return names
+}
+
+func selects(sel holdfastv1.ClusterSelector, c *holdfastv1.Cluster) bool {
+	s, err := metav1.LabelSelectorAsSelector(&sel.LabelSelector)
+	return err == nil && s.Matches(labels.Set(c.Labels))
+}
+
+// waitStatuses waits until every status in ready exists and is Ready for the current generation
+// of its MultiClusterService, every status in gone is deleted, and every MultiClusterService's
+// summary is up to date. It prints progress whenever it changes.
+func (d *serviceDemo) waitStatuses(ctx context.Context, ready, gone []string) error {
+	return d.poll(ctx, func(ctx context.Context) (bool, string, error) {
+		statuses, sets, err := d.readStatuses(ctx)
+		if err != nil {
+			return false, "", err
+		}
+		done := true
+		var progress []string
+		for _, name := range ready {
+			css, ok := statuses[name]
+			state := "not created yet"
+			if ok {
+				state = readyString(css.Status.Conditions)
+				m, found := sets[css.Spec.MultiClusterService]
+				if !found || css.Status.ObservedGeneration != m.Generation {
+					state += " (reconciling)"
+					done = false
+				}
+			}
+			if !ok || !isReady(css.Status.Conditions) {
+				done = false
+			}
+			progress = append(progress, name+": "+state)
+		}
+		for _, name := range gone {
+			if css, ok := statuses[name]; ok {
+				done = false
+				state := "withdrawing"
+				if css.DeletionTimestamp.IsZero() {
+					state = readyString(css.Status.Conditions)
+				}
+				progress = append(progress, name+": "+state)
+			} else {
+				progress = append(progress, name+": gone")
+			}
+		}
+		for _, m := range sets {
+			// A set that matches no cluster (--clusters 1 after the promotion) is not Ready, and settled.
+			settled := m.Status.ObservedGeneration == m.Generation && m.Status.ReadyClusters == m.Status.MatchingClusters
+			if !settled || (m.Status.MatchingClusters > 0 && !isReady(m.Status.Conditions)) {
+				done = false
+			}
+		}
+		return done, strings.Join(progress, ", "), nil
+	})
+}
+
+// poll calls check until it reports done, printing its progress line whenever it changes. On
+// timeout it prints every ClusterServiceStatus's conditions, so what went wrong is on screen.
+func (d *serviceDemo) poll(ctx context.Context, check func(context.Context) (bool, string, error)) error {
+	start, last := time.Now(), ""
+	var lastErr error
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, d.timeout, true, func(ctx context.Context) (bool, error) {
+		done, progress, err := check(ctx)
+		if err != nil {
+			lastErr = err
+			return false, nil // the hub or a target may be busy; keep polling until the timeout
+		}
+		if progress != last {
+			fmt.Fprintf(d.out, "  %6s  %s\n", since(start), progress)
+			last = progress
+		}
+		return done, nil
+	})
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() == nil {
+		fmt.Fprintf(d.out, "\nGave up after %s. Conditions of every ClusterServiceStatus:\n", d.timeout)
+		if derr := d.printStatusDetails(context.WithoutCancel(ctx)); derr != nil {
+			err = errors.Join(err, derr)
+		}
+	}
+	return errors.Join(fmt.Errorf("waiting for the sample fleet (conditions above): %w", err), lastErr)
+}
+
+func (d *serviceDemo) readStatuses(ctx context.Context) (map[string]*holdfastv1.ClusterServiceStatus, map[string]*holdfastv1.MultiClusterService, error) {
+	cssList := &holdfastv1.ClusterServiceStatusList{}
+	if err := d.hub.List(ctx, cssList, client.InNamespace(d.f.Namespace)); err != nil {
+		return nil, nil, fmt.Errorf("listing ClusterServiceStatuses: %w", err)
+	}
+	mcsList := &holdfastv1.MultiClusterServiceList{}
+	if err := d.hub.List(ctx, mcsList); err != nil {
+		return nil, nil, fmt.Errorf("listing MultiClusterServices: %w", err)
+	}
+	statuses := map[string]*holdfastv1.ClusterServiceStatus{}
+	for i := range cssList.Items {
+		statuses[cssList.Items[i].Name] = &cssList.Items[i]
+	}
+	sets := map[string]*holdfastv1.MultiClusterService{}
+	for i := range mcsList.Items {
+		sets[mcsList.Items[i].Name] = &mcsList.Items[i]
+	}
+	return statuses, sets, nil
+}
+
+// printFleet prints one row per (cluster, service set, service), then the service sets.
+func (d *serviceDemo) printFleet(ctx context.Context) error {
+	statuses, sets, err := d.readStatuses(ctx)
+	if err != nil {
+		return err
+	}
+	order := map[string]int{}
+	for i := range d.clusters {
+		order[d.clusters[i].Name] = i
+	}
+	list := make([]*holdfastv1.ClusterServiceStatus, 0, len(statuses))
+	for _, css := range statuses {
+		list = append(list, css)
+	}
+	sort.Slice(list, func(i, j int) bool {
+		a, b := list[i], list[j]
+		if order[a.Spec.Cluster] != order[b.Spec.Cluster] {
+			return order[a.Spec.Cluster] < order[b.Spec.Cluster]
+		}
+		return a.Spec.MultiClusterService < b.Spec.MultiClusterService
+	})
+	fmt.Fprintln(d.out)
+	if err := printServiceStatuses(d.out, list, time.Now()); err != nil {
+		return err
+	}
+	names := make([]string, 0, len(sets))
+	for name := range sets {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	ordered := make([]*holdfastv1.MultiClusterService, 0, len(names))
+	for _, name := range names {
+		ordered = append(ordered, sets[name])
+	}
+	fmt.Fprintln(d.out)
+	return printServiceSets(d.out, ordered)
+}
+
+// printStatusDetails prints every condition and every object not in sync of every
+// ClusterServiceStatus, for when the fleet does not become Ready.
+func (d *serviceDemo) printStatusDetails(ctx context.Context) error {
+	statuses, _, err := d.readStatuses(ctx)
+	if err != nil {
+		return err
+	}
+	names := make([]string, 0, len(statuses))
+	for name := range statuses {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		css := statuses[name]
+		fmt.Fprintf(d.out, "%s/%s (observedGeneration %d)\n", css.Namespace, css.Name, css.Status.ObservedGeneration)
+		if len(css.Status.Conditions) == 0 {
+			fmt.Fprintln(d.out, "  no conditions yet")
+		}
+		for _, c := range css.Status.Conditions {
+			fmt.Fprintf(d.out, "  %s=%s reason=%s message=%q\n", c.Type, c.Status, c.Reason, c.Message)
+		}
+		for _, r := range css.Status.Resources {
+			if r.State != holdfastv1.ResourceInSync {
+				fmt.Fprintf(d.out, "  %s %s/%s (service %s): %s %s\n", r.Kind, r.Namespace, r.Name, r.Service, r.State, r.Message)
+			}
+		}
+	}
+	return nil
+}
+
+// managedObject is an object Holdfast put on a target, as read back from the target.
+type managedObject struct {
+	kind, namespace, name, owner, detail string
+}
+
+// printTargets reads the managed ConfigMaps and Deployments back from every target, with the
+// ReplicaSets kube-controller-manager made for the Deployments.
+func (d *serviceDemo) printTargets(ctx context.Context) error {
+	fmt.Fprintln(d.out, "Objects labelled "+holdfastv1.ManagedByLabel+"="+holdfastv1.ManagedByValue+", read with each target's own kubeconfig.")
+	fmt.Fprintln(d.out, "ReplicaSets are made by the target's kube-controller-manager; the sandbox has no kubelet, so pods stay Pending.")
+	for i := range d.clusters {
+		c := &d.clusters[i]
+		objects, err := d.readTarget(ctx, c.Name)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(d.out, "\n%s (%s)\n", c.Name, labelString(c.Labels))
+		tw := tabwriter.NewWriter(d.out, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "  KIND\tOBJECT\tSET/SERVICE\tCONTENT")
+		for _, o := range objects {
+			fmt.Fprintf(tw, "  %s\t%s/%s\t%s\t%s\n", o.kind, o.namespace, o.name, o.owner, o.detail)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *serviceDemo) readTarget(ctx context.Context, cluster string) ([]managedObject, error) {
+	c := d.targets[cluster]
+	managed := client.MatchingLabels{holdfastv1.ManagedByLabel: holdfastv1.ManagedByValue}
+	var objects []managedObject
+	cms := &corev1.ConfigMapList{}
+	if err := c.List(ctx, cms, managed); err != nil {
+		return nil, fmt.Errorf("listing ConfigMaps on %s: %w", cluster, err)
+	}
+	for i := range cms.Items {
+		cm := &cms.Items[i]
+		objects = append(objects, managedObject{"ConfigMap", cm.Namespace, cm.Name, ownerOf(cm), dataString(cm.Data)})
+	}
+	deployments := &appsv1.DeploymentList{}
+	if err := c.List(ctx, deployments, managed); err != nil {
+		return nil, fmt.Errorf("listing Deployments on %s: %w", cluster, err)
+	}
+	for i := range deployments.Items {
+		dep := &deployments.Items[i]
+		rs, err := d.replicaSetOf(ctx, c, dep)
+		if err != nil {
+			return nil, fmt.Errorf("on %s: %w", cluster, err)
+		}
+		detail := fmt.Sprintf("replicas %d -> ReplicaSet %s, %s created", ptrOr(dep.Spec.Replicas, 1), rs.Name, plural(rs.Status.Replicas, "pod", "pods"))
+		objects = append(objects, managedObject{"Deployment", dep.Namespace, dep.Name, ownerOf(dep), detail})
+	}
+	return objects, nil
+}
+
+// replicaSetOf waits for the ReplicaSet kube-controller-manager makes for a Deployment.
+func (d *serviceDemo) replicaSetOf(ctx context.Context, c client.Client, dep *appsv1.Deployment) (*appsv1.ReplicaSet, error) {
+	var found *appsv1.ReplicaSet
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		list := &appsv1.ReplicaSetList{}
+		if err := c.List(ctx, list, client.InNamespace(dep.Namespace)); err != nil {
+			return false, nil //nolint:nilerr // keep polling until the timeout
+		}
+		for i := range list.Items {
+			if ref := metav1.GetControllerOf(&list.Items[i]); ref != nil && ref.UID == dep.UID {
+				found = &list.Items[i]
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("waiting for the ReplicaSet of Deployment %s/%s: %w", dep.Namespace, dep.Name, err)
+	}
+	return found, nil
+}
+
+// rollOutChange edits the web template and waits until both clusters hold the new ConfigMap
+// key and their status objects report the new revision.
+func (d *serviceDemo) rollOutChange(ctx context.Context) error {
+	statuses, _, err := d.readStatuses(ctx)
+	if err != nil {
+		return err
+	}
+	before := map[string]string{}
+	for _, css := range statuses {
+		if css.Spec.MultiClusterService == appsSet {
+			before[css.Spec.Cluster] = serviceRevision(css, "web")
+		}
+	}
+	key := client.ObjectKey{Namespace: demoTemplateNamespace, Name: webTemplate}
+	tpl := &holdfastv1.ServiceTemplate{}
+	if err := d.hub.Get(ctx, key, tpl); err != nil {
+		return fmt.Errorf("reading ServiceTemplate %s: %w", key, err)
+	}
+	tpl.Spec.Inline = webManifestsChanged()
+	start := time.Now()
+	if err := d.hub.Update(ctx, tpl); err != nil {
+		return fmt.Errorf("updating ServiceTemplate %s: %w", key, err)
+	}
+	seen := map[string]time.Duration{}
+	err = d.poll(ctx, func(ctx context.Context) (bool, string, error) {
+		statuses, _, err := d.readStatuses(ctx)
+		if err != nil {
+			return false, "", err
+		}
+		done := true
+		var progress []string
+		for i := range d.clusters {
+			name := d.clusters[i].Name
+			if _, ok := seen[name]; !ok {
+				cm := &corev1.ConfigMap{}
+				err := d.targets[name].Get(ctx, client.ObjectKey{Namespace: demoAppNamespace, Name: webSettingsName}, cm)
+				if err == nil && cm.Data[webChangeKey] == webChangeValue {
+					seen[name] = time.Since(start)
+				}
+			}
+			state := "waiting"
+			if t, ok := seen[name]; ok {
+				state = fmt.Sprintf("ConfigMap updated, seen after %s", t.Round(time.Millisecond))
+			} else {
+				done = false
+			}
+			css := statuses[naming.StatusName(appsSet, name)]
+			if css == nil || serviceRevision(css, "web") == before[name] || !isReady(css.Status.Conditions) {
+				done = false
+			} else {
+				state += ", status Ready at the new revision"
+			}
+			progress = append(progress, name+": "+state)
+		}
+		return done, strings.Join(progress, "; "), nil
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(d.out)
+	tw := tabwriter.NewWriter(d.out, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "CLUSTER\tCONFIGMAP %s/%s\tWEB REVISION\n", demoAppNamespace, webSettingsName)
+	statuses, _, err = d.readStatuses(ctx)
+	if err != nil {
+		return err
+	}
+	for i := range d.clusters {
+		name := d.clusters[i].Name
+		cm := &corev1.ConfigMap{}
+		if err := d.targets[name].Get(ctx, client.ObjectKey{Namespace: demoAppNamespace, Name: webSettingsName}, cm); err != nil {
+			return fmt.Errorf("reading ConfigMap %s/%s on %s: %w", demoAppNamespace, webSettingsName, name, err)
+		}
+		after := ""
+		if css := statuses[naming.StatusName(appsSet, name)]; css != nil {
+			after = serviceRevision(css, "web")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s -> %s\n", name, dataString(cm.Data), shortDigest(before[name]), shortDigest(after))
+	}
+	return tw.Flush()
+}
+
+// promoteCanary moves the canary service set to the other environment: the clusters it starts
+// selecting get it, the ones it stops selecting have it withdrawn.
+func (d *serviceDemo) promoteCanary(ctx context.Context) error {
+	m := &holdfastv1.MultiClusterService{}
+	if err := d.hub.Get(ctx, client.ObjectKey{Name: canarySet}, m); err != nil {
+		return fmt.Errorf("reading MultiClusterService %s: %w", canarySet, err)
+	}
+	from, to := m.Spec.ClusterSelector, envSelector(canaryPromotionEnv)
+	m.Spec.ClusterSelector = to
+	start := time.Now()
+	if err := d.hub.Update(ctx, m); err != nil {
+		return fmt.Errorf("updating MultiClusterService %s: %w", canarySet, err)
+	}
+	var ready, gone, gainedBy, withdrawnFrom []string
+	for i := range d.clusters {
+		c := &d.clusters[i]
+		if selects(to, c) {
+			ready = append(ready, naming.StatusName(canarySet, c.Name))
+		}
+		if selects(from, c) && !selects(to, c) {
+			gone = append(gone, naming.StatusName(canarySet, c.Name))
+			withdrawnFrom = append(withdrawnFrom, c.Name)
+		}
+		if selects(to, c) && !selects(from, c) {
+			gainedBy = append(gainedBy, c.Name)
+		}
+	}
+	if err := d.waitStatuses(ctx, ready, gone); err != nil {
+		return err
+	}
+	// The status objects are deleted once the withdrawal is done; check the targets agree.
+	canaryCM := client.ObjectKey{Namespace: "default", Name: "canary-hello"}
+	for i := range d.clusters {
+		c := &d.clusters[i]
+		err := d.targets[c.Name].Get(ctx, canaryCM, &corev1.ConfigMap{})
+		switch {
+		case err == nil && selects(to, c):
+			fmt.Fprintf(d.out, "%s: ConfigMap %s present (canary deployed)\n", c.Name, canaryCM)
+		case apierrors.IsNotFound(err) && !selects(to, c):
+			fmt.Fprintf(d.out, "%s: ConfigMap %s gone (canary withdrawn)\n", c.Name, canaryCM)
+		case err != nil && !apierrors.IsNotFound(err):
+			return fmt.Errorf("reading ConfigMap %s on %s: %w", canaryCM, c.Name, err)
+		default:
+			return fmt.Errorf("ConfigMap %s on %s: present=%t, but the canary selects the cluster: %t", canaryCM, c.Name, err == nil, selects(to, c))
+		}
+	}
+	fmt.Fprintf(d.out, "The canary moved %s after the selector change: deployed to %s, withdrawn from %s\n",
+		since(start), orDash(strings.Join(gainedBy, ",")), orDash(strings.Join(withdrawnFrom, ",")))
+	return nil
+}
+
+func serviceRevision(css *holdfastv1.ClusterServiceStatus, service string) string {
+	for _, s := range css.Status.Services {
+		if s.Name == service {
+			return s.Revision
+		}
+	}
+	return ""
+}
+
+func isReady(conds []metav1.Condition) bool {
+	c := findCondition(conds, holdfastv1.ReadyCondition)
+	return c != nil && c.Status == metav1.ConditionTrue
+}
+
+// readyString is "Ready" or the Ready condition's reason.
+func readyString(conds []metav1.Condition) string {
+	c := findCondition(conds, holdfastv1.ReadyCondition)
+	switch {
+	case c == nil:
+		return "no conditions yet"
+	case c.Status == metav1.ConditionTrue:
+		return "Ready"
+	default:
+		return string(c.Status) + " (" + c.Reason + ")"
+	}
+}
+
+func findCondition(conds []metav1.Condition, t string) *metav1.Condition {
+	for i := range conds {
+		if conds[i].Type == t {
+			return &conds[i]
+		}
+	}
+	return nil
+}
+
+func ownerOf(o client.Object) string {
+	l := o.GetLabels()
+	return orDash(l[holdfastv1.OwnerLabel]) + "/" + orDash(l[holdfastv1.ServiceLabel])
+}
+
+func dataString(data map[string]string) string {
+	keys := make([]string, 0, len(data))
+	for k := range data {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s=%q", k, data[k]))
+	}
+	return strings.Join(parts, " ")
+}
+
+func ptrOr(p *int32, def int32) int32 {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+func since(t time.Time) string { return roundDuration(time.Since(t)).String() }
+
+// roundDuration keeps milliseconds below a second and tenths of a second above.
+func roundDuration(d time.Duration) time.Duration {
+	if d < time.Second {
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(100 * time.Millisecond)
+}
+
+func plural(n int32, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
