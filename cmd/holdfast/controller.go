@@ -11,6 +11,7 @@ import (
 
 	"holdfast.dev/holdfast/internal/controller"
 	clustercontroller "holdfast.dev/holdfast/internal/controller/cluster"
+	"holdfast.dev/holdfast/internal/fleet"
 )
 
 type controllerOptions struct {
@@ -25,7 +26,9 @@ func (o *controllerOptions) addFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.manager.LeaderElection, "leader-elect", false, "elect one active replica through a Lease on the hub")
 	fs.StringVar(&o.manager.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default: the controller's own)")
 	fs.StringVar(&o.manager.LeaderElectionID, "leader-election-id", "holdfast.dev", "name of the leader election Lease")
-	fs.IntVar(&o.manager.Concurrency, "cluster-concurrency", 10, "Clusters probed at once")
+	fs.IntVar(&o.manager.Concurrency, "concurrency", 10, "objects of each kind (Clusters, service sets, per-cluster deployments) reconciled at once")
+	fs.Float32Var(&o.manager.TargetQPS, "target-qps", fleet.DefaultQPS, "requests per second Holdfast may send to each target cluster")
+	fs.IntVar(&o.manager.TargetBurst, "target-burst", fleet.DefaultBurst, "burst of requests Holdfast may send to each target cluster")
 	fs.DurationVar(&o.manager.ProbeInterval, "cluster-probe-interval", clustercontroller.DefaultProbeInterval, "time between two health probes of a cluster")
 	fs.DurationVar(&o.manager.ConnectionGrace, "cluster-connection-grace", clustercontroller.DefaultConnectionGrace, "how long failing probes keep a cluster Connected after its last success")
 	fs.DurationVar(&o.manager.StatusHeartbeat, "cluster-status-heartbeat", clustercontroller.DefaultStatusHeartbeat, "longest time a healthy cluster's probe times go unwritten to status")

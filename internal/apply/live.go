@@ -23,9 +23,10 @@ type listKey struct {
 // Objects not found that way (new ones, relabelled ones, single ones) are read with a GET when
 // they are applied. Reads never count against "nothing written when nothing changed".
 func (r *run) readLive(ctx context.Context, items []*item) {
-	if len(r.opts.Labels) == 0 {
+	if len(r.listLabels()) == 0 {
 		return
 	}
+	assumeAbsent := len(r.opts.ClaimSelector) > 0 && !r.opts.DryRun
 	groups := map[listKey][]*item{}
 	var order []listKey
 	for _, it := range items {
@@ -40,7 +41,7 @@ func (r *run) readLive(ctx context.Context, items []*item) {
 	}
 	for _, k := range order {
 		g := groups[k]
-		if len(g) < 2 || ctx.Err() != nil {
+		if (len(g) < 2 && !assumeAbsent) || ctx.Err() != nil {
 			continue
 		}
 		found, err := r.list(ctx, k)
@@ -52,6 +53,8 @@ func (r *run) readLive(ctx context.Context, items []*item) {
 		for _, it := range g {
 			if live, ok := found[it.ref.Name]; ok {
 				it.live, it.liveKnown = live, true
+			} else if assumeAbsent {
+				it.live, it.liveKnown = nil, true
 			}
 		}
 	}
@@ -64,7 +67,7 @@ func (r *run) list(ctx context.Context, k listKey) (map[string]*unstructured.Uns
 	for {
 		l := &unstructured.UnstructuredList{}
 		l.SetGroupVersionKind(k.gvk.GroupVersion().WithKind(k.gvk.Kind + "List"))
-		opts := []client.ListOption{client.MatchingLabels(r.opts.Labels), client.Limit(listPageSize), client.Continue(cont)}
+		opts := []client.ListOption{client.MatchingLabels(r.listLabels()), client.Limit(listPageSize), client.Continue(cont)}
 		if k.namespace != "" {
 			opts = append(opts, client.InNamespace(k.namespace))
 		}
@@ -78,4 +81,12 @@ func (r *run) list(ctx context.Context, k listKey) (map[string]*unstructured.Uns
 			return found, nil
 		}
 	}
+}
+
+// listLabels selects the live objects to list: Options.ClaimSelector, or else Options.Labels.
+func (r *run) listLabels() map[string]string {
+	if len(r.opts.ClaimSelector) > 0 {
+		return r.opts.ClaimSelector
+	}
+	return r.opts.Labels
 }

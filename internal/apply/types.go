@@ -191,6 +191,12 @@ type Options struct {
 	// means it belongs to owner: it is reported as Conflict, never written, never pruned, and
 	// left out of the inventory. Claim is not called for objects that do not exist.
 	Claim func(live *unstructured.Unstructured) (owner string, ok bool)
+	// ClaimSelector, if set, are labels that every live object Claim could refuse carries
+	// (for example holdfast.dev/managed-by alone, without the owner). Live objects are then
+	// listed by it instead of Labels, and outside a dry run an object the list does not return
+	// is applied without reading it first: it is new, or unlabelled and claimable anyway. This
+	// saves one GET per new object on a first deployment.
+	ClaimSelector map[string]string
 	// Force re-applies every object even when the digests say it is unchanged (a manual or
 	// periodic full correction).
 	Force bool

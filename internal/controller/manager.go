@@ -48,6 +48,9 @@ type Options struct {
 	StatusHeartbeat time.Duration
 	// Clock is injectable for tests.
 	Clock clock.PassiveClock
+	// TargetQPS and TargetBurst limit the requests to each target cluster; fleet defaults when 0.
+	TargetQPS   float32
+	TargetBurst int
 	// TargetTransport, if set, wraps the HTTP transport of every target cluster's clients
 	// (benchmarks count requests with it).
 	TargetTransport func(cluster types.NamespacedName, rt http.RoundTripper) http.RoundTripper
@@ -107,6 +110,8 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 		Scheme:        scheme,
 		CacheSelector: labels.SelectorFromSet(labels.Set{holdfastv1.ManagedByLabel: holdfastv1.ManagedByValue}),
 		WrapTransport: opts.TargetTransport,
+		QPS:           opts.TargetQPS,
+		Burst:         opts.TargetBurst,
 	})
 	if err := mgr.Add(registry); err != nil {
 		return nil, nil, fmt.Errorf("adding the fleet registry: %w", err)

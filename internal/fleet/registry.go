@@ -21,13 +21,20 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 )
 
+// Default client-side rate limits per target cluster: enough to deploy a thousand objects in
+// a few seconds, well inside what an API server's priority and fairness admits from one client.
+const (
+	DefaultQPS   = 100
+	DefaultBurst = 300
+)
+
 // Options configure a Registry.
 type Options struct {
 	// Scheme knows the types controllers read and write on target clusters.
 	Scheme *runtime.Scheme
 	// ProbeTimeout bounds one health probe. Defaults to 10s.
 	ProbeTimeout time.Duration
-	// QPS and Burst limit each cluster's client. Default to 50 and 100.
+	// QPS and Burst limit each cluster's client. Default to DefaultQPS and DefaultBurst.
 	QPS   float32
 	Burst int
 	// CacheSelector restricts what the per-cluster caches hold, so that a cache grows with what
@@ -55,10 +62,10 @@ func NewRegistry(opts Options) *Registry {
 		opts.ProbeTimeout = 10 * time.Second
 	}
 	if opts.QPS == 0 {
-		opts.QPS = 50
+		opts.QPS = DefaultQPS
 	}
 	if opts.Burst == 0 {
-		opts.Burst = 100
+		opts.Burst = DefaultBurst
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Registry{opts: opts, ctx: ctx, cancel: cancel, conns: map[types.NamespacedName]*Connection{}}

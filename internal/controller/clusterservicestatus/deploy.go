@@ -137,10 +137,12 @@ func (r *Reconciler) applyOptions(ctx context.Context, s *scope, svc holdfastv1.
 			holdfastv1.ServiceLabel:   svc.Name,
 		},
 		Annotations: map[string]string{holdfastv1.OwnerAnnotation: s.mcs.Name},
-		Previous:    inventoryOf(prev, ""),
-		Prune:       true,
-		DryRun:      s.mcs.Spec.SyncMode == holdfastv1.SyncModeDryRun,
-		Claim:       r.claim(ctx, s),
+		// Claim refuses only objects another service set manages, and those carry this label.
+		ClaimSelector: map[string]string{holdfastv1.ManagedByLabel: holdfastv1.ManagedByValue},
+		Previous:      inventoryOf(prev, ""),
+		Prune:         true,
+		DryRun:        s.mcs.Spec.SyncMode == holdfastv1.SyncModeDryRun,
+		Claim:         r.claim(ctx, s),
 	}
 }
 
