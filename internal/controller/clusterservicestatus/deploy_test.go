@@ -361,3 +361,20 @@ spec:
 	NewWithT(t).Expect(targets["cluster-2"].Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "web"}, d)).To(Succeed())
 	NewWithT(t).Expect(d.Generation).To(Equal(gen))
 }
+
+func TestUnmatchPolicyLeave(t *testing.T) {
+	name, ns := objName(t, ""), objName(t, "ns")
+	createTemplate(t, name, holdfastv1.ServiceTemplateSpec{Inline: configMaps(ns, "a")})
+	mcs := createServiceSet(t, name, holdfastv1.MultiClusterServiceSpec{
+		ClusterSelector: selectEnv("dev"), UnmatchPolicy: holdfastv1.UnmatchLeave,
+		Services: []holdfastv1.Service{service("web", name, ns)},
+	})
+	expectReady(t, name, "cluster-1")
+	patchSelector(t, mcs, selectEnv("prod"))
+	expectReady(t, name, "cluster-2")
+	eventually(t, func(g Gomega) {
+		err := hub.Get(context.Background(), client.ObjectKey{Namespace: clusterNamespace, Name: name + ".cluster-1"}, &holdfastv1.ClusterServiceStatus{})
+		g.Expect(apiNotFound(err)).To(BeTrue(), "status object of the unselected cluster: %v", err)
+	})
+	consistently(t, 2*time.Second, func(g Gomega) { getConfigMap(g, "cluster-1", ns, "a") })
+}
