@@ -133,7 +133,7 @@ func startManager() error {
 	defer mgrMu.Unlock()
 	ctx, cancel := context.WithCancel(context.Background())
 	mgr, _, err := controller.NewManager(ctx, fl.Hub.RESTConfig(), controller.Options{
-		MetricsAddr: "0", HealthAddr: "0", ProbeInterval: 500 * time.Millisecond,
+		MetricsAddr: "0", HealthAddr: "0", ProbeInterval: 500 * time.Millisecond, ConnectionGrace: 2 * time.Second,
 		Clock: clk, SkipNameValidation: true,
 	})
 	if err != nil {
@@ -272,4 +272,9 @@ func expectReady(t *testing.T, mcs, cluster string) *holdfastv1.ClusterServiceSt
 		g.Expect(css.Status.Initialization.Provisioned).To(HaveValue(BeTrue()))
 	})
 	return css
+}
+
+// clusterKey is the key of a sandbox Cluster on the hub.
+func clusterKey(name string) client.ObjectKey {
+	return client.ObjectKey{Namespace: clusterNamespace, Name: name}
 }
