@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
@@ -19,6 +20,7 @@ import (
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/conditions"
+	"holdfast.dev/holdfast/internal/drift"
 	"holdfast.dev/holdfast/internal/fleet"
 	"holdfast.dev/holdfast/internal/naming"
 	"holdfast.dev/holdfast/internal/render"
@@ -52,6 +54,8 @@ type Reconciler struct {
 	// rechecking holds the keys sent to recheck; their next reconcile compares with the
 	// cluster even if no full reconcile is due.
 	rechecking sync.Map
+	// watches report changes to managed objects in ContinuousWithDriftDetection mode.
+	watches *drift.Watches
 }
 
 // +kubebuilder:rbac:groups=holdfast.dev,resources=clusterservicestatuses,verbs=get;list;watch;update;patch;delete
@@ -199,16 +203,35 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope) error {
 	return nil
 }
 
+// onDrift asks for a reconcile of the status object of the service set owning a changed object.
+// It runs on informer goroutines and never blocks.
+func (r *Reconciler) onDrift(cluster types.NamespacedName, c drift.Change) {
+	owner := c.Object.GetAnnotations()[holdfastv1.OwnerAnnotation]
+	if owner == "" {
+		return
+	}
+	r.enqueueRecheck(types.NamespacedName{Namespace: cluster.Namespace, Name: naming.StatusName(owner, cluster.Name)})
+}
+
+// enqueueRecheck reconciles a status object even if no full reconcile is due.
+func (r *Reconciler) enqueueRecheck(key types.NamespacedName) bool {
+	r.rechecking.Store(key, true)
+	css := &holdfastv1.ClusterServiceStatus{}
+	css.Namespace, css.Name = key.Namespace, key.Name
+	select {
+	case r.recheck <- event.TypedGenericEvent[*holdfastv1.ClusterServiceStatus]{Object: css}:
+		return true
+	default:
+		return false
+	}
+}
+
 // recheckTakenFrom asks for a reconcile of the status objects of the MultiClusterServices this
 // reconcile took objects from. It never blocks the reconcile.
 func (r *Reconciler) recheckTakenFrom(ctx context.Context, s *scope) {
 	for owner := range s.takenFrom {
-		css := &holdfastv1.ClusterServiceStatus{}
-		css.Namespace, css.Name = s.css.Namespace, naming.StatusName(owner, s.css.Spec.Cluster)
-		r.rechecking.Store(client.ObjectKeyFromObject(css), true)
-		select {
-		case r.recheck <- event.TypedGenericEvent[*holdfastv1.ClusterServiceStatus]{Object: css}:
-		default:
+		key := types.NamespacedName{Namespace: s.css.Namespace, Name: naming.StatusName(owner, s.css.Spec.Cluster)}
+		if !r.enqueueRecheck(key) {
 			ctrl.LoggerFrom(ctx).Info("Recheck queue full; the previous owner reports the conflict at its next reconcile", "owner", owner)
 		}
 	}

@@ -20,6 +20,7 @@ import (
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/conditions"
 	"holdfast.dev/holdfast/internal/controller/index"
+	"holdfast.dev/holdfast/internal/drift"
 )
 
 // SetupWithManager registers the controller and its watches; it needs package index's
@@ -31,6 +32,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		r.Clock = clock.RealClock{}
 	}
 	r.recheck = make(chan event.TypedGenericEvent[*holdfastv1.ClusterServiceStatus], 1024)
+	r.watches = &drift.Watches{OnChange: r.onDrift}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&holdfastv1.ClusterServiceStatus{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).

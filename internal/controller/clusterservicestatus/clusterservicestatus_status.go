@@ -279,6 +279,26 @@ func (r *Reconciler) recordTransitions(ctx context.Context, s *scope) {
 			changed += o.result.Changed
 		}
 	}
+	if s.correcting {
+		var corrected []string
+		for _, o := range s.services {
+			if o.result == nil {
+				continue
+			}
+			for _, r := range o.result.Objects {
+				if r.Action == apply.Created || r.Action == apply.Configured {
+					corrected = append(corrected, fmt.Sprintf("%s (%s)", r.Ref, map[apply.Action]string{apply.Created: "recreated", apply.Configured: "restored"}[r.Action]))
+				}
+			}
+		}
+		if len(corrected) > 0 {
+			log.Info("Drift corrected", "objects", corrected)
+			if r.Recorder != nil {
+				r.Recorder.Eventf(s.css, nil, corev1.EventTypeNormal, "DriftCorrected", "Correct", "%s", list(corrected))
+			}
+			changed = 0
+		}
+	}
 	if changed > 0 {
 		log.Info("Cluster changed", "objects", changed)
 		if r.Recorder != nil {

@@ -7,6 +7,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -81,6 +83,10 @@ func (r *Reconciler) reconcileDeploy(ctx context.Context, s *scope) (ctrl.Result
 	}
 	inventory = append(inventory, r.withdrawRemoved(ctx, s, applier, previous, declared)...)
 	s.resources = inventory
+	s.correcting = recheck && !changed && !due && s.requested == ""
+	if mcs.Spec.SyncMode == holdfastv1.SyncModeContinuousWithDriftDetection {
+		r.watchInventory(ctx, s)
+	}
 	s.ran = len(transient) == 0
 	if len(transient) > 0 {
 		return ctrl.Result{}, errors.Join(transient...)
@@ -293,4 +299,21 @@ func revisionOf(css *holdfastv1.ClusterServiceStatus, service string) string {
 		}
 	}
 	return ""
+}
+
+// watchInventory makes sure every kind in the inventory is watched on the cluster, so a change
+// to a managed object brings this status object back at once.
+func (r *Reconciler) watchInventory(ctx context.Context, s *scope) {
+	key := types.NamespacedName{Namespace: s.cluster.Namespace, Name: s.cluster.Name}
+	seen := map[schema.GroupVersionKind]bool{}
+	for _, rs := range s.resources {
+		gvk := schema.GroupVersionKind{Group: rs.Group, Version: rs.Version, Kind: rs.Kind}
+		if seen[gvk] || rs.Desired == "" {
+			continue
+		}
+		seen[gvk] = true
+		if err := r.watches.Ensure(ctx, key, s.conn.Cluster().GetCache(), gvk); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "Cannot watch managed objects; drift is found at the next full reconcile", "kind", gvk.String())
+		}
+	}
 }

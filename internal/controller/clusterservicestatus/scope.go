@@ -56,6 +56,9 @@ type scope struct {
 	// withdrawn counts objects of removed services deleted in this reconcile; withdrawErr is a
 	// failure to delete some.
 	withdrawErr error
+	// correcting is true when the reconcile was triggered by a change on the cluster and not by
+	// the declaration or a schedule: whatever it writes corrects drift.
+	correcting bool
 	// takenFrom names the MultiClusterServices whose objects this reconcile took over.
 	takenFrom map[string]bool
 }
