@@ -68,6 +68,59 @@ type ResourceStatus struct {
 	Owned string `json:"owned,omitempty"`
 }
 
+// DriftType says what happened to a managed object.
+// +kubebuilder:validation:Enum=Changed;Deleted
+type DriftType string
+
+const (
+	// DriftChanged: fields Holdfast applied have other values.
+	DriftChanged DriftType = "Changed"
+	// DriftDeleted: the object was deleted.
+	DriftDeleted DriftType = "Deleted"
+)
+
+// FieldChange is one field Holdfast applied whose value someone else changed.
+type FieldChange struct {
+	// Path in structured-merge-diff notation, e.g. `.spec.replicas`.
+	Path string `json:"path"`
+	// Old and New are JSON values, empty when the field is absent; Secret values are redacted.
+	// +optional
+	Old string `json:"old,omitempty"`
+	// +optional
+	New string `json:"new,omitempty"`
+}
+
+// DriftRecord is one drift Holdfast saw on the cluster.
+type DriftRecord struct {
+	ResourceRef `json:",inline"`
+	// Service that declares the object.
+	// +optional
+	Service string `json:"service,omitempty"`
+	// Type of drift.
+	Type DriftType `json:"type"`
+	// Fields that changed (for Changed), with old and new values.
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	Fields []FieldChange `json:"fields,omitempty"`
+	// Manager is the field manager that made the change, as the API server recorded it;
+	// empty when unknown (the API server does not record who deletes).
+	// +optional
+	Manager string `json:"manager,omitempty"`
+	// Operation (Update or Apply) and Subresource (e.g. scale) of the change.
+	// +optional
+	Operation string `json:"operation,omitempty"`
+	// +optional
+	Subresource string `json:"subresource,omitempty"`
+	// DetectedTime is when Holdfast saw the change.
+	DetectedTime metav1.Time `json:"detectedTime"`
+	// CorrectedTime is when Holdfast put the object back; empty while it is not.
+	// +optional
+	CorrectedTime *metav1.Time `json:"correctedTime,omitempty"`
+}
+
+// MaxDriftRecords bounds status.drifts.
+const MaxDriftRecords = 20
+
 // ServiceStatus is the state of one service on the cluster.
 type ServiceStatus struct {
 	// Name of the service.
@@ -152,6 +205,14 @@ type ClusterServiceStatusStatus struct {
 	// across controller restarts.
 	// +optional
 	LastFullReconcileTime *metav1.Time `json:"lastFullReconcileTime,omitempty"`
+	// Drifts are the latest drifts seen, newest first, at most MaxDriftRecords.
+	// +kubebuilder:validation:MaxItems=20
+	// +listType=atomic
+	// +optional
+	Drifts []DriftRecord `json:"drifts,omitempty"`
+	// DriftCount is how many drifts were seen in all.
+	// +optional
+	DriftCount int64 `json:"driftCount,omitempty"`
 	// LastHandledReconcileAt is the last value of the holdfast.dev/reconcile-requested-at
 	// annotation (on this object or its MultiClusterService) that a reconcile handled.
 	// +optional
@@ -168,6 +229,7 @@ type ClusterServiceStatusStatus struct {
 // +kubebuilder:printcolumn:name="Objects",type=integer,JSONPath=`.status.resourceCount`
 // +kubebuilder:printcolumn:name="In Sync",type=integer,JSONPath=`.status.inSyncCount`
 // +kubebuilder:printcolumn:name="Failed",type=integer,JSONPath=`.status.failedCount`
+// +kubebuilder:printcolumn:name="Drifts",type=integer,JSONPath=`.status.driftCount`
 // +kubebuilder:printcolumn:name="Mode",type=string,JSONPath=`.status.syncMode`,priority=1
 // +kubebuilder:printcolumn:name="Last Full",type=date,JSONPath=`.status.lastFullReconcileTime`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

@@ -42,7 +42,10 @@ Deployment: the hello Helm chart is served on loopback (HTTP repository and OCI 
 sample fleet of ServiceTemplates and MultiClusterServices is declared on the hub and deployed to
 the targets selected by label; the fleet table and what landed on each target are printed; a
 template change rolls out to every cluster and a selector change moves a service from one
-cluster to another. Every process is stopped at the end (or on SIGINT, with --keep-running).
+cluster to another. Drift: on one target, a value Holdfast set is edited, a managed object
+deleted and a Deployment scaled by hand, as other field managers; each is put back at once
+(sandbox-apps is in ContinuousWithDriftDetection mode), a label someone adds is left alone, and
+the DriftCorrected Events are printed. Every process is stopped at the end (or on SIGINT, with --keep-running).
 The controller logs only errors here; --log-level info shows its work.`,
 		Args:        cobra.NoArgs,
 		Annotations: map[string]string{defaultLogLevelAnnotation: "error"},
@@ -113,6 +116,13 @@ func (o *demoOptions) run(ctx context.Context, out io.Writer) (retErr error) {
 	if err := d.run(ctx, timed); err != nil {
 		return err
 	}
+
+	step("Drift: someone changes a cluster by hand")
+	start = time.Now()
+	if err := d.drift(ctx, timed); err != nil {
+		return err
+	}
+	timed("Drift section (3 changes corrected, 1 left alone, Events)", start)
 
 	step("Timings")
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)

@@ -125,7 +125,8 @@ func demoServiceSets() []*holdfastv1.MultiClusterService {
 					{Name: "web", Template: ref(webTemplate), Namespace: demoAppNamespace, Values: webOverrides},
 					{Name: "greeter", Template: ref(helloHTTPTemplate), Namespace: demoAppNamespace},
 				},
-				SyncMode:          holdfastv1.SyncModeContinuous,
+				// Changes made by hand on a cluster are put back at once (the demo's drift section).
+				SyncMode:          holdfastv1.SyncModeContinuousWithDriftDetection,
 				ReconcileInterval: &metav1.Duration{Duration: holdfastv1.DefaultReconcileInterval},
 			},
 		},

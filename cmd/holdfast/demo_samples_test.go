@@ -97,3 +97,13 @@ func TestSampleSelectors(t *testing.T) {
 		}
 	}
 }
+
+// The drift section changes sandbox-apps objects by hand and waits for them to be put back: only
+// ContinuousWithDriftDetection does that at once.
+func TestAppsSetCorrectsDrift(t *testing.T) {
+	for _, m := range demoServiceSets() {
+		if m.Name == appsSet && m.Spec.SyncMode != holdfastv1.SyncModeContinuousWithDriftDetection {
+			t.Errorf("%s syncMode = %s, want %s", appsSet, m.Spec.SyncMode, holdfastv1.SyncModeContinuousWithDriftDetection)
+		}
+	}
+}

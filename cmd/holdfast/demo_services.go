@@ -179,7 +179,7 @@ func (d *serviceDemo) declare(ctx context.Context, repoURL, registryURL string) 
 		for _, s := range m.Spec.Services {
 			services = append(services, fmt.Sprintf("%s (%s -> ns %s)", s.Name, s.Template.Name, s.Namespace))
 		}
-		fmt.Fprintf(tw, "MultiClusterService\t%s\tclusters %s: %s\n", m.Name, selectorString(m.Spec.ClusterSelector), strings.Join(services, ", "))
+		fmt.Fprintf(tw, "MultiClusterService\t%s\tclusters %s: %s; syncMode %s\n", m.Name, selectorString(m.Spec.ClusterSelector), strings.Join(services, ", "), m.Spec.SyncMode)
 	}
 	return tw.Flush()
 }

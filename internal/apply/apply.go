@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"encoding/base64"
 	"context"
 	"fmt"
 	"sync"
@@ -296,6 +297,7 @@ func (r *run) plan(desired []*unstructured.Unstructured) [numStages][]*item {
 		default:
 			utils.SetCommonMetadata([]*unstructured.Unstructured{obj}, r.opts.Labels, r.opts.Annotations)
 			utils.RemoveCABundleFromCRD(obj)
+			secretStringDataToData(obj)
 			if utils.IsCRD(obj) {
 				r.noteCRD(obj)
 			}
@@ -458,4 +460,28 @@ func logSummary(log logr.Logger, res *Result) {
 		}
 	}
 	log.Info("Applied object set", kv...)
+}
+
+// secretStringDataToData moves a Secret's stringData into data, base64-encoded, as the API
+// server would. stringData is write-only: applied as is, Holdfast would own fields the live
+// object never shows, so a change to the Secret's data could not be seen as drift.
+func secretStringDataToData(obj *unstructured.Unstructured) {
+	if obj.GetKind() != "Secret" || obj.GroupVersionKind().Group != "" {
+		return
+	}
+	sd, ok := obj.Object["stringData"].(map[string]any)
+	if !ok || len(sd) == 0 {
+		return
+	}
+	data, _ := obj.Object["data"].(map[string]any)
+	if data == nil {
+		data = map[string]any{}
+	}
+	for k, v := range sd {
+		if s, ok := v.(string); ok {
+			data[k] = base64.StdEncoding.EncodeToString([]byte(s))
+		}
+	}
+	obj.Object["data"] = data
+	delete(obj.Object, "stringData")
 }

@@ -21,6 +21,10 @@ type Change struct {
 	Object *unstructured.Unstructured
 	// Deleted is true when the object is gone.
 	Deleted bool
+	// Fields are the changed fields Holdfast applied (none for a deletion).
+	Fields []FieldChange
+	// Author made the change, as far as managedFields tell (unknown for a deletion).
+	Author Author
 }
 
 // Watches keeps one informer handler per (cluster cache, kind). It is safe for concurrent use.
@@ -62,7 +66,11 @@ func (w *Watches) Ensure(ctx context.Context, cluster types.NamespacedName, c ca
 			o, ok1 := oldObj.(*unstructured.Unstructured)
 			n, ok2 := newObj.(*unstructured.Unstructured)
 			if ok1 && ok2 && OwnedChanged(o, n) {
-				w.OnChange(cluster, Change{Object: n})
+				fields, err := Diff(o, n)
+				if err != nil {
+					ctrl.Log.WithName("drift").V(1).Info("Cannot diff a changed object", "error", err.Error())
+				}
+				w.OnChange(cluster, Change{Object: n, Fields: fields, Author: AuthorOf(n)})
 			}
 		},
 		DeleteFunc: func(obj any) {

@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/tools/events"
@@ -19,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/apply"
 	"holdfast.dev/holdfast/internal/conditions"
 	"holdfast.dev/holdfast/internal/drift"
 	"holdfast.dev/holdfast/internal/fleet"
@@ -56,6 +58,10 @@ type Reconciler struct {
 	rechecking sync.Map
 	// watches report changes to managed objects in ContinuousWithDriftDetection mode.
 	watches *drift.Watches
+	// pendingDrifts holds drifts seen by the watches, per status object, until its next
+	// reconcile records them.
+	pendingMu     sync.Mutex
+	pendingDrifts map[types.NamespacedName][]holdfastv1.DriftRecord
 }
 
 // +kubebuilder:rbac:groups=holdfast.dev,resources=clusterservicestatuses,verbs=get;list;watch;update;patch;delete
@@ -71,7 +77,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if err := r.Client.Get(ctx, req.NamespacedName, css); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	s := &scope{css: css, before: css.DeepCopy(), now: r.Clock.Now()}
+	s := &scope{css: css, before: css.DeepCopy(), now: r.Clock.Now(), drifts: r.takeDrifts(req.NamespacedName)}
 	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("multiClusterService", css.Spec.MultiClusterService, "cluster", css.Spec.Cluster))
 	defer func() {
 		if err := r.patchStatus(ctx, s); err != nil {
@@ -210,7 +216,45 @@ func (r *Reconciler) onDrift(cluster types.NamespacedName, c drift.Change) {
 	if owner == "" {
 		return
 	}
-	r.enqueueRecheck(types.NamespacedName{Namespace: cluster.Namespace, Name: naming.StatusName(owner, cluster.Name)})
+	key := types.NamespacedName{Namespace: cluster.Namespace, Name: naming.StatusName(owner, cluster.Name)}
+	rec := holdfastv1.DriftRecord{
+		ResourceRef:  fromRef(apply.RefOf(c.Object)),
+		Service:      c.Object.GetLabels()[holdfastv1.ServiceLabel],
+		Type:         holdfastv1.DriftChanged,
+		Manager:      c.Author.Manager,
+		Operation:    c.Author.Operation,
+		Subresource:  c.Author.Subresource,
+		DetectedTime: metav1.NewTime(r.Clock.Now()),
+	}
+	if c.Deleted {
+		rec.Type, rec.Manager, rec.Operation, rec.Subresource = holdfastv1.DriftDeleted, "", "", ""
+	}
+	for i, f := range c.Fields {
+		if i == 32 {
+			break
+		}
+		rec.Fields = append(rec.Fields, holdfastv1.FieldChange{Path: f.Path, Old: f.Old, New: f.New})
+	}
+	r.pendingMu.Lock()
+	if r.pendingDrifts == nil {
+		r.pendingDrifts = map[types.NamespacedName][]holdfastv1.DriftRecord{}
+	}
+	p := append(r.pendingDrifts[key], rec)
+	if len(p) > holdfastv1.MaxDriftRecords {
+		p = p[len(p)-holdfastv1.MaxDriftRecords:]
+	}
+	r.pendingDrifts[key] = p
+	r.pendingMu.Unlock()
+	r.enqueueRecheck(key)
+}
+
+// takeDrifts returns and forgets the drifts seen for a status object.
+func (r *Reconciler) takeDrifts(key types.NamespacedName) []holdfastv1.DriftRecord {
+	r.pendingMu.Lock()
+	defer r.pendingMu.Unlock()
+	d := r.pendingDrifts[key]
+	delete(r.pendingDrifts, key)
+	return d
 }
 
 // enqueueRecheck reconciles a status object even if no full reconcile is due.

@@ -43,6 +43,7 @@ func computeStatus(s *scope) {
 		st.ObservedGeneration = s.mcs.Generation
 	}
 	countResources(st)
+	recordDrifts(s)
 
 	setPaused(s)
 	setClusterReady(s)
@@ -319,4 +320,39 @@ func (r *Reconciler) recordTransitions(ctx context.Context, s *scope) {
 		eventType = corev1.EventTypeWarning
 	}
 	r.Recorder.Eventf(s.css, nil, eventType, after.Reason, "Reconcile", "%s", after.Message)
+}
+
+// recordDrifts adds the drifts seen since the last reconcile to the bounded history, newest
+// first, each marked corrected when this reconcile put its object back in sync.
+func recordDrifts(s *scope) {
+	if len(s.drifts) == 0 {
+		return
+	}
+	st := &s.css.Status
+	inSync := map[holdfastv1.ResourceRef]bool{}
+	if s.deployed {
+		for _, rs := range st.Resources {
+			if rs.State == holdfastv1.ResourceInSync {
+				r := rs.ResourceRef
+				r.Version = ""
+				inSync[r] = true
+			}
+		}
+	}
+	now := metav1.NewTime(s.now)
+	fresh := make([]holdfastv1.DriftRecord, 0, len(s.drifts))
+	for i := len(s.drifts) - 1; i >= 0; i-- {
+		d := s.drifts[i]
+		r := d.ResourceRef
+		r.Version = ""
+		if inSync[r] {
+			d.CorrectedTime = &now
+		}
+		fresh = append(fresh, d)
+	}
+	st.DriftCount += int64(len(s.drifts))
+	st.Drifts = append(fresh, st.Drifts...)
+	if len(st.Drifts) > holdfastv1.MaxDriftRecords {
+		st.Drifts = st.Drifts[:holdfastv1.MaxDriftRecords]
+	}
 }

@@ -2,6 +2,8 @@ package clusterservicestatus_test
 
 import (
 	"context"
+	"encoding/base64"
+	"fmt"
 	"testing"
 	"time"
 
@@ -17,7 +19,8 @@ import (
 // a field Holdfast does not own, added by someone else, is left alone.
 func TestDriftIsCorrected(t *testing.T) {
 	name, ns := objName(t, ""), objName(t, "ns")
-	createTemplate(t, name, holdfastv1.ServiceTemplateSpec{Inline: configMaps(ns, "a", "b"), Templating: holdfastv1.TemplatingGoTemplate})
+	createTemplate(t, name, holdfastv1.ServiceTemplateSpec{Templating: holdfastv1.TemplatingGoTemplate,
+		Inline: configMaps(ns, "a", "b") + "---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\n  namespace: " + ns + "\nstringData:\n  password: declared-secret-value\n"})
 	createServiceSet(t, name, holdfastv1.MultiClusterServiceSpec{
 		ClusterSelector: selectEnv("dev"), SyncMode: holdfastv1.SyncModeContinuousWithDriftDetection,
 		Services: []holdfastv1.Service{service("web", name, ns)},
@@ -44,6 +47,42 @@ func TestDriftIsCorrected(t *testing.T) {
 		g.Expect(cm.Data).To(HaveKeyWithValue("cluster", "cluster-1"))
 		g.Expect(cm.Data).To(HaveKeyWithValue("extra", "theirs"))
 	})
+
+	t.Log("Each drift is recorded with the changed fields, the author and the correction")
+	eventually(t, func(g Gomega) {
+		css := statusOf(g, name, "cluster-1")
+		g.Expect(css.Status.Drifts).To(ContainElement(And(
+			HaveField("Name", "a"), HaveField("Type", holdfastv1.DriftDeleted), HaveField("CorrectedTime", Not(BeNil())))))
+		g.Expect(css.Status.Drifts).To(ContainElement(And(
+			HaveField("Name", "b"), HaveField("Type", holdfastv1.DriftChanged),
+			HaveField("Manager", "kubectl-edit"), HaveField("Operation", "Update"),
+			HaveField("Fields", ContainElement(holdfastv1.FieldChange{Path: ".data.cluster", Old: `"cluster-1"`, New: `"edited-by-hand"`})),
+			HaveField("CorrectedTime", Not(BeNil())))))
+		g.Expect(css.Status.DriftCount).To(BeNumerically(">=", 2))
+	})
+
+	t.Log("A Secret's changed value is restored and never shown")
+	eventually(t, func(g Gomega) {
+		sec := &corev1.Secret{}
+		g.Expect(c1.Get(ctx, client.ObjectKey{Namespace: ns, Name: "creds"}, sec)).To(Succeed())
+		sec.Data["password"] = []byte("hand-typed-secret-value")
+		g.Expect(c1.Update(ctx, sec, client.FieldOwner("kubectl-edit"))).To(Succeed())
+	})
+	eventually(t, func(g Gomega) {
+		sec := &corev1.Secret{}
+		g.Expect(c1.Get(ctx, client.ObjectKey{Namespace: ns, Name: "creds"}, sec)).To(Succeed())
+		g.Expect(string(sec.Data["password"])).To(Equal("declared-secret-value"))
+		css := statusOf(g, name, "cluster-1")
+		g.Expect(css.Status.Drifts).To(ContainElement(And(HaveField("Name", "creds"),
+			HaveField("Fields", ContainElement(HaveField("Path", ".data.password"))))))
+		text := fmt.Sprintf("%+v", css.Status)
+		g.Expect(text).NotTo(ContainSubstring("hand-typed-secret-value"))
+		g.Expect(text).NotTo(ContainSubstring("declared-secret-value"))
+		g.Expect(text).NotTo(ContainSubstring(base64.StdEncoding.EncodeToString([]byte("hand-typed-secret-value"))))
+	})
+	g := NewWithT(t)
+	g.Expect(logs.String()).NotTo(ContainSubstring("hand-typed-secret-value"))
+	g.Expect(logs.String()).NotTo(ContainSubstring(base64.StdEncoding.EncodeToString([]byte("hand-typed-secret-value"))))
 
 	t.Log("A label someone else adds is not drift: nothing is rewritten")
 	cm := &corev1.ConfigMap{}

@@ -59,6 +59,8 @@ type scope struct {
 	// correcting is true when the reconcile was triggered by a change on the cluster and not by
 	// the declaration or a schedule: whatever it writes corrects drift.
 	correcting bool
+	// drifts are the drifts seen since the last reconcile, oldest first.
+	drifts []holdfastv1.DriftRecord
 	// takenFrom names the MultiClusterServices whose objects this reconcile took over.
 	takenFrom map[string]bool
 }

@@ -1,0 +1,117 @@
+package drift
+
+import (
+	"encoding/json"
+	"sort"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"holdfast.dev/holdfast/internal/apply"
+)
+
+// Redacted replaces every value shown from a Secret.
+const Redacted = "<redacted>"
+
+// maxValue bounds a value shown in a field change.
+const maxValue = 256
+
+// FieldChange is one field Holdfast applied whose value someone else changed.
+type FieldChange struct {
+	// Path in structured-merge-diff notation, e.g. `.spec.replicas`.
+	Path string
+	// Old and New are JSON; "" when the field was absent. Secret values are Redacted.
+	Old, New string
+}
+
+// Author is who made a change, as far as the API server recorded it in managedFields.
+type Author struct {
+	// Manager is the field manager; "" when unknown (deletions are not attributed).
+	Manager string
+	// Operation is Update or Apply; Subresource is set for changes through one (scale, status).
+	Operation, Subresource string
+	// Time is the time of the manager's managedFields entry.
+	Time metav1.Time
+}
+
+// Diff returns the fields Holdfast owned in oldObj whose values differ in newObj, by path.
+func Diff(oldObj, newObj *unstructured.Unstructured) ([]FieldChange, error) {
+	before, _, err := apply.OwnedFields(oldObj, apply.FieldManager)
+	if err != nil {
+		return nil, err
+	}
+	// Read the same paths in the new object: give it the old object's field set for Holdfast.
+	probe := newObj.DeepCopy()
+	var mine []metav1.ManagedFieldsEntry
+	for _, e := range oldObj.GetManagedFields() {
+		if e.Manager == apply.FieldManager && e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == "" {
+			mine = append(mine, e)
+		}
+	}
+	probe.SetManagedFields(mine)
+	after, _, err := apply.OwnedFields(probe, apply.FieldManager)
+	if err != nil {
+		return nil, err
+	}
+	now := map[string]apply.FieldValue{}
+	for _, f := range after {
+		now[f.Path] = f
+	}
+	secret := newObj.GetKind() == "Secret" && newObj.GroupVersionKind().Group == ""
+	var out []FieldChange
+	for _, b := range before {
+		a := now[b.Path]
+		ov, nv := show(b, secret), show(a, secret)
+		if encode(b) == encode(a) {
+			continue
+		}
+		out = append(out, FieldChange{Path: b.Path, Old: ov, New: nv})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, nil
+}
+
+func encode(f apply.FieldValue) string {
+	if !f.Present {
+		return ""
+	}
+	b, err := json.Marshal(f.Value)
+	if err != nil {
+		return "?"
+	}
+	return string(b)
+}
+
+func show(f apply.FieldValue, secret bool) string {
+	v := encode(f)
+	if v == "" {
+		return ""
+	}
+	if secret {
+		return Redacted
+	}
+	if len(v) > maxValue {
+		v = v[:maxValue] + "…"
+	}
+	return v
+}
+
+// AuthorOf returns the manager that changed newObj most recently, other than Holdfast: the
+// managedFields entry with the latest time.
+func AuthorOf(newObj *unstructured.Unstructured) Author {
+	var best *metav1.ManagedFieldsEntry
+	entries := newObj.GetManagedFields()
+	for i := range entries {
+		e := &entries[i]
+		if e.Manager == apply.FieldManager || e.Time == nil {
+			continue
+		}
+		if best == nil || best.Time.Before(e.Time) {
+			best = e
+		}
+	}
+	if best == nil {
+		return Author{}
+	}
+	return Author{Manager: best.Manager, Operation: string(best.Operation), Subresource: best.Subresource, Time: *best.Time}
+}

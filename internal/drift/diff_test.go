@@ -1,0 +1,85 @@
+package drift
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+)
+
+func parse(t *testing.T, text string) *unstructured.Unstructured {
+	t.Helper()
+	m := map[string]any{}
+	if err := yaml.Unmarshal([]byte(strings.ReplaceAll(text, "\t", "  ")), &m); err != nil {
+		t.Fatal(err)
+	}
+	return &unstructured.Unstructured{Object: m}
+}
+
+const scaledBefore = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  managedFields:
+  - {manager: holdfast, operation: Apply, apiVersion: apps/v1, fieldsType: FieldsV1, time: "2026-11-23T10:00:00Z",
+     fieldsV1: {"f:spec": {"f:replicas": {}, "f:paused": {}}}}
+spec: {replicas: 2, paused: false}
+`
+
+// After a scale by another manager, the API server moved spec.replicas to that manager.
+const scaledAfter = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  managedFields:
+  - {manager: holdfast, operation: Apply, apiVersion: apps/v1, fieldsType: FieldsV1, time: "2026-11-23T10:00:00Z",
+     fieldsV1: {"f:spec": {"f:paused": {}}}}
+  - {manager: kube-controller-manager, operation: Update, apiVersion: apps/v1, fieldsType: FieldsV1, time: "2026-11-23T10:00:30Z",
+     subresource: status, fieldsV1: {"f:status": {"f:replicas": {}}}}
+  - {manager: kubectl, operation: Update, apiVersion: apps/v1, fieldsType: FieldsV1, time: "2026-11-23T10:05:00Z",
+     subresource: scale, fieldsV1: {"f:spec": {"f:replicas": {}}}}
+spec: {replicas: 5, paused: false}
+status: {replicas: 5}
+`
+
+func TestDiffAndAuthor(t *testing.T) {
+	changes, err := Diff(parse(t, scaledBefore), parse(t, scaledAfter))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(changes) != 1 || changes[0].Path != ".spec.replicas" || changes[0].Old != "2" || changes[0].New != "5" {
+		t.Fatalf("Diff = %+v, want one change .spec.replicas 2 -> 5", changes)
+	}
+	a := AuthorOf(parse(t, scaledAfter))
+	if a.Manager != "kubectl" || a.Operation != "Update" || a.Subresource != "scale" {
+		t.Fatalf("AuthorOf = %+v, want kubectl Update through scale", a)
+	}
+}
+
+func TestDiffRedactsSecrets(t *testing.T) {
+	before := parse(t, `apiVersion: v1
+kind: Secret
+metadata:
+  name: creds
+  managedFields:
+  - {manager: holdfast, operation: Apply, apiVersion: v1, fieldsType: FieldsV1, fieldsV1: {"f:data": {"f:password": {}}}}
+data: {password: c2VjcmV0LW9uZQ==}
+`)
+	after := before.DeepCopy()
+	after.Object["data"] = map[string]any{"password": "c2VjcmV0LXR3bw=="}
+	changes, err := Diff(before, after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(changes) != 1 || changes[0].Path != ".data.password" {
+		t.Fatalf("Diff = %+v, want the password path", changes)
+	}
+	for _, c := range changes {
+		for _, v := range []string{c.Old, c.New} {
+			if v != Redacted {
+				t.Fatalf("Secret value shown: %q", v)
+			}
+		}
+	}
+}
