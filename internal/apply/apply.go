@@ -1,8 +1,8 @@
 package apply
 
 import (
-	"encoding/base64"
 	"context"
+	"encoding/base64"
 	"fmt"
 	"sync"
 	"time"
