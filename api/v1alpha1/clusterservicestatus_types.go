@@ -111,11 +111,12 @@ type DriftRecord struct {
 	Operation string `json:"operation,omitempty"`
 	// +optional
 	Subresource string `json:"subresource,omitempty"`
-	// DetectedTime is when Holdfast saw the change.
-	DetectedTime metav1.Time `json:"detectedTime"`
+	// DetectedTime is when Holdfast saw the change, to the microsecond (latencies are
+	// sub-second).
+	DetectedTime metav1.MicroTime `json:"detectedTime"`
 	// CorrectedTime is when Holdfast put the object back; empty while it is not.
 	// +optional
-	CorrectedTime *metav1.Time `json:"correctedTime,omitempty"`
+	CorrectedTime *metav1.MicroTime `json:"correctedTime,omitempty"`
 }
 
 // MaxDriftRecords bounds status.drifts.

@@ -193,6 +193,7 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope) error {
 	if s.gone {
 		return nil
 	}
+	s.end = r.Clock.Now()
 	computeStatus(s)
 	r.recordTransitions(ctx, s)
 	// After the patch, so the previous owner reads a status that lists what we took.
@@ -224,7 +225,7 @@ func (r *Reconciler) onDrift(cluster types.NamespacedName, c drift.Change) {
 		Manager:      c.Author.Manager,
 		Operation:    c.Author.Operation,
 		Subresource:  c.Author.Subresource,
-		DetectedTime: metav1.NewTime(r.Clock.Now()),
+		DetectedTime: metav1.NewMicroTime(r.Clock.Now()),
 	}
 	if c.Deleted {
 		rec.Type, rec.Manager, rec.Operation, rec.Subresource = holdfastv1.DriftDeleted, "", "", ""

@@ -339,7 +339,7 @@ func recordDrifts(s *scope) {
 			}
 		}
 	}
-	now := metav1.NewTime(s.now)
+	now := metav1.NewMicroTime(s.end)
 	fresh := make([]holdfastv1.DriftRecord, 0, len(s.drifts))
 	for i := len(s.drifts) - 1; i >= 0; i-- {
 		d := s.drifts[i]

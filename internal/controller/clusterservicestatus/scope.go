@@ -35,6 +35,8 @@ type scope struct {
 	before *holdfastv1.ClusterServiceStatus
 	mcs    *holdfastv1.MultiClusterService
 	now    time.Time
+	// end is when the reconcile's work was done, just before the status is computed.
+	end time.Time
 
 	cluster        *holdfastv1.Cluster
 	conn           *fleet.Connection
