@@ -45,7 +45,8 @@ template change rolls out to every cluster and a selector change moves a service
 cluster to another. Drift: on one target, a value Holdfast set is edited, a managed object
 deleted and a Deployment scaled by hand, as other field managers; each is put back at once
 (sandbox-apps is in ContinuousWithDriftDetection mode), a label someone adds is left alone, and
-the DriftCorrected Events are printed. Every process is stopped at the end (or on SIGINT, with --keep-running).
+the DriftCorrected Events are printed. Every process is stopped at the end (or on SIGINT, with
+--keep-running).
 The controller logs only errors here; --log-level info shows its work.`,
 		Args:        cobra.NoArgs,
 		Annotations: map[string]string{defaultLogLevelAnnotation: "error"},
