@@ -14,7 +14,6 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -29,7 +28,7 @@ import (
 
 // The suite runs a hub and two targets with kube-controller-manager (cluster-1 is env=dev,
 // cluster-2 env=prod), a chart repository and an OCI registry on loopback, and the manager,
-// which tests may restart. The controllers' clock is fake and moves only when a test moves it.
+// which tests may restart. The controllers' clock runs at real speed; a test can move it hours ahead.
 const (
 	templateNamespace = "templates"
 	clusterNamespace  = localfleet.DefaultNamespace
@@ -41,7 +40,7 @@ var (
 	fl       *localfleet.Fleet
 	hub      client.Client
 	targets  = map[string]client.Client{}
-	clk      = clocktesting.NewFakePassiveClock(time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC))
+	clk      = &shiftedClock{}
 	repo     *chartserver.Repo
 	registry *chartserver.Registry
 	logs     = &testsupport.LogBuffer{}
@@ -277,4 +276,26 @@ func expectReady(t *testing.T, mcs, cluster string) *holdfastv1.ClusterServiceSt
 // clusterKey is the key of a sandbox Cluster on the hub.
 func clusterKey(name string) client.ObjectKey {
 	return client.ObjectKey{Namespace: clusterNamespace, Name: name}
+}
+
+// shiftedClock is the real clock shifted by an offset a test sets: time keeps passing (probes,
+// grace periods and backoff behave), and a test can jump hours ahead.
+type shiftedClock struct {
+	mu     sync.Mutex
+	offset time.Duration
+}
+
+func (c *shiftedClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Add(c.offset)
+}
+
+func (c *shiftedClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
+
+// SetTime moves the clock so that it reads t now.
+func (c *shiftedClock) SetTime(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.offset = time.Until(t)
 }
