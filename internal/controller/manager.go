@@ -81,6 +81,12 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 	if err != nil {
 		return nil, nil, err
 	}
+	if hub.QPS == 0 {
+		// client-go's default of 5 requests/s would queue status writes behind each other and
+		// slow every correction down; the hub is Holdfast's own management cluster.
+		hub = rest.CopyConfig(hub)
+		hub.QPS, hub.Burst = 50, 100
+	}
 	if opts.LeaderElectionID == "" {
 		opts.LeaderElectionID = "holdfast.dev"
 	}

@@ -3,6 +3,7 @@ package drift
 import (
 	"encoding/json"
 	"sort"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -61,7 +62,8 @@ func Diff(oldObj, newObj *unstructured.Unstructured) ([]FieldChange, error) {
 	var out []FieldChange
 	for _, b := range before {
 		a := now[b.Path]
-		ov, nv := show(b, secret), show(a, secret)
+		hide := secret && (strings.HasPrefix(b.Path, ".data") || strings.HasPrefix(b.Path, ".stringData"))
+		ov, nv := show(b, hide), show(a, hide)
 		if encode(b) == encode(a) {
 			continue
 		}
@@ -106,7 +108,10 @@ func AuthorOf(newObj *unstructured.Unstructured) Author {
 		if e.Manager == apply.FieldManager || e.Time == nil {
 			continue
 		}
-		if best == nil || best.Time.Before(e.Time) {
+		// managedFields times are to the second: on a tie, a change through the status
+		// subresource (controllers reporting) is the less likely author of drift.
+		if best == nil || best.Time.Before(e.Time) ||
+			(best.Time.Equal(e.Time) && best.Subresource == "status" && e.Subresource != "status") {
 			best = e
 		}
 	}

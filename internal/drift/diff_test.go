@@ -83,3 +83,31 @@ data: {password: c2VjcmV0LW9uZQ==}
 		}
 	}
 }
+
+func TestOwnCorrectionIsNoDiff(t *testing.T) {
+	// Holdfast re-applied: it owns spec.replicas again, with the declared value.
+	changes, err := Diff(parse(t, scaledAfter), parse(t, scaledBefore))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(changes) != 0 {
+		t.Fatalf("Diff of Holdfast's own correction = %+v, want none", changes)
+	}
+}
+
+func TestAuthorTiePrefersSpecOverStatus(t *testing.T) {
+	obj := parse(t, `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  managedFields:
+  - {manager: kube-controller-manager, operation: Update, apiVersion: apps/v1, fieldsType: FieldsV1, time: "2026-11-23T10:05:00Z",
+     subresource: status, fieldsV1: {"f:status": {"f:replicas": {}}}}
+  - {manager: kubectl, operation: Update, apiVersion: apps/v1, fieldsType: FieldsV1, time: "2026-11-23T10:05:00Z",
+     subresource: scale, fieldsV1: {"f:spec": {"f:replicas": {}}}}
+spec: {replicas: 5}
+`)
+	if a := AuthorOf(obj); a.Manager != "kubectl" {
+		t.Fatalf("AuthorOf = %+v, want kubectl", a)
+	}
+}

@@ -65,13 +65,18 @@ func (w *Watches) Ensure(ctx context.Context, cluster types.NamespacedName, c ca
 		UpdateFunc: func(oldObj, newObj any) {
 			o, ok1 := oldObj.(*unstructured.Unstructured)
 			n, ok2 := newObj.(*unstructured.Unstructured)
-			if ok1 && ok2 && OwnedChanged(o, n) {
-				fields, err := Diff(o, n)
-				if err != nil {
-					ctrl.Log.WithName("drift").V(1).Info("Cannot diff a changed object", "error", err.Error())
-				}
-				w.OnChange(cluster, Change{Object: n, Fields: fields, Author: AuthorOf(n)})
+			if !ok1 || !ok2 || !OwnedChanged(o, n) {
+				return
 			}
+			fields, err := Diff(o, n)
+			if err != nil {
+				ctrl.Log.WithName("drift").V(1).Info("Cannot diff a changed object", "error", err.Error())
+			} else if len(fields) == 0 {
+				// No field Holdfast owned before has another value: Holdfast took fields back
+				// (its own correction), which is not drift.
+				return
+			}
+			w.OnChange(cluster, Change{Object: n, Fields: fields, Author: AuthorOf(n)})
 		},
 		DeleteFunc: func(obj any) {
 			if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {

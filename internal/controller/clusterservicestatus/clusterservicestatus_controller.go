@@ -72,7 +72,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
 
 // Reconcile deploys, prunes or withdraws, and writes the status once, at the end.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, retErr error) {
 	css := &holdfastv1.ClusterServiceStatus{}
 	if err := r.Client.Get(ctx, req.NamespacedName, css); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -81,6 +81,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("multiClusterService", css.Spec.MultiClusterService, "cluster", css.Spec.Cluster))
 	defer func() {
 		if err := r.patchStatus(ctx, s); err != nil {
+			if apierrors.IsConflict(err) {
+				// The cache was behind our own last write: nothing is lost (the drifts were put
+				// back); read again shortly, without an error's backoff and log.
+				res, retErr = ctrl.Result{RequeueAfter: 50 * time.Millisecond}, nil
+				return
+			}
 			retErr = kerrors.NewAggregate([]error{retErr, err})
 		}
 	}()
@@ -201,10 +207,13 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope) error {
 	if equality.Semantic.DeepEqual(s.before.Status, s.css.Status) {
 		return nil
 	}
-	if err := r.Client.Status().Patch(ctx, s.css, client.MergeFrom(s.before)); err != nil {
+	// Optimistic locking: the status holds lists (inventory, drift history) that a patch from a
+	// stale read would roll back.
+	if err := r.Client.Status().Patch(ctx, s.css, client.MergeFromWithOptions(s.before, client.MergeFromWithOptimisticLock{})); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
+		r.returnDrifts(client.ObjectKeyFromObject(s.css), s.drifts)
 		return fmt.Errorf("patching the status of ClusterServiceStatus %s: %w", klog.KObj(s.css), err)
 	}
 	return nil
@@ -247,6 +256,23 @@ func (r *Reconciler) onDrift(cluster types.NamespacedName, c drift.Change) {
 	r.pendingDrifts[key] = p
 	r.pendingMu.Unlock()
 	r.enqueueRecheck(key)
+}
+
+// returnDrifts puts back drifts a reconcile took but could not record.
+func (r *Reconciler) returnDrifts(key types.NamespacedName, drifts []holdfastv1.DriftRecord) {
+	if len(drifts) == 0 {
+		return
+	}
+	r.pendingMu.Lock()
+	defer r.pendingMu.Unlock()
+	if r.pendingDrifts == nil {
+		r.pendingDrifts = map[types.NamespacedName][]holdfastv1.DriftRecord{}
+	}
+	p := append(append([]holdfastv1.DriftRecord{}, drifts...), r.pendingDrifts[key]...)
+	if len(p) > holdfastv1.MaxDriftRecords {
+		p = p[len(p)-holdfastv1.MaxDriftRecords:]
+	}
+	r.pendingDrifts[key] = p
 }
 
 // takeDrifts returns and forgets the drifts seen for a status object.

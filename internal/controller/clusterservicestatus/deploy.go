@@ -174,6 +174,12 @@ func (r *Reconciler) withdrawRemoved(ctx context.Context, s *scope, applier *app
 			continue
 		}
 		opts := r.applyOptions(ctx, s, holdfastv1.Service{Name: name}, prev)
+		// Withdraw only what is still ours: another service set may have taken an object over
+		// (for example while this one was being deleted), and its object must stay.
+		opts.Claim = func(live *unstructured.Unstructured) (string, bool) {
+			owner := live.GetAnnotations()[holdfastv1.OwnerAnnotation]
+			return owner, owner == "" || owner == s.mcs.Name
+		}
 		res, err := applier.Delete(ctx, opts.Previous, opts)
 		if err != nil {
 			s.withdrawErr = errors.Join(s.withdrawErr, fmt.Errorf("withdrawing service %q: %w", name, err))

@@ -1,0 +1,919 @@
+// Command drift measures how fast Holdfast notices and undoes drift on its target clusters. It
+// starts a hub and -clusters (3) targets with internal/localfleet, each WITH
+// kube-controller-manager (Deployments get ReplicaSets and status updates, as on a real cluster,
+// and those must not count as drift), creates one ServiceTemplate of a few dozen objects
+// (ConfigMaps, Secrets, Services, Deployments) and one MultiClusterService in
+// ContinuousWithDriftDetection mode selecting every target, and runs the Holdfast controller
+// (controller.NewManager) in this process. Once every cluster is Ready and -settle (15s) passed,
+// it performs -drifts (216) changes to managed objects, spread evenly over the clusters and over
+// four kinds, all as field manager "bench-editor":
+//
+//   - edit: an Update of a ConfigMap's data.value or a Secret's data.token to another value;
+//   - scale: an Update of a Deployment's scale subresource to 1 or 3 replicas (2 declared);
+//   - relabel: a merge patch of a label Holdfast set (bench.holdfast.dev/tier) on any kind;
+//   - delete: a deletion of any kind (Deployments in the default background propagation).
+//
+// The clusters run concurrently; on one cluster the drifts come one at a time: the next starts
+// -gap (150ms) after the previous one was corrected (or after -correct-timeout, 10s), and a drift
+// never touches one of the 3 objects drifted just before on that cluster. For each drift, t0 is
+// when the change request returned.
+//
+//   - Correction latency is the time from t0 until an informer of this program on the target
+//     (its own uncounted client, label-selected like the controller's) receives the object back
+//     at its declared state: for a deletion, recreated (a new UID) at its declared state; for
+//     the others, a version newer than the one the change produced (resourceVersions compared as
+//     integers: etcd revisions) with the declared value, replicas and label. It includes the watch
+//     delivery to this program.
+//   - Detection latency is the matching DriftRecord's detectedTime minus t0. The controller runs
+//     in this process, so both use the same clock; detectedTime has microsecond resolution and
+//     may precede t0 (the controller's watch can deliver the change before this program has read
+//     the response to its own request). A drift's record is the earliest record of the same
+//     cluster, kind and name, of the expected type (Deleted for a deletion, Changed otherwise),
+//     detected after the change request was sent and before the next drift of that object. The
+//     status objects are watched throughout, so every record is seen even though status.drifts
+//     keeps only the newest 20; their count is checked against status.driftCount.
+//   - The record's correctedTime minus t0 is reported too: when the controller considers the
+//     object corrected (taken after its apply returned).
+//
+// It also reports drift records no drift explains: on objects never drifted (false drifts, e.g.
+// from kube-controller-manager's status updates) and extra ones on drifted objects; every
+// request the controller sent to the targets and the hub during the drift phase (its HTTP
+// transports are wrapped, as in deploy1000), and writes to the targets per drift, per object.
+//
+// The controller's hub client is built from the sandbox's REST config with QPS unset, so
+// client-go's default limit of 5 requests/s (burst 10) applies to it, as it does for
+// `holdfast controller --kubeconfig` and `holdfast sandbox`; -hub-qps -1 turns the limit off, as
+// ctrl.GetConfig does for the in-cluster controller.
+//
+// Usage: go run ./bench/drift [-hub-qps -1]
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"os/signal"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/bench/internal/measure"
+	"holdfast.dev/holdfast/internal/controller"
+	"holdfast.dev/holdfast/internal/localfleet"
+	"holdfast.dev/holdfast/internal/naming"
+	"holdfast.dev/holdfast/internal/sandbox"
+)
+
+const (
+	templateNamespace = "bench"
+	templateName      = "drift"
+	serviceSetName    = "bench-drift"
+	serviceName       = "drift"
+	targetNamespace   = "bench-drift"
+	tierLabel         = "bench.holdfast.dev/tier"
+	tierDeclared      = "declared"
+	editor            = "bench-editor"
+	declaredReplicas  = 2
+)
+
+// Kinds of drift.
+const (
+	driftEdit    = "edit"
+	driftScale   = "scale"
+	driftRelabel = "relabel"
+	driftDelete  = "delete"
+)
+
+var driftKinds = []string{driftEdit, driftScale, driftRelabel, driftDelete}
+
+type config struct {
+	clusters, drifts                            int
+	configMaps, secrets, services, deployments  int
+	gap, correctTimeout, settle, quiet, timeout time.Duration
+	hubQPS                                      float64
+}
+
+func main() {
+	var cfg config
+	flag.IntVar(&cfg.clusters, "clusters", 3, "number of target clusters")
+	flag.IntVar(&cfg.drifts, "drifts", 216, "drifts in all, spread evenly over the clusters and the four kinds")
+	flag.IntVar(&cfg.configMaps, "configmaps", 12, "ConfigMaps in the template")
+	flag.IntVar(&cfg.secrets, "secrets", 8, "Secrets in the template")
+	flag.IntVar(&cfg.services, "services", 6, "Services in the template")
+	flag.IntVar(&cfg.deployments, "deployments", 6, "Deployments in the template")
+	flag.DurationVar(&cfg.gap, "gap", 150*time.Millisecond, "pause on a cluster between a drift's correction and the next drift")
+	flag.DurationVar(&cfg.correctTimeout, "correct-timeout", 10*time.Second, "how long to wait for a drift's correction before going on")
+	flag.DurationVar(&cfg.settle, "settle", 15*time.Second, "wait after every cluster is Ready before drifting (kube-controller-manager churn, no drift expected)")
+	flag.DurationVar(&cfg.quiet, "quiet", 2*time.Second, "the drift phase closes once no counted request was sent or answered for this long")
+	flag.DurationVar(&cfg.timeout, "timeout", 5*time.Minute, "how long to wait for the deployment")
+	flag.Float64Var(&cfg.hubQPS, "hub-qps", 0, "QPS of the controller's hub client: 0 leaves it unset, so client-go's default applies (5/s, burst 10), as for `holdfast controller --kubeconfig` and `holdfast sandbox`; -1 turns client-side limiting off, as ctrl.GetConfig does in-cluster")
+	flag.Parse()
+	if cfg.clusters < 1 || cfg.drifts < 4 || cfg.configMaps < 4 || cfg.secrets < 4 || cfg.services < 4 || cfg.deployments < 4 {
+		fmt.Fprintln(os.Stderr, "Error: need -clusters >= 1, -drifts >= 4 and at least 4 objects of each kind")
+		os.Exit(2)
+	}
+
+	// Only errors: the controller's info logs would cost CPU during the measurements.
+	logger := zap.New(zap.Level(zapcore.ErrorLevel), zap.WriteTo(os.Stderr))
+	ctrl.SetLogger(logger)
+	klog.SetLogger(logger)
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, cfg); err != nil {
+		fmt.Fprintln(os.Stderr, "Error:", err)
+		stop()
+		os.Exit(1)
+	}
+}
+
+// target is one target cluster as this program sees it, through uncounted clients.
+type target struct {
+	name    string
+	c       client.Client
+	cs      kubernetes.Interface
+	log     *objectLog
+	factory informers.SharedInformerFactory
+}
+
+type bench struct {
+	cfg      config
+	m        mix
+	f        *localfleet.Fleet
+	hub      client.Client
+	watcher  client.WithWatch
+	targets  []*target
+	names    []string
+	statuses map[string]string // status object name -> cluster
+	counter  *measure.RequestCounter
+	servers  []string
+	records  *recordLog
+}
+
+func run(ctx context.Context, cfg config) (retErr error) {
+	if _, err := sandbox.BinaryDir(); err != nil {
+		return err
+	}
+	fmt.Printf("Machine: %s\n\n", measure.Machine())
+	b := &bench{cfg: cfg, counter: measure.NewRequestCounter(), statuses: map[string]string{},
+		m: mix{ConfigMaps: cfg.configMaps, Secrets: cfg.secrets, Services: cfg.services, Deployments: cfg.deployments}}
+	setup := measure.NewTable("measure", "value")
+
+	fmt.Fprintf(os.Stderr, "Starting a hub and %d targets with kube-controller-manager\n", cfg.clusters)
+	began := time.Now()
+	f, err := localfleet.Up(ctx, localfleet.Options{Clusters: cfg.clusters})
+	if err != nil {
+		return fmt.Errorf("starting the fleet: %w", err)
+	}
+	defer func() { retErr = errors.Join(retErr, f.Stop()) }()
+	b.f = f
+	setup.Row(fmt.Sprintf("fleet start (hub + %d targets with kube-controller-manager, in parallel; CRDs, registration)", cfg.clusters), measure.Seconds(time.Since(began)))
+	fmt.Fprintf(os.Stderr, "Fleet up in %s, load average %s\n", time.Since(began).Round(time.Millisecond), measure.LoadAverage())
+	if err := b.clients(); err != nil {
+		return err
+	}
+	b.records = newRecordLog(b.statuses)
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	go b.records.run(watchCtx, b.watcher, f.Namespace)
+	for _, t := range b.targets {
+		if err := t.startInformers(watchCtx); err != nil {
+			return err
+		}
+	}
+
+	if err := b.createTemplate(ctx); err != nil {
+		return err
+	}
+	setup.Row("objects per cluster", fmt.Sprintf("%d (%s)", b.m.total(), b.m))
+
+	hubCfg := rest.CopyConfig(f.Hub.RESTConfig())
+	hubCfg.QPS = float32(cfg.hubQPS)
+	setup.Row("controller's hub client rate limit", map[bool]string{true: "client-go default (QPS unset: 5/s, burst 10)", false: fmt.Sprintf("QPS %g (-1: none)", cfg.hubQPS)}[cfg.hubQPS == 0])
+	hubCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return b.counter.Wrap("hub", rt) })
+	mgr, _, err := controller.NewManager(ctx, hubCfg, controller.Options{
+		MetricsAddr: "0", HealthAddr: "0",
+		TargetTransport: func(cluster types.NamespacedName, rt http.RoundTripper) http.RoundTripper {
+			return b.counter.Wrap(cluster.Name, rt)
+		},
+	})
+	if err != nil {
+		return err
+	}
+	mgrCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(mgrCtx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			retErr = errors.Join(retErr, fmt.Errorf("running the controller: %w", err))
+		}
+	}()
+	if err := b.waitClustersReady(ctx); err != nil {
+		return err
+	}
+
+	created := time.Now()
+	if err := b.createServiceSet(ctx); err != nil {
+		return err
+	}
+	if err := b.waitDeployed(ctx); err != nil {
+		return err
+	}
+	setup.Row(fmt.Sprintf("MultiClusterService created until all %d ClusterServiceStatuses Ready with %d of %d in sync", cfg.clusters, b.m.total(), b.m.total()), measure.Seconds(time.Since(created)))
+	fmt.Fprintf(os.Stderr, "Deployed in %s; settling for %s\n", time.Since(created).Round(time.Millisecond), cfg.settle)
+	time.Sleep(cfg.settle)
+	if !b.counter.WaitQuiet(cfg.quiet, time.Minute) {
+		fmt.Fprintln(os.Stderr, "Warning: the controller did not go quiet before the drifts")
+	}
+	preCount := b.records.driftCounts()
+	preRecords := b.records.all()
+	setup.Row(fmt.Sprintf("drift records before the first drift (deployment, then %s with kube-controller-manager at work)", cfg.settle), fmt.Sprintf("%d (status.driftCount: %s)", len(preRecords), countsString(preCount, b.names)))
+
+	// Drift phase.
+	fmt.Fprintf(os.Stderr, "Drifting: %d drifts on %d clusters\n", cfg.drifts, cfg.clusters)
+	b.counter.Reset()
+	phaseStart := time.Now()
+	perCluster := make([][]*driftRun, len(b.targets))
+	var wg sync.WaitGroup
+	for i, t := range b.targets {
+		n := cfg.drifts / cfg.clusters
+		if i < cfg.drifts%cfg.clusters {
+			n++
+		}
+		wg.Go(func() { perCluster[i] = b.drive(ctx, i, t, n) })
+	}
+	wg.Wait()
+	drifted := time.Since(phaseStart)
+	quiet := b.counter.WaitQuiet(cfg.quiet, time.Minute)
+	phase := time.Since(phaseStart)
+	counts := b.counter.Reset()
+	// Let the status watch catch up with the last status patches.
+	caughtUp := b.records.waitSettled(cfg.quiet, 30*time.Second)
+	postCount := b.records.driftCounts()
+	stopWatch()
+
+	var runs []*driftRun
+	for _, rs := range perCluster {
+		runs = append(runs, rs...)
+	}
+	setup.Row("drifts performed", fmt.Sprintf("%d (%s)", len(runs), perKindCounts(runs)))
+	setup.Row("drift phase: first drift until the last one corrected", measure.Seconds(drifted))
+	setup.Row("drift phase window (then "+cfg.quiet.String()+" without a counted request)", measure.Seconds(phase)+map[bool]string{true: "", false: " (never quiet: closed after 1 minute)"}[quiet])
+	setup.Row("status.driftCount after the drifts", countsString(postCount, b.names))
+
+	a := b.analyse(runs, preRecords)
+	setup.Row("drift records seen by this program's watch of the status objects, new in the drift phase", fmt.Sprintf("%d; status.driftCount grew by %d%s", a.newRecords, sumDiff(postCount, preCount), map[bool]string{true: "", false: " (status events still arriving 30s after the drift phase)"}[caughtUp]))
+	setup.Row("records that left status.drifts before 20 newer ones pushed them out (overwritten)", fmt.Sprint(len(a.lost)))
+	setup.Row("times status.driftCount went down", fmt.Sprint(a.backwards))
+
+	final, err := b.finalState(ctx)
+	if err != nil {
+		return err
+	}
+	setup.Row("after the drifts", final)
+
+	fmt.Println("#### Setup and accounting")
+	fmt.Println()
+	fmt.Println(setup)
+	a.print(b, runs)
+	b.printRequests(counts, runs, phase)
+	return nil
+}
+
+func countsString(m map[string]int64, names []string) string {
+	var parts []string
+	for _, n := range names {
+		parts = append(parts, fmt.Sprintf("%s %d", n, m[n]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func sumDiff(post, pre map[string]int64) int64 {
+	var s int64
+	for k, v := range post {
+		s += v - pre[k]
+	}
+	return s
+}
+
+func perKindCounts(runs []*driftRun) string {
+	n := map[string]int{}
+	for _, r := range runs {
+		n[r.kind]++
+	}
+	var parts []string
+	for _, k := range driftKinds {
+		parts = append(parts, fmt.Sprintf("%d %s", n[k], k))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// clients builds this program's own, uncounted clients.
+func (b *bench) clients() error {
+	scheme, err := controller.Scheme()
+	if err != nil {
+		return err
+	}
+	b.hub = b.f.HubClient()
+	if b.watcher, err = client.NewWithWatch(b.f.Hub.RESTConfig(), client.Options{Scheme: scheme}); err != nil {
+		return fmt.Errorf("building the hub watch client: %w", err)
+	}
+	for _, cp := range b.f.Targets {
+		cfg := rest.CopyConfig(cp.RESTConfig())
+		cfg.QPS, cfg.Burst = -1, 0 // no client-side rate limit on this program's own requests
+		c, err := client.New(cfg, client.Options{Scheme: scheme})
+		if err != nil {
+			return fmt.Errorf("building a client of %s: %w", cp.Name(), err)
+		}
+		cs, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			return fmt.Errorf("building a clientset of %s: %w", cp.Name(), err)
+		}
+		b.targets = append(b.targets, &target{name: cp.Name(), c: c, cs: cs, log: &objectLog{events: map[objKey][]objEvent{}}})
+		b.names = append(b.names, cp.Name())
+		b.statuses[naming.StatusName(serviceSetName, cp.Name())] = cp.Name()
+	}
+	b.servers = append(slices.Clone(b.names), "hub")
+	return nil
+}
+
+func (b *bench) createTemplate(ctx context.Context) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: templateNamespace}}
+	if err := b.hub.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating namespace %s: %w", templateNamespace, err)
+	}
+	tpl := &holdfastv1.ServiceTemplate{
+		ObjectMeta: metav1.ObjectMeta{Namespace: templateNamespace, Name: templateName},
+		Spec:       holdfastv1.ServiceTemplateSpec{Inline: manifests(b.m, targetNamespace)},
+	}
+	if err := b.hub.Create(ctx, tpl); err != nil {
+		return fmt.Errorf("creating ServiceTemplate %s/%s: %w", templateNamespace, templateName, err)
+	}
+	return nil
+}
+
+func (b *bench) createServiceSet(ctx context.Context) error {
+	mcs := &holdfastv1.MultiClusterService{
+		ObjectMeta: metav1.ObjectMeta{Name: serviceSetName},
+		Spec: holdfastv1.MultiClusterServiceSpec{
+			ClusterSelector: holdfastv1.ClusterSelector{LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{"fleet": "sandbox"}}},
+			SyncMode:        holdfastv1.SyncModeContinuousWithDriftDetection,
+			Services: []holdfastv1.Service{{
+				Name:      serviceName,
+				Template:  holdfastv1.TemplateReference{Name: templateName, Namespace: templateNamespace},
+				Namespace: targetNamespace,
+			}},
+		},
+	}
+	if err := b.hub.Create(ctx, mcs); err != nil {
+		return fmt.Errorf("creating MultiClusterService %s: %w", serviceSetName, err)
+	}
+	return nil
+}
+
+// waitClustersReady polls the hub until every Cluster is Ready.
+func (b *bench) waitClustersReady(ctx context.Context) error {
+	ready := 0
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, b.cfg.timeout, true, func(ctx context.Context) (bool, error) {
+		clusters, err := b.f.Clusters(ctx)
+		if err != nil {
+			return false, nil //nolint:nilerr // a busy hub is retried until the timeout
+		}
+		ready = 0
+		for i := range clusters {
+			if meta.IsStatusConditionTrue(clusters[i].Status.Conditions, holdfastv1.ReadyCondition) {
+				ready++
+			}
+		}
+		return ready == len(b.names), nil
+	})
+	if err != nil {
+		return fmt.Errorf("%d of %d Clusters Ready: %w", ready, len(b.names), err)
+	}
+	return nil
+}
+
+// statusSummary reads every status object and says how many are Ready with every object in sync.
+func (b *bench) statusSummary(ctx context.Context) (good int, bad []string, err error) {
+	for name, cluster := range b.statuses {
+		css := &holdfastv1.ClusterServiceStatus{}
+		if err := b.hub.Get(ctx, client.ObjectKey{Namespace: b.f.Namespace, Name: name}, css); err != nil {
+			if apierrors.IsNotFound(err) {
+				bad = append(bad, cluster+": no status object yet")
+				continue
+			}
+			return 0, nil, fmt.Errorf("reading ClusterServiceStatus %s: %w", name, err)
+		}
+		n := int32(b.m.total())
+		if meta.IsStatusConditionTrue(css.Status.Conditions, holdfastv1.ReadyCondition) && css.Status.ResourceCount == n && css.Status.InSyncCount == n {
+			good++
+			continue
+		}
+		var conds []string
+		for _, c := range css.Status.Conditions {
+			conds = append(conds, c.Type+"="+string(c.Status)+"/"+c.Reason)
+		}
+		bad = append(bad, fmt.Sprintf("%s: %d resources, %d in sync, %s", cluster, css.Status.ResourceCount, css.Status.InSyncCount, strings.Join(conds, ",")))
+	}
+	sort.Strings(bad)
+	return good, bad, nil
+}
+
+func (b *bench) waitDeployed(ctx context.Context) error {
+	var bad []string
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, b.cfg.timeout, true, func(ctx context.Context) (bool, error) {
+		good, bd, err := b.statusSummary(ctx)
+		if err != nil {
+			return false, nil //nolint:nilerr // retried until the timeout
+		}
+		bad = bd
+		return good == len(b.names), nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for the deployment (%s): %w", strings.Join(bad, "; "), err)
+	}
+	return nil
+}
+
+// finalState checks the status objects and that every managed object is at its declared state
+// as this program's informers last saw it.
+func (b *bench) finalState(ctx context.Context) (string, error) {
+	good, bad, err := b.statusSummary(ctx)
+	if err != nil {
+		return "", err
+	}
+	s := fmt.Sprintf("%d of %d ClusterServiceStatuses Ready with %d of %d in sync", good, len(b.names), b.m.total(), b.m.total())
+	if len(bad) > 0 {
+		s += " (" + strings.Join(bad, "; ") + ")"
+	}
+	declared, total := 0, 0
+	var off []string
+	for _, t := range b.targets {
+		for _, objs := range b.m.objects() {
+			for _, o := range objs {
+				total++
+				if ev, ok := t.log.last(o); ok && !ev.deleted && ev.declared {
+					declared++
+				} else if len(off) < 10 {
+					off = append(off, t.name+" "+o.String())
+				}
+			}
+		}
+	}
+	s += fmt.Sprintf("; %d of %d drift candidates at their declared state on the targets", declared, total)
+	if len(off) > 0 {
+		s += " (not: " + strings.Join(off, ", ") + ")"
+	}
+	return s, nil
+}
+
+// parseRV reads a resourceVersion as the etcd revision it is on these API servers.
+func parseRV(rv string) int64 {
+	n, err := strconv.ParseInt(rv, 10, 64)
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// objEvent is one informer event for a managed object on a target, as this program saw it.
+type objEvent struct {
+	at       time.Time
+	rv       int64
+	uid      types.UID
+	deleted  bool
+	declared bool
+}
+
+// objectLog keeps every informer event per object, with the time it was received.
+type objectLog struct {
+	mu     sync.Mutex
+	events map[objKey][]objEvent
+}
+
+func (l *objectLog) add(obj any, deleted bool) {
+	at := time.Now()
+	if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	mo, ok := obj.(metav1.Object)
+	if !ok {
+		return
+	}
+	labelOK := mo.GetLabels()[tierLabel] == tierDeclared
+	var key objKey
+	var declared bool
+	switch o := obj.(type) {
+	case *corev1.ConfigMap:
+		key, declared = objKey{kindConfigMap, o.Name}, labelOK && o.Data["value"] == declaredValue(o.Name)
+	case *corev1.Secret:
+		key, declared = objKey{kindSecret, o.Name}, labelOK && string(o.Data["token"]) == declaredValue(o.Name)
+	case *corev1.Service:
+		key, declared = objKey{kindService, o.Name}, labelOK
+	case *appsv1.Deployment:
+		key, declared = objKey{kindDeployment, o.Name}, labelOK && o.Spec.Replicas != nil && *o.Spec.Replicas == declaredReplicas
+	default:
+		return
+	}
+	l.mu.Lock()
+	l.events[key] = append(l.events[key], objEvent{at: at, rv: parseRV(mo.GetResourceVersion()), uid: mo.GetUID(), deleted: deleted, declared: declared})
+	l.mu.Unlock()
+}
+
+func (l *objectLog) last(k objKey) (objEvent, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	evs := l.events[k]
+	if len(evs) == 0 {
+		return objEvent{}, false
+	}
+	return evs[len(evs)-1], true
+}
+
+// correction returns the first event showing the drifted object back at its declared state.
+func (l *objectLog) correction(d *driftRun) (objEvent, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, ev := range l.events[d.obj] {
+		if ev.deleted || !ev.declared {
+			continue
+		}
+		if d.kind == driftDelete && ev.uid != d.oldUID {
+			return ev, true
+		}
+		if d.kind != driftDelete && d.respRV > 0 && ev.rv > d.respRV {
+			return ev, true
+		}
+	}
+	return objEvent{}, false
+}
+
+func (t *target) startInformers(ctx context.Context) error {
+	t.factory = informers.NewSharedInformerFactoryWithOptions(t.cs, 0, informers.WithNamespace(targetNamespace),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.LabelSelector = holdfastv1.ManagedByLabel + "=" + holdfastv1.ManagedByValue
+		}))
+	handler := toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { t.log.add(obj, false) },
+		UpdateFunc: func(_, obj any) { t.log.add(obj, false) },
+		DeleteFunc: func(obj any) { t.log.add(obj, true) },
+	}
+	for _, inf := range []toolscache.SharedIndexInformer{
+		t.factory.Core().V1().ConfigMaps().Informer(), t.factory.Core().V1().Secrets().Informer(),
+		t.factory.Core().V1().Services().Informer(), t.factory.Apps().V1().Deployments().Informer(),
+	} {
+		if _, err := inf.AddEventHandler(handler); err != nil {
+			return fmt.Errorf("watching %s: %w", t.name, err)
+		}
+	}
+	t.factory.Start(ctx.Done())
+	return nil
+}
+
+// driftRun is one drift and what was measured of it.
+type driftRun struct {
+	cluster string
+	seq     int
+	kind    string
+	obj     objKey
+	// tSend is just before the change request, t0 when it returned.
+	tSend, t0 time.Time
+	respRV    int64
+	oldUID    types.UID
+	err       error
+	corrected time.Time // zero: never seen corrected
+	record    *seenRecord
+}
+
+// plan returns the order in which a cluster's drift kinds pick objects.
+func (b *bench) pools() map[string][]objKey {
+	objs := b.m.objects()
+	interleave := func(lists ...[]objKey) []objKey {
+		var out []objKey
+		for i := 0; ; i++ {
+			added := false
+			for _, l := range lists {
+				if i < len(l) {
+					out = append(out, l[i])
+					added = true
+				}
+			}
+			if !added {
+				return out
+			}
+		}
+	}
+	all := interleave(objs[kindConfigMap], objs[kindSecret], objs[kindService], objs[kindDeployment])
+	rev := slices.Clone(all)
+	slices.Reverse(rev)
+	return map[string][]objKey{
+		driftEdit:    interleave(objs[kindConfigMap], objs[kindSecret]),
+		driftScale:   objs[kindDeployment],
+		driftRelabel: all,
+		driftDelete:  rev,
+	}
+}
+
+// drive performs n drifts on one cluster, one at a time.
+func (b *bench) drive(ctx context.Context, ci int, t *target, n int) []*driftRun {
+	pools := b.pools()
+	next := map[string]int{}
+	var recent []objKey
+	var runs []*driftRun
+	for i := range n {
+		if ctx.Err() != nil {
+			break
+		}
+		kind := driftKinds[(i+ci)%len(driftKinds)]
+		pool := pools[kind]
+		var obj objKey
+		for {
+			obj = pool[next[kind]%len(pool)]
+			next[kind]++
+			if !slices.Contains(recent, obj) {
+				break
+			}
+		}
+		recent = append(recent, obj)
+		if len(recent) > 3 {
+			recent = recent[1:]
+		}
+		d := &driftRun{cluster: t.name, seq: i, kind: kind, obj: obj}
+		runs = append(runs, d)
+		d.err = t.change(ctx, d)
+		if d.err != nil {
+			fmt.Fprintf(os.Stderr, "%s drift %d (%s %s): %v\n", t.name, i, kind, obj, d.err)
+			time.Sleep(b.cfg.gap)
+			continue
+		}
+		deadline := d.t0.Add(b.cfg.correctTimeout)
+		for {
+			if ev, ok := t.log.correction(d); ok {
+				d.corrected = ev.at
+				break
+			}
+			if time.Now().After(deadline) {
+				fmt.Fprintf(os.Stderr, "%s drift %d (%s %s): not corrected after %s\n", t.name, i, kind, obj, b.cfg.correctTimeout)
+				break
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		time.Sleep(b.cfg.gap)
+	}
+	return runs
+}
+
+func newObject(kind string) client.Object {
+	switch kind {
+	case kindConfigMap:
+		return &corev1.ConfigMap{}
+	case kindSecret:
+		return &corev1.Secret{}
+	case kindService:
+		return &corev1.Service{}
+	default:
+		return &appsv1.Deployment{}
+	}
+}
+
+// change makes one drift as field manager bench-editor and records when.
+func (t *target) change(ctx context.Context, d *driftRun) error {
+	key := client.ObjectKey{Namespace: targetNamespace, Name: d.obj.Name}
+	value := fmt.Sprintf("edited-%d", d.seq)
+	for attempt := 0; ; attempt++ {
+		obj := newObject(d.obj.Kind)
+		if err := t.c.Get(ctx, key, obj); err != nil {
+			return fmt.Errorf("reading: %w", err)
+		}
+		d.oldUID = obj.GetUID()
+		var err error
+		switch d.kind {
+		case driftEdit:
+			switch o := obj.(type) {
+			case *corev1.ConfigMap:
+				o.Data["value"] = value
+			case *corev1.Secret:
+				o.Data["token"] = []byte(value)
+			}
+			d.tSend = time.Now()
+			err = t.c.Update(ctx, obj, client.FieldOwner(editor))
+			d.t0 = time.Now()
+			d.respRV = parseRV(obj.GetResourceVersion())
+		case driftScale:
+			replicas := int32(3)
+			if d.seq%2 == 1 {
+				replicas = 1
+			}
+			// No resourceVersion: an unconditional update, so that kube-controller-manager's
+			// status writes cannot make it conflict.
+			scale := &autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Namespace: targetNamespace, Name: d.obj.Name}, Spec: autoscalingv1.ScaleSpec{Replicas: replicas}}
+			d.tSend = time.Now()
+			var res *autoscalingv1.Scale
+			res, err = t.cs.AppsV1().Deployments(targetNamespace).UpdateScale(ctx, d.obj.Name, scale, metav1.UpdateOptions{FieldManager: editor})
+			d.t0 = time.Now()
+			if err == nil {
+				d.respRV = parseRV(res.ResourceVersion)
+			}
+		case driftRelabel:
+			patch := fmt.Appendf(nil, `{"metadata":{"labels":{%q:%q}}}`, tierLabel, value)
+			d.tSend = time.Now()
+			err = t.c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(editor))
+			d.t0 = time.Now()
+			d.respRV = parseRV(obj.GetResourceVersion())
+		case driftDelete:
+			d.tSend = time.Now()
+			err = t.c.Delete(ctx, obj)
+			d.t0 = time.Now()
+		}
+		if apierrors.IsConflict(err) && attempt < 5 {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", d.kind, err)
+		}
+		return nil
+	}
+}
+
+// recKey identifies a drift record.
+type recKey struct {
+	cluster, kind, name string
+	typ                 holdfastv1.DriftType
+	detected            int64 // UnixMicro
+}
+
+type seenRecord struct {
+	holdfastv1.DriftRecord
+	cluster   string
+	firstSeen time.Time
+	used      bool
+}
+
+// recordLog collects every drift record the status objects ever show.
+type recordLog struct {
+	mu       sync.Mutex
+	statuses map[string]string
+	records  map[recKey]*seenRecord
+	counts   map[string]int64 // cluster -> status.driftCount last seen
+	seen     map[string]int   // cluster -> records seen
+	last     time.Time        // when the latest status event arrived
+	// present is each cluster's status.drifts in the latest version seen.
+	present map[string]map[recKey]bool
+	// lost are records that left status.drifts before 20 newer ones pushed them out;
+	// backwards counts the times status.driftCount went down.
+	lost      map[recKey]bool
+	backwards int
+}
+
+func newRecordLog(statuses map[string]string) *recordLog {
+	return &recordLog{statuses: statuses, records: map[recKey]*seenRecord{}, counts: map[string]int64{}, seen: map[string]int{},
+		present: map[string]map[recKey]bool{}, lost: map[recKey]bool{}}
+}
+
+func (l *recordLog) see(css *holdfastv1.ClusterServiceStatus) {
+	cluster, ok := l.statuses[css.Name]
+	if !ok {
+		return
+	}
+	now := time.Now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.last = now
+	if prev, ok := l.counts[cluster]; ok && css.Status.DriftCount < prev {
+		l.backwards++
+	}
+	l.counts[cluster] = css.Status.DriftCount
+	present := map[recKey]bool{}
+	var oldest *metav1.MicroTime
+	for i := range css.Status.Drifts {
+		d := &css.Status.Drifts[i]
+		if oldest == nil || d.DetectedTime.Before(oldest) {
+			oldest = &d.DetectedTime
+		}
+		k := recKey{cluster, d.Kind, d.Name, d.Type, d.DetectedTime.UnixMicro()}
+		present[k] = true
+		if r, ok := l.records[k]; ok {
+			r.DriftRecord = *d.DeepCopy()
+			continue
+		}
+		l.records[k] = &seenRecord{DriftRecord: *d.DeepCopy(), cluster: cluster, firstSeen: now}
+		l.seen[cluster]++
+	}
+	for k := range l.present[cluster] {
+		if present[k] {
+			continue
+		}
+		// Gone: pushed out by newer ones only if the list is full and it is older than all.
+		if len(css.Status.Drifts) < holdfastv1.MaxDriftRecords || (oldest != nil && k.detected > oldest.UnixMicro()) {
+			l.lost[k] = true
+		}
+	}
+	l.present[cluster] = present
+}
+
+// lostRecords returns the records that vanished from status.drifts before their time, and how
+// many times status.driftCount went down.
+func (l *recordLog) lostRecords() ([]*seenRecord, int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []*seenRecord
+	for k := range l.lost {
+		out = append(out, l.records[k])
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].DetectedTime.Before(&out[j].DetectedTime) })
+	return out, l.backwards
+}
+
+func (l *recordLog) driftCounts() map[string]int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := map[string]int64{}
+	for k, v := range l.counts {
+		out[k] = v
+	}
+	return out
+}
+
+func (l *recordLog) all() []*seenRecord {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []*seenRecord
+	for _, r := range l.records {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].DetectedTime.Before(&out[j].DetectedTime) })
+	return out
+}
+
+// waitSettled waits until no status event arrived for quiet, at most timeout.
+func (l *recordLog) waitSettled(quiet, timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for {
+		l.mu.Lock()
+		since := time.Since(l.last)
+		l.mu.Unlock()
+		if since >= quiet {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// run lists and watches the status objects until ctx ends, re-listing when a watch closes.
+func (l *recordLog) run(ctx context.Context, c client.WithWatch, ns string) {
+	for ctx.Err() == nil {
+		list := &holdfastv1.ClusterServiceStatusList{}
+		if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		for i := range list.Items {
+			l.see(&list.Items[i])
+		}
+		w, err := c.Watch(ctx, &holdfastv1.ClusterServiceStatusList{}, client.InNamespace(ns),
+			&client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: list.ResourceVersion}})
+		if err != nil {
+			continue
+		}
+		for ev := range w.ResultChan() {
+			if ev.Type == watch.Error {
+				break
+			}
+			if css, ok := ev.Object.(*holdfastv1.ClusterServiceStatus); ok && ev.Type != watch.Deleted {
+				l.see(css)
+			}
+		}
+		w.Stop()
+	}
+}
