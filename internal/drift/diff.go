@@ -98,18 +98,24 @@ func show(f apply.FieldValue, secret bool) string {
 	return v
 }
 
-// AuthorOf returns the manager that changed newObj most recently, other than Holdfast: the
-// managedFields entry with the latest time.
-func AuthorOf(newObj *unstructured.Unstructured) Author {
-	var best *metav1.ManagedFieldsEntry
+// AuthorOf returns who made a change: the manager, other than Holdfast, whose managedFields now
+// hold one of the changed paths, or else the one with the latest entry (its times are to the
+// second, so on a tie a change through the status subresource is the less likely author).
+func AuthorOf(newObj *unstructured.Unstructured, changed []FieldChange) Author {
 	entries := newObj.GetManagedFields()
+	paths := map[string]bool{}
+	for _, c := range changed {
+		paths[c.Path] = true
+	}
+	var best *metav1.ManagedFieldsEntry
 	for i := range entries {
 		e := &entries[i]
 		if e.Manager == apply.FieldManager || e.Time == nil {
 			continue
 		}
-		// managedFields times are to the second: on a tie, a change through the status
-		// subresource (controllers reporting) is the less likely author of drift.
+		if len(paths) > 0 && holdsAny(newObj, e, paths) {
+			return authorFrom(e)
+		}
 		if best == nil || best.Time.Before(e.Time) ||
 			(best.Time.Equal(e.Time) && best.Subresource == "status" && e.Subresource != "status") {
 			best = e
@@ -118,5 +124,32 @@ func AuthorOf(newObj *unstructured.Unstructured) Author {
 	if best == nil {
 		return Author{}
 	}
-	return Author{Manager: best.Manager, Operation: string(best.Operation), Subresource: best.Subresource, Time: *best.Time}
+	return authorFrom(best)
+}
+
+func authorFrom(e *metav1.ManagedFieldsEntry) Author {
+	return Author{Manager: e.Manager, Operation: string(e.Operation), Subresource: e.Subresource, Time: *e.Time}
+}
+
+// holdsAny reports whether the managedFields entry e holds one of paths in obj.
+func holdsAny(obj *unstructured.Unstructured, e *metav1.ManagedFieldsEntry, paths map[string]bool) bool {
+	if e.FieldsV1 == nil {
+		return false
+	}
+	// Read e's field set as if it were Holdfast's, to list its leaf paths.
+	probe := obj.DeepCopy()
+	probe.SetManagedFields([]metav1.ManagedFieldsEntry{{
+		Manager: apply.FieldManager, Operation: metav1.ManagedFieldsOperationApply,
+		APIVersion: e.APIVersion, FieldsType: e.FieldsType, FieldsV1: e.FieldsV1,
+	}})
+	fields, _, err := apply.OwnedFields(probe, apply.FieldManager)
+	if err != nil {
+		return false
+	}
+	for _, f := range fields {
+		if paths[f.Path] {
+			return true
+		}
+	}
+	return false
 }

@@ -51,7 +51,7 @@ func TestDiffAndAuthor(t *testing.T) {
 	if len(changes) != 1 || changes[0].Path != ".spec.replicas" || changes[0].Old != "2" || changes[0].New != "5" {
 		t.Fatalf("Diff = %+v, want one change .spec.replicas 2 -> 5", changes)
 	}
-	a := AuthorOf(parse(t, scaledAfter))
+	a := AuthorOf(parse(t, scaledAfter), changes)
 	if a.Manager != "kubectl" || a.Operation != "Update" || a.Subresource != "scale" {
 		t.Fatalf("AuthorOf = %+v, want kubectl Update through scale", a)
 	}
@@ -107,7 +107,27 @@ metadata:
      subresource: scale, fieldsV1: {"f:spec": {"f:replicas": {}}}}
 spec: {replicas: 5}
 `)
-	if a := AuthorOf(obj); a.Manager != "kubectl" {
+	if a := AuthorOf(obj, nil); a.Manager != "kubectl" {
 		t.Fatalf("AuthorOf = %+v, want kubectl", a)
+	}
+}
+
+func TestAuthorIsWhoHoldsTheChangedField(t *testing.T) {
+	// kube-controller-manager's status entry is newer, but kubectl holds spec.replicas.
+	obj := parse(t, `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  managedFields:
+  - {manager: kubectl, operation: Update, apiVersion: apps/v1, fieldsType: FieldsV1, time: "2026-11-23T10:05:00Z",
+     subresource: scale, fieldsV1: {"f:spec": {"f:replicas": {}}}}
+  - {manager: kube-controller-manager, operation: Update, apiVersion: apps/v1, fieldsType: FieldsV1, time: "2026-11-23T10:05:01Z",
+     subresource: status, fieldsV1: {"f:status": {"f:replicas": {}}}}
+spec: {replicas: 5}
+status: {replicas: 5}
+`)
+	a := AuthorOf(obj, []FieldChange{{Path: ".spec.replicas", Old: "2", New: "5"}})
+	if a.Manager != "kubectl" || a.Subresource != "scale" {
+		t.Fatalf("AuthorOf = %+v, want kubectl through scale", a)
 	}
 }

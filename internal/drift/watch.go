@@ -76,7 +76,7 @@ func (w *Watches) Ensure(ctx context.Context, cluster types.NamespacedName, c ca
 				// (its own correction), which is not drift.
 				return
 			}
-			w.OnChange(cluster, Change{Object: n, Fields: fields, Author: AuthorOf(n)})
+			w.OnChange(cluster, Change{Object: n, Fields: fields, Author: AuthorOf(n, fields)})
 		},
 		DeleteFunc: func(obj any) {
 			if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
