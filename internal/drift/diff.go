@@ -107,14 +107,16 @@ func AuthorOf(newObj *unstructured.Unstructured, changed []FieldChange) Author {
 	for _, c := range changed {
 		paths[c.Path] = true
 	}
+	for i := range entries {
+		if e := &entries[i]; e.Manager != apply.FieldManager && len(paths) > 0 && holdsAny(newObj, e, paths) {
+			return authorFrom(e)
+		}
+	}
 	var best *metav1.ManagedFieldsEntry
 	for i := range entries {
 		e := &entries[i]
 		if e.Manager == apply.FieldManager || e.Time == nil {
 			continue
-		}
-		if len(paths) > 0 && holdsAny(newObj, e, paths) {
-			return authorFrom(e)
 		}
 		if best == nil || best.Time.Before(e.Time) ||
 			(best.Time.Equal(e.Time) && best.Subresource == "status" && e.Subresource != "status") {
@@ -128,7 +130,11 @@ func AuthorOf(newObj *unstructured.Unstructured, changed []FieldChange) Author {
 }
 
 func authorFrom(e *metav1.ManagedFieldsEntry) Author {
-	return Author{Manager: e.Manager, Operation: string(e.Operation), Subresource: e.Subresource, Time: *e.Time}
+	a := Author{Manager: e.Manager, Operation: string(e.Operation), Subresource: e.Subresource}
+	if e.Time != nil {
+		a.Time = *e.Time
+	}
+	return a
 }
 
 // holdsAny reports whether the managedFields entry e holds one of paths in obj.

@@ -113,13 +113,14 @@ spec: {replicas: 5}
 }
 
 func TestAuthorIsWhoHoldsTheChangedField(t *testing.T) {
-	// kube-controller-manager's status entry is newer, but kubectl holds spec.replicas.
+	// kube-controller-manager's status entry is newer, but kubectl holds spec.replicas; the API
+	// server records no time on entries written through the scale subresource.
 	obj := parse(t, `apiVersion: apps/v1
 kind: Deployment
 metadata:
   name: web
   managedFields:
-  - {manager: kubectl, operation: Update, apiVersion: apps/v1, fieldsType: FieldsV1, time: "2026-11-23T10:05:00Z",
+  - {manager: kubectl, operation: Update, apiVersion: apps/v1, fieldsType: FieldsV1,
      subresource: scale, fieldsV1: {"f:spec": {"f:replicas": {}}}}
   - {manager: kube-controller-manager, operation: Update, apiVersion: apps/v1, fieldsType: FieldsV1, time: "2026-11-23T10:05:01Z",
      subresource: status, fieldsV1: {"f:status": {"f:replicas": {}}}}
