@@ -23,6 +23,10 @@ const (
 	// full reconcile now; any new value does. The handled value is echoed in status.
 	ReconcileRequestedAtAnnotation = "holdfast.dev/reconcile-requested-at"
 
+	// DriftIgnoreAnnotation set to "true" on a live object on a target cluster exempts it from
+	// drift handling: Holdfast neither records nor corrects its changes, and leaves it as it is.
+	DriftIgnoreAnnotation = "holdfast.dev/drift-ignore"
+
 	// CleanupFinalizer keeps a MultiClusterService or ClusterServiceStatus until what it
 	// deployed is withdrawn (or orphaned, per policy).
 	CleanupFinalizer = "holdfast.dev/cleanup"

@@ -148,7 +148,7 @@ func (a *Applier) Apply(ctx context.Context, desired []*unstructured.Unstructure
 			switch {
 			case it.entry != nil:
 				res.Inventory = append(res.Inventory, *it.entry)
-			case it.result.Action == Failed || it.result.Action == Skipped:
+			case it.result.Action == Failed || it.result.Action == Skipped || it.result.Action == Ignored:
 				// Not applied now, but still in the cluster from before: keep managing it.
 				if e, ok := r.prev[it.ref.key()]; ok {
 					res.Inventory = append(res.Inventory, e)
@@ -216,6 +216,11 @@ func (r *run) applyOne(ctx context.Context, it *item) {
 			it.done = true
 			return
 		}
+	}
+	if it.live != nil && r.opts.Ignore != nil && r.opts.Ignore(it.live) {
+		it.result.Action, it.result.Message = Ignored, "exempt on the cluster: left as it is"
+		it.done = true
+		return
 	}
 	if prev, ok := r.prev[it.ref.key()]; ok && !r.opts.Force && it.live != nil && prev.DesiredDigest == it.desiredDigest {
 		owned, err := OwnedDigest(it.live, FieldManager)
@@ -454,7 +459,7 @@ func logSummary(log logr.Logger, res *Result) {
 		counts[o.Action]++
 	}
 	kv := []any{"objects", len(res.Objects), "changed", res.Changed}
-	for _, a := range []Action{Created, Configured, Unchanged, Deleted, Conflict, Failed, Skipped, WouldCreate, WouldUpdate, WouldDelete, Orphaned} {
+	for _, a := range []Action{Created, Configured, Unchanged, Deleted, Conflict, Failed, Skipped, Ignored, WouldCreate, WouldUpdate, WouldDelete, Orphaned} {
 		if counts[a] > 0 {
 			kv = append(kv, string(a), counts[a])
 		}

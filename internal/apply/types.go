@@ -97,6 +97,9 @@ const (
 	WouldCreate Action = "WouldCreate"
 	WouldUpdate Action = "WouldUpdate"
 	WouldDelete Action = "WouldDelete"
+	// Ignored: Options.Ignore exempted the live object; it was not touched and keeps its place
+	// in the inventory.
+	Ignored Action = "Ignored"
 	// Orphaned: the object is no longer managed (not declared and not pruned, or it no longer
 	// carries Holdfast's labels); it was left in the cluster and dropped from the inventory.
 	Orphaned Action = "Orphaned"
@@ -191,6 +194,9 @@ type Options struct {
 	// means it belongs to owner: it is reported as Conflict, never written, never pruned, and
 	// left out of the inventory. Claim is not called for objects that do not exist.
 	Claim func(live *unstructured.Unstructured) (owner string, ok bool)
+	// Ignore, if set, is called with the live object after Claim: true leaves the object as it
+	// is (Ignored), for example when its owner on the cluster exempted it from correction.
+	Ignore func(live *unstructured.Unstructured) bool
 	// ClaimSelector, if set, are labels that every live object Claim could refuse carries
 	// (for example holdfast.dev/managed-by alone, without the owner). Live objects are then
 	// listed by it instead of Labels, and outside a dry run an object the list does not return

@@ -223,7 +223,7 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope) error {
 // It runs on informer goroutines and never blocks.
 func (r *Reconciler) onDrift(cluster types.NamespacedName, c drift.Change) {
 	owner := c.Object.GetAnnotations()[holdfastv1.OwnerAnnotation]
-	if owner == "" {
+	if owner == "" || driftIgnored(c.Object) {
 		return
 	}
 	key := types.NamespacedName{Namespace: cluster.Namespace, Name: naming.StatusName(owner, cluster.Name)}

@@ -149,6 +149,7 @@ func (r *Reconciler) applyOptions(ctx context.Context, s *scope, svc holdfastv1.
 		Prune:         true,
 		DryRun:        s.mcs.Spec.SyncMode == holdfastv1.SyncModeDryRun,
 		Claim:         r.claim(ctx, s),
+		Ignore:        driftIgnored,
 	}
 }
 
@@ -322,4 +323,9 @@ func (r *Reconciler) watchInventory(ctx context.Context, s *scope) {
 			ctrl.LoggerFrom(ctx).Error(err, "Cannot watch managed objects; drift is found at the next full reconcile", "kind", gvk.String())
 		}
 	}
+}
+
+// driftIgnored reports whether someone on the cluster exempted a live object from correction.
+func driftIgnored(live *unstructured.Unstructured) bool {
+	return live.GetAnnotations()[holdfastv1.DriftIgnoreAnnotation] == "true"
 }

@@ -93,4 +93,26 @@ func TestDriftIsCorrected(t *testing.T) {
 	consistently(t, 2*time.Second, func(g Gomega) {
 		g.Expect(getConfigMap(g, "cluster-1", ns, "b").ResourceVersion).To(Equal(rv))
 	})
+
+	t.Log("An object its owner on the cluster exempted (holdfast.dev/drift-ignore) is left as they made it")
+	eventually(t, func(g Gomega) {
+		cm := getConfigMap(g, "cluster-1", ns, "a")
+		if cm.Annotations == nil {
+			cm.Annotations = map[string]string{}
+		}
+		cm.Annotations[holdfastv1.DriftIgnoreAnnotation] = "true"
+		cm.Data["cluster"] = "local-change"
+		g.Expect(c1.Update(ctx, cm, client.FieldOwner("kubectl-edit"))).To(Succeed())
+	})
+	updateServiceSet(t, name, func(m *holdfastv1.MultiClusterService) {
+		m.Annotations = map[string]string{holdfastv1.ReconcileRequestedAtAnnotation: "with-an-ignored-object"}
+	})
+	eventually(t, func(g Gomega) {
+		css := statusOf(g, name, "cluster-1")
+		g.Expect(css.Status.LastHandledReconcileAt).To(Equal("with-an-ignored-object"))
+		g.Expect(css.Status.Resources).To(ContainElement(And(HaveField("Name", "a"), HaveField("State", holdfastv1.ResourceIgnored))))
+	})
+	consistently(t, 2*time.Second, func(g Gomega) {
+		g.Expect(getConfigMap(g, "cluster-1", ns, "a").Data).To(HaveKeyWithValue("cluster", "local-change"))
+	})
 }

@@ -81,6 +81,8 @@ func resourcesFromResult(service string, res *apply.Result, prev []holdfastv1.Re
 			rs.State, rs.Diff = holdfastv1.ResourceWouldUpdate, o.Diff
 		case apply.WouldDelete:
 			rs.State = holdfastv1.ResourceWouldDelete
+		case apply.Ignored:
+			rs.State = holdfastv1.ResourceIgnored
 		case apply.Skipped:
 			p, ok := prevState[k]
 			if !ok {
