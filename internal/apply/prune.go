@@ -104,9 +104,11 @@ func (r *run) pruneOne(ctx context.Context, e InventoryEntry) (res ObjectResult,
 		res.Action = WouldDelete
 		return res, true, false
 	}
-	uid := live.GetUID()
+	// Preconditions on the version read: if someone changed the object since (another service
+	// set taking it over, say), the deletion fails and the next attempt looks again.
+	uid, rv := live.GetUID(), live.GetResourceVersion()
 	err = r.a.client.Delete(ctx, live, client.PropagationPolicy(metav1.DeletePropagationBackground),
-		client.Preconditions{UID: &uid})
+		client.Preconditions{UID: &uid, ResourceVersion: &rv})
 	switch {
 	case apierrors.IsNotFound(err):
 		res.Action, res.Message = Deleted, "already absent"

@@ -145,11 +145,19 @@ func (r *Reconciler) conflictingNeighbours(ctx context.Context, obj client.Objec
 	if err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Mapping a status object to its conflicting neighbours failed")
 	}
+	// A status object on its way out may be withdrawing objects a neighbour took over in the
+	// meantime: every neighbour compares with the cluster again, even if nothing is due.
+	leaving := !css.DeletionTimestamp.IsZero()
 	var reqs []reconcile.Request
 	for i := range statuses {
-		if statuses[i].Name != css.Name && statuses[i].Status.ConflictCount > 0 {
-			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&statuses[i])})
+		if statuses[i].Name == css.Name || (!leaving && statuses[i].Status.ConflictCount == 0) {
+			continue
 		}
+		key := client.ObjectKeyFromObject(&statuses[i])
+		if leaving {
+			r.rechecking.Store(key, true)
+		}
+		reqs = append(reqs, reconcile.Request{NamespacedName: key})
 	}
 	return reqs
 }
