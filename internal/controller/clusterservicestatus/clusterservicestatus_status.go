@@ -329,13 +329,11 @@ func recordDrifts(s *scope) {
 		return
 	}
 	st := &s.css.Status
-	inSync := map[holdfastv1.ResourceRef]bool{}
+	inSync := map[apply.Ref]bool{}
 	if s.deployed {
 		for _, rs := range st.Resources {
 			if rs.State == holdfastv1.ResourceInSync {
-				r := rs.ResourceRef
-				r.Version = ""
-				inSync[r] = true
+				inSync[unversioned(toRef(rs.ResourceRef))] = true
 			}
 		}
 	}
@@ -343,9 +341,7 @@ func recordDrifts(s *scope) {
 	fresh := make([]holdfastv1.DriftRecord, 0, len(s.drifts))
 	for i := len(s.drifts) - 1; i >= 0; i-- {
 		d := s.drifts[i]
-		r := d.ResourceRef
-		r.Version = ""
-		if inSync[r] {
+		if inSync[unversioned(toRef(d.ResourceRef))] {
 			d.CorrectedTime = &now
 		}
 		fresh = append(fresh, d)

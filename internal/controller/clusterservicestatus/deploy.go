@@ -249,16 +249,12 @@ func (r *Reconciler) claim(ctx context.Context, s *scope) func(live *unstructure
 		}
 		ref := apply.RefOf(live)
 		for _, rs := range otherStatus.Status.Resources {
-			if rs.State != holdfastv1.ResourceConflict && sameObject(rs.ResourceRef, ref) {
+			if rs.State != holdfastv1.ResourceConflict && unversioned(toRef(rs.ResourceRef)) == unversioned(ref) {
 				return owner, false
 			}
 		}
 		return "", true
 	}
-}
-
-func sameObject(a holdfastv1.ResourceRef, b apply.Ref) bool {
-	return a.Group == b.Group && a.Kind == b.Kind && a.Namespace == b.Namespace && a.Name == b.Name
 }
 
 // transientFailures joins the errors of objects that failed for reasons worth retrying as is.
