@@ -5,7 +5,7 @@ import (
 )
 
 // ResourceState is the sync state of one managed object.
-// +kubebuilder:validation:Enum=Pending;InSync;Failed;Conflict;WouldCreate;WouldUpdate;WouldDelete;Drifted;Missing;Correcting;Ignored
+// +kubebuilder:validation:Enum=Pending;InSync;Failed;Conflict;WouldCreate;WouldUpdate;WouldDelete;Drifted;Missing;Correcting;Ignored;Contested
 type ResourceState string
 
 const (
@@ -29,6 +29,9 @@ const (
 	ResourceCorrecting ResourceState = "Correcting"
 	// ResourceIgnored: the object is exempt from drift handling.
 	ResourceIgnored ResourceState = "Ignored"
+	// ResourceContested: another field manager kept reverting Holdfast's corrections; Holdfast
+	// stopped correcting the object until a manual request. lastDrift names the manager.
+	ResourceContested ResourceState = "Contested"
 )
 
 // ResourceRef identifies one object on a target cluster.
@@ -66,6 +69,10 @@ type ResourceStatus struct {
 	Desired string `json:"desired,omitempty"`
 	// +optional
 	Owned string `json:"owned,omitempty"`
+	// LastDrift is the drift that left the object Drifted, Missing or Contested; cleared once
+	// the object is back in sync.
+	// +optional
+	LastDrift *DriftDetail `json:"lastDrift,omitempty"`
 }
 
 // DriftType says what happened to a managed object.
@@ -90,12 +97,33 @@ type FieldChange struct {
 	New string `json:"new,omitempty"`
 }
 
+// DriftDetection says how a drift was found.
+// +kubebuilder:validation:Enum=Watch;Comparison
+type DriftDetection string
+
+const (
+	// DriftDetectedByWatch: a watch event on the cluster showed the change as it happened.
+	DriftDetectedByWatch DriftDetection = "Watch"
+	// DriftDetectedByComparison: a comparison of the cluster with the declaration found it
+	// (after an outage, a controller restart or a full reconcile); the time of the change is
+	// not known, and old values are the declared ones.
+	DriftDetectedByComparison DriftDetection = "Comparison"
+)
+
 // DriftRecord is one drift Holdfast saw on the cluster.
 type DriftRecord struct {
 	ResourceRef `json:",inline"`
 	// Service that declares the object.
 	// +optional
-	Service string `json:"service,omitempty"`
+	Service     string `json:"service,omitempty"`
+	DriftDetail `json:",inline"`
+	// CorrectedTime is when Holdfast put the object back; empty while it is not.
+	// +optional
+	CorrectedTime *metav1.MicroTime `json:"correctedTime,omitempty"`
+}
+
+// DriftDetail says what changed in one drift, and who changed it.
+type DriftDetail struct {
 	// Type of drift.
 	Type DriftType `json:"type"`
 	// Fields that changed (for Changed), with old and new values.
@@ -114,9 +142,9 @@ type DriftRecord struct {
 	// DetectedTime is when Holdfast saw the change, to the microsecond (latencies are
 	// sub-second).
 	DetectedTime metav1.MicroTime `json:"detectedTime"`
-	// CorrectedTime is when Holdfast put the object back; empty while it is not.
+	// Detection says how the drift was found; Watch when empty.
 	// +optional
-	CorrectedTime *metav1.MicroTime `json:"correctedTime,omitempty"`
+	Detection DriftDetection `json:"detection,omitempty"`
 }
 
 // MaxDriftRecords bounds status.drifts.
@@ -201,6 +229,9 @@ type ClusterServiceStatusStatus struct {
 	FailedCount int32 `json:"failedCount"`
 	// +optional
 	ConflictCount int32 `json:"conflictCount"`
+	// DriftedCount counts Resources that are Drifted, Missing or Contested: not corrected.
+	// +optional
+	DriftedCount int32 `json:"driftedCount"`
 	// LastFullReconcileTime is when every service was last rendered, compared with the cluster
 	// and applied where needed. The next full reconcile is due reconcileInterval after it, also
 	// across controller restarts.
@@ -230,6 +261,7 @@ type ClusterServiceStatusStatus struct {
 // +kubebuilder:printcolumn:name="Objects",type=integer,JSONPath=`.status.resourceCount`
 // +kubebuilder:printcolumn:name="In Sync",type=integer,JSONPath=`.status.inSyncCount`
 // +kubebuilder:printcolumn:name="Failed",type=integer,JSONPath=`.status.failedCount`
+// +kubebuilder:printcolumn:name="Drifted",type=integer,JSONPath=`.status.driftedCount`
 // +kubebuilder:printcolumn:name="Drifts",type=integer,JSONPath=`.status.driftCount`
 // +kubebuilder:printcolumn:name="Mode",type=string,JSONPath=`.status.syncMode`,priority=1
 // +kubebuilder:printcolumn:name="Last Full",type=date,JSONPath=`.status.lastFullReconcileTime`,priority=1

@@ -115,3 +115,29 @@ const (
 	// SourceAvailableReason: the source is available.
 	SourceAvailableReason = "SourceAvailable"
 )
+
+// ClusterServiceStatus drift condition types and reasons.
+const (
+	// DriftedCondition is True while objects on the cluster differ from the declaration and
+	// are not being corrected (action Report outside a correction window, or Contested). It is
+	// False with reason InSync otherwise.
+	DriftedCondition = "Drifted"
+	// ContestedCondition is True while Holdfast stopped correcting objects another field
+	// manager keeps reverting; the message names the objects and the managers. A manual
+	// request (holdfast.dev/reconcile-requested-at) resumes correction.
+	ContestedCondition = "Contested"
+
+	// InSyncReason: the cluster holds what is declared (as far as drift handling looks).
+	InSyncReason = "InSync"
+	// DriftReportedReason: drift was found and, by policy, waits for a manual correction.
+	DriftReportedReason = "DriftReported"
+	// ContestedReason: another field manager keeps reverting Holdfast's corrections.
+	ContestedReason = "Contested"
+	// NotContestedReason: no object is contested.
+	NotContestedReason = "NotContested"
+	// DriftDetectionOffReason: the sync mode does not watch for drift.
+	DriftDetectionOffReason = "DriftDetectionOff"
+	// InvalidDriftPolicyReason: the drift policy cannot be used (a bad ignore path, window or
+	// notification target); the message says what to fix.
+	InvalidDriftPolicyReason = "InvalidDriftPolicy"
+)

@@ -88,6 +88,9 @@ type Service struct {
 	// its declaration.
 	// +optional
 	Disabled bool `json:"disabled,omitempty"`
+	// Drift overrides the service set's drift policy for this service.
+	// +optional
+	Drift *ServiceDriftPolicy `json:"drift,omitempty"`
 }
 
 // MultiClusterServiceSpec declares which services go to which clusters, and how they are kept.
@@ -124,6 +127,17 @@ type MultiClusterServiceSpec struct {
 	// +kubebuilder:default=Delete
 	// +optional
 	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`
+	// Drift says how drift is handled in ContinuousWithDriftDetection mode; by default it is
+	// corrected at once.
+	// +optional
+	Drift *DriftPolicy `json:"drift,omitempty"`
+	// Notifications are outbound webhooks told about drift (detected, corrected, contested).
+	// They are sent in the background with retries and never hold up reconciliation.
+	// +kubebuilder:validation:MaxItems=8
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Notifications []NotificationTarget `json:"notifications,omitempty"`
 	// Paused stops all changes to the selected clusters.
 	// +optional
 	Paused bool `json:"paused,omitempty"`

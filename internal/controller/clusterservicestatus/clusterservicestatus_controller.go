@@ -228,13 +228,16 @@ func (r *Reconciler) onDrift(cluster types.NamespacedName, c drift.Change) {
 	}
 	key := types.NamespacedName{Namespace: cluster.Namespace, Name: naming.StatusName(owner, cluster.Name)}
 	rec := holdfastv1.DriftRecord{
-		ResourceRef:  fromRef(apply.RefOf(c.Object)),
-		Service:      c.Object.GetLabels()[holdfastv1.ServiceLabel],
-		Type:         holdfastv1.DriftChanged,
-		Manager:      c.Author.Manager,
-		Operation:    c.Author.Operation,
-		Subresource:  c.Author.Subresource,
-		DetectedTime: metav1.NewMicroTime(r.Clock.Now()),
+		ResourceRef: fromRef(apply.RefOf(c.Object)),
+		Service:     c.Object.GetLabels()[holdfastv1.ServiceLabel],
+		DriftDetail: holdfastv1.DriftDetail{
+			Type:         holdfastv1.DriftChanged,
+			Manager:      c.Author.Manager,
+			Operation:    c.Author.Operation,
+			Subresource:  c.Author.Subresource,
+			DetectedTime: metav1.NewMicroTime(r.Clock.Now()),
+			Detection:    holdfastv1.DriftDetectedByWatch,
+		},
 	}
 	if c.Deleted {
 		rec.Type, rec.Manager, rec.Operation, rec.Subresource = holdfastv1.DriftDeleted, "", "", ""

@@ -1,0 +1,171 @@
+package v1alpha1
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// DriftAction says what Holdfast does when it finds drift.
+// +kubebuilder:validation:Enum=Correct;Report
+type DriftAction string
+
+const (
+	// DriftActionCorrect puts the object back at once (force ownership), in the same pass that
+	// found the drift.
+	DriftActionCorrect DriftAction = "Correct"
+	// DriftActionReport records and notifies; the object is corrected only when someone asks
+	// (holdfast.dev/reconcile-requested-at, `holdfast correct`) or inside a correction window.
+	DriftActionReport DriftAction = "Report"
+)
+
+// Defaults of fight detection.
+const (
+	// DefaultFightMaxCorrections is how many corrections of one object, each undone again by
+	// another field manager, are made within the fight window before Holdfast stops.
+	DefaultFightMaxCorrections = 5
+	// DefaultFightWindow is the window corrections are counted in.
+	DefaultFightWindow = 10 * time.Minute
+)
+
+// DriftPolicy says how drift is handled in ContinuousWithDriftDetection mode.
+type DriftPolicy struct {
+	// Action defaults to Correct.
+	// +kubebuilder:default=Correct
+	// +optional
+	Action DriftAction `json:"action,omitempty"`
+	// CorrectionWindows, with action Report, are times (UTC) in which drift is corrected
+	// automatically anyway, for example every night 02:00-04:00. Outside them drift waits for a
+	// manual request.
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=atomic
+	// +optional
+	CorrectionWindows []CorrectionWindow `json:"correctionWindows,omitempty"`
+	// Ignore exempts fields from drift handling: they are neither reported nor corrected, and
+	// never applied over a value another field manager set (an HPA keeps its replicas).
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=atomic
+	// +optional
+	Ignore []IgnoreRule `json:"ignore,omitempty"`
+	// Fight bounds corrections of an object another field manager keeps reverting.
+	// +optional
+	Fight *FightPolicy `json:"fight,omitempty"`
+}
+
+// Weekday is a day of the week, in English.
+// +kubebuilder:validation:Enum=Monday;Tuesday;Wednesday;Thursday;Friday;Saturday;Sunday
+type Weekday string
+
+// CorrectionWindow is a daily time span, in UTC.
+type CorrectionWindow struct {
+	// Start is the time of day the window opens, "HH:MM" in UTC.
+	// +kubebuilder:validation:Pattern=`^([01][0-9]|2[0-3]):[0-5][0-9]$`
+	Start string `json:"start"`
+	// Duration is how long the window stays open, at most 24h.
+	Duration metav1.Duration `json:"duration"`
+	// Days limits the window to the days it opens on; empty means every day.
+	// +kubebuilder:validation:MaxItems=7
+	// +listType=set
+	// +optional
+	Days []Weekday `json:"days,omitempty"`
+}
+
+// IgnoreRule exempts fields of the objects it selects from drift handling.
+type IgnoreRule struct {
+	// Paths are JSON pointers (RFC 6901) to the fields to ignore, e.g. /spec/replicas or
+	// /data/last-rotated. A path ignores everything below it.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:Pattern=`^/`
+	// +listType=set
+	Paths []string `json:"paths"`
+	// Target selects the objects the rule applies to; empty selects every object.
+	// +optional
+	Target *ResourceSelector `json:"target,omitempty"`
+}
+
+// ResourceSelector selects objects on a target cluster. Every field set must match.
+type ResourceSelector struct {
+	// Group of the object's kind ("" is the core group; unset matches any group).
+	// +optional
+	Group *string `json:"group,omitempty"`
+	// +optional
+	Kind string `json:"kind,omitempty"`
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	// Name of the object; a trailing * matches any suffix.
+	// +optional
+	Name string `json:"name,omitempty"`
+	// LabelSelector matches the object's labels on the cluster.
+	// +optional
+	LabelSelector *metav1.LabelSelector `json:"labelSelector,omitempty"`
+}
+
+// FightPolicy says when Holdfast stops correcting an object another field manager keeps
+// changing back.
+type FightPolicy struct {
+	// MaxCorrections is how many corrections of one object within Window are made before
+	// Holdfast stops correcting it, marks it Contested naming the other manager, and waits for
+	// a manual request. Defaults to 5.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	// +optional
+	MaxCorrections int32 `json:"maxCorrections,omitempty"`
+	// Window defaults to 10m.
+	// +optional
+	Window *metav1.Duration `json:"window,omitempty"`
+}
+
+// ServiceDriftPolicy overrides the service set's drift policy for one service.
+type ServiceDriftPolicy struct {
+	// Action overrides the service set's drift action.
+	// +optional
+	Action DriftAction `json:"action,omitempty"`
+	// Disabled opts the service out of drift handling: its objects are deployed and updated
+	// when the declaration changes, but changes made on the cluster are neither reported nor
+	// corrected.
+	// +optional
+	Disabled bool `json:"disabled,omitempty"`
+	// Ignore adds rules to the service set's, for this service's objects.
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=atomic
+	// +optional
+	Ignore []IgnoreRule `json:"ignore,omitempty"`
+}
+
+// NotificationType is the format of an outbound notification.
+// +kubebuilder:validation:Enum=Webhook;Slack
+type NotificationType string
+
+const (
+	// NotificationWebhook posts Holdfast's JSON event, signed with HMAC-SHA256 when the Secret
+	// has a key named hmacKey (header X-Holdfast-Signature: sha256=<hex>).
+	NotificationWebhook NotificationType = "Webhook"
+	// NotificationSlack posts a Slack-compatible message ({"text": ...}) to an incoming webhook.
+	NotificationSlack NotificationType = "Slack"
+)
+
+// NotificationTarget is where drift notifications of a service set go.
+type NotificationTarget struct {
+	// Name identifies the target in events and metrics.
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +kubebuilder:validation:MaxLength=63
+	Name string `json:"name"`
+	// Type defaults to Webhook.
+	// +kubebuilder:default=Webhook
+	// +optional
+	Type NotificationType `json:"type,omitempty"`
+	// SecretRef names the Secret holding the target: key `url` (required) and, for Webhook,
+	// `hmacKey` (optional). The URL and key never appear in status, events or logs.
+	SecretRef SecretReference `json:"secretRef"`
+}
+
+// SecretReference names a Secret on the hub.
+type SecretReference struct {
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	Namespace string `json:"namespace"`
+}
