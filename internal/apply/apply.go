@@ -148,7 +148,8 @@ func (a *Applier) Apply(ctx context.Context, desired []*unstructured.Unstructure
 			switch {
 			case it.entry != nil:
 				res.Inventory = append(res.Inventory, *it.entry)
-			case it.result.Action == Failed || it.result.Action == Skipped || it.result.Action == Ignored:
+			case it.result.Action == Failed || it.result.Action == Skipped || it.result.Action == Ignored ||
+				it.result.Action == Drifted || it.result.Action == Missing:
 				// Not applied now, but still in the cluster from before: keep managing it.
 				if e, ok := r.prev[it.ref.key()]; ok {
 					res.Inventory = append(res.Inventory, e)
@@ -222,16 +223,28 @@ func (r *run) applyOne(ctx context.Context, it *item) {
 		it.done = true
 		return
 	}
-	if prev, ok := r.prev[it.ref.key()]; ok && !r.opts.Force && it.live != nil && prev.DesiredDigest == it.desiredDigest {
-		owned, err := OwnedDigest(it.live, FieldManager)
-		if err == nil && owned == prev.OwnedDigest {
-			it.result.Action, it.result.Applied = Unchanged, !r.opts.DryRun
-			it.current = it.live
-			it.entry = &InventoryEntry{Ref: it.ref, DesiredDigest: it.desiredDigest, OwnedDigest: owned}
-			return
+	if prev, ok := r.prev[it.ref.key()]; ok && !r.opts.Force && prev.DesiredDigest == it.desiredDigest {
+		if it.live != nil {
+			owned, err := OwnedDigest(it.live, FieldManager)
+			if err == nil && owned == prev.OwnedDigest {
+				it.result.Action, it.result.Applied = Unchanged, !r.opts.DryRun
+				it.current = it.live
+				it.entry = &InventoryEntry{Ref: it.ref, DesiredDigest: it.desiredDigest, OwnedDigest: owned}
+				return
+			}
+			if err != nil {
+				log.V(1).Info("Cannot compute owned digest, re-applying", "error", err.Error())
+			}
 		}
-		if err != nil {
-			log.V(1).Info("Cannot compute owned digest, re-applying", "error", err.Error())
+		// Declared as before, but the cluster's copy changed or is gone: drift.
+		it.result.Drift = true
+		if !r.opts.DryRun && r.opts.Correct != nil && !r.opts.Correct(it.obj, it.live) {
+			it.result.Action, it.result.Message = Drifted, "differs from the declaration; not corrected now"
+			if it.live == nil {
+				it.result.Action, it.result.Message = Missing, "deleted on the cluster; not recreated now"
+			}
+			it.done = true
+			return
 		}
 	}
 	if r.opts.DryRun {
@@ -240,6 +253,11 @@ func (r *run) applyOne(ctx context.Context, it *item) {
 	}
 
 	obj := it.obj.DeepCopy()
+	if it.live != nil && r.opts.IgnoredFields != nil {
+		if dropped := leaveOut(obj, it.live, r.opts.IgnoredFields(it.obj)); len(dropped) > 0 {
+			log.V(1).Info("Leaving fields to another field manager", "fields", dropped)
+		}
+	}
 	if err := r.a.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.ForceOwnership, client.FieldOwner(FieldManager)); err != nil {
 		it.fail(err)
 		log.Info("Object not applied", "error", it.result.Message, "transient", it.result.Transient)

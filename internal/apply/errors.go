@@ -8,6 +8,8 @@ import (
 	"net"
 	"syscall"
 
+	corev1 "k8s.io/api/core/v1"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -56,6 +58,9 @@ func IsTransient(err error) bool {
 	case apierrors.IsTooManyRequests(err), apierrors.IsServerTimeout(err), apierrors.IsTimeout(err),
 		apierrors.IsServiceUnavailable(err), apierrors.IsInternalError(err), apierrors.IsConflict(err),
 		apierrors.IsUnexpectedServerError(err):
+		return true
+	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
+		// The namespace was deleted and is going away; it is recreated once it is gone.
 		return true
 	}
 	var status apierrors.APIStatus

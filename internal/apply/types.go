@@ -100,6 +100,11 @@ const (
 	// Ignored: Options.Ignore exempted the live object; it was not touched and keeps its place
 	// in the inventory.
 	Ignored Action = "Ignored"
+	// Drifted and Missing: the declaration did not change since the last apply but the live
+	// object did (Drifted) or is gone (Missing), and Options.Correct said not to put it back
+	// now. It was not touched and keeps its place in the inventory.
+	Drifted Action = "Drifted"
+	Missing Action = "Missing"
 	// Orphaned: the object is no longer managed (not declared and not pruned, or it no longer
 	// carries Holdfast's labels); it was left in the cluster and dropped from the inventory.
 	Orphaned Action = "Orphaned"
@@ -122,6 +127,10 @@ type ObjectResult struct {
 	Err error `json:"-"`
 	// Transient reports that Err is worth retrying as is (see IsTransient).
 	Transient bool `json:"transient,omitempty"`
+	// Drift reports that the declaration did not change since the last apply but the live
+	// object did, or is gone: with Applied the call put it back (a correction), otherwise the
+	// Action is Drifted or Missing.
+	Drift bool `json:"drift,omitempty"`
 	// ConflictWith names the owner Options.Claim reported for a Conflict.
 	ConflictWith string `json:"conflictWith,omitempty"`
 }
@@ -197,6 +206,16 @@ type Options struct {
 	// Ignore, if set, is called with the live object after Claim: true leaves the object as it
 	// is (Ignored), for example when its owner on the cluster exempted it from correction.
 	Ignore func(live *unstructured.Unstructured) bool
+	// Correct, if set, is called for every object that drifted (see ObjectResult.Drift) before
+	// it would be put back, with the declared object and the live one (nil when it is gone).
+	// false leaves it as it is (Drifted or Missing). Not called in a dry run. It may be called
+	// concurrently.
+	Correct func(desired, live *unstructured.Unstructured) bool
+	// IgnoredFields, if set, returns JSON pointers (RFC 6901) of fields of a declared object
+	// that Holdfast must not force over another field manager: when the live object has a
+	// different value there and Holdfast does not own it, the field is left out of the apply,
+	// so the other manager's value stays (an HPA keeps its replicas).
+	IgnoredFields func(desired *unstructured.Unstructured) []string
 	// ClaimSelector, if set, are labels that every live object Claim could refuse carries
 	// (for example holdfast.dev/managed-by alone, without the owner). Live objects are then
 	// listed by it instead of Labels, and outside a dry run an object the list does not return

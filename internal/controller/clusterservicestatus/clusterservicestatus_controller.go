@@ -62,6 +62,12 @@ type Reconciler struct {
 	// reconcile records them.
 	pendingMu     sync.Mutex
 	pendingDrifts map[types.NamespacedName][]holdfastv1.DriftRecord
+	// fights counts recent corrections per object.
+	fights fights
+	// compared holds, per status object in drift-detection mode, when its objects were last
+	// compared with the cluster by this process: a restart or a reconnect compares again, so
+	// drift made meanwhile is found.
+	compared sync.Map
 }
 
 // +kubebuilder:rbac:groups=holdfast.dev,resources=clusterservicestatuses,verbs=get;list;watch;update;patch;delete

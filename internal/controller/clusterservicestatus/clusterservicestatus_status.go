@@ -19,7 +19,7 @@ import (
 const maxListed = 5
 
 var readySummary = conditions.Summary{
-	Negative: []string{holdfastv1.PausedCondition},
+	Negative: []string{holdfastv1.PausedCondition, holdfastv1.ContestedCondition, holdfastv1.DriftedCondition},
 	Positive: []string{holdfastv1.ClusterReadyCondition, holdfastv1.RenderedCondition, holdfastv1.AppliedCondition},
 }
 
@@ -49,6 +49,8 @@ func computeStatus(s *scope) {
 	setClusterReady(s)
 	setRendered(s)
 	setApplied(s)
+	setDrifted(s)
+	setContested(s)
 	if s.deleting {
 		conditions.Set(s.css, metav1.Condition{Type: holdfastv1.ReadyCondition, Status: metav1.ConditionFalse,
 			Reason: holdfastv1.DeletingReason, Message: fmt.Sprintf("withdrawing %d objects (cleanupPolicy %s)", len(st.Resources), s.css.Spec.CleanupPolicy)})
@@ -63,9 +65,11 @@ func computeStatus(s *scope) {
 }
 
 func countResources(st *holdfastv1.ClusterServiceStatusStatus) {
-	st.ResourceCount, st.InSyncCount, st.FailedCount, st.ConflictCount = int32(len(st.Resources)), 0, 0, 0
+	st.ResourceCount, st.InSyncCount, st.FailedCount, st.ConflictCount, st.DriftedCount = int32(len(st.Resources)), 0, 0, 0, 0
 	for _, rs := range st.Resources {
 		switch rs.State {
+		case holdfastv1.ResourceDrifted, holdfastv1.ResourceMissing, holdfastv1.ResourceContested:
+			st.DriftedCount++
 		case holdfastv1.ResourceInSync:
 			st.InSyncCount++
 		case holdfastv1.ResourceFailed:
@@ -280,26 +284,14 @@ func (r *Reconciler) recordTransitions(ctx context.Context, s *scope) {
 			changed += o.result.Changed
 		}
 	}
-	if s.correcting {
-		var corrected []string
-		for _, o := range s.services {
-			if o.result == nil {
-				continue
-			}
-			for _, r := range o.result.Objects {
-				if r.Action == apply.Created || r.Action == apply.Configured {
-					corrected = append(corrected, fmt.Sprintf("%s (%s)", r.Ref, map[apply.Action]string{apply.Created: "recreated", apply.Configured: "restored"}[r.Action]))
-				}
-			}
+	if corrected := correctedObjects(s); len(corrected) > 0 {
+		log.Info("Drift corrected", "objects", corrected)
+		if r.Recorder != nil {
+			r.Recorder.Eventf(s.css, nil, corev1.EventTypeNormal, "DriftCorrected", "Correct", "%s", list(corrected))
 		}
-		if len(corrected) > 0 {
-			log.Info("Drift corrected", "objects", corrected)
-			if r.Recorder != nil {
-				r.Recorder.Eventf(s.css, nil, corev1.EventTypeNormal, "DriftCorrected", "Correct", "%s", list(corrected))
-			}
-			changed = 0
-		}
+		changed -= len(corrected)
 	}
+	r.recordDriftEvents(ctx, s)
 	if changed > 0 {
 		log.Info("Cluster changed", "objects", changed)
 		if r.Recorder != nil {
@@ -322,13 +314,19 @@ func (r *Reconciler) recordTransitions(ctx context.Context, s *scope) {
 	r.Recorder.Eventf(s.css, nil, eventType, after.Reason, "Reconcile", "%s", after.Message)
 }
 
-// recordDrifts adds the drifts seen since the last reconcile to the bounded history, newest
-// first, each marked corrected when this reconcile put its object back in sync.
+// recordDrifts adds the drifts seen since the last reconcile (by watches, and by comparison in
+// this one) to the bounded history, newest first, each marked corrected when this reconcile put
+// its object back in sync; older records of objects corrected now are marked too.
 func recordDrifts(s *scope) {
-	if len(s.drifts) == 0 {
-		return
-	}
+	seen := append(append([]holdfastv1.DriftRecord{}, s.drifts...), s.decisions.found...)
 	st := &s.css.Status
+	now := metav1.NewMicroTime(s.end)
+	corrected := map[apply.Ref]bool{}
+	for ref, od := range s.decisions.objects {
+		if od.corrected {
+			corrected[ref] = true
+		}
+	}
 	inSync := map[apply.Ref]bool{}
 	if s.deployed {
 		for _, rs := range st.Resources {
@@ -337,17 +335,32 @@ func recordDrifts(s *scope) {
 			}
 		}
 	}
-	now := metav1.NewMicroTime(s.end)
-	fresh := make([]holdfastv1.DriftRecord, 0, len(s.drifts))
-	for i := len(s.drifts) - 1; i >= 0; i-- {
-		d := s.drifts[i]
-		if inSync[unversioned(toRef(d.ResourceRef))] {
+	var history []holdfastv1.DriftRecord
+	if len(corrected) > 0 {
+		history = make([]holdfastv1.DriftRecord, len(st.Drifts))
+		for i, d := range st.Drifts {
+			if d.CorrectedTime == nil && corrected[unversioned(toRef(d.ResourceRef))] {
+				d.CorrectedTime = &now
+			}
+			history[i] = d
+		}
+	} else {
+		history = st.Drifts
+	}
+	if len(seen) == 0 {
+		st.Drifts = history
+		return
+	}
+	fresh := make([]holdfastv1.DriftRecord, 0, len(seen))
+	for i := len(seen) - 1; i >= 0; i-- {
+		d := seen[i]
+		if ref := unversioned(toRef(d.ResourceRef)); corrected[ref] || inSync[ref] {
 			d.CorrectedTime = &now
 		}
 		fresh = append(fresh, d)
 	}
-	st.DriftCount += int64(len(s.drifts))
-	st.Drifts = append(fresh, st.Drifts...)
+	st.DriftCount += int64(len(seen))
+	st.Drifts = append(fresh, history...)
 	if len(st.Drifts) > holdfastv1.MaxDriftRecords {
 		st.Drifts = st.Drifts[:holdfastv1.MaxDriftRecords]
 	}

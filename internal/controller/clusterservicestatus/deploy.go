@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -39,7 +40,8 @@ func (r *Reconciler) reconcileDeploy(ctx context.Context, s *scope) (ctrl.Result
 	changed := declarationChanged(css, mcs, rendered)
 	unsettled := !conditions.IsTrue(css, holdfastv1.AppliedCondition)
 	_, recheck := r.rechecking.LoadAndDelete(client.ObjectKeyFromObject(css))
-	if !due && !changed && !unsettled && !recheck && s.requested == "" {
+	compare := r.comparisonDue(s)
+	if !due && !changed && !unsettled && !recheck && !compare && s.requested == "" {
 		// Nothing to do until the next full reconcile; a restart lands here too, so a recent
 		// run is not repeated.
 		return ctrl.Result{RequeueAfter: nextFullReconcile(mcs, css, s.now).Sub(s.now)}, nil
@@ -48,6 +50,10 @@ func (r *Reconciler) reconcileDeploy(ctx context.Context, s *scope) (ctrl.Result
 	s.deployed = true
 	applier := apply.New(s.conn.Client())
 	previous := css.Status.Resources
+	s.previous = map[apply.Ref]holdfastv1.ResourceStatus{}
+	for _, rs := range previous {
+		s.previous[unversioned(toRef(rs.ResourceRef))] = rs
+	}
 	var inventory []holdfastv1.ResourceStatus
 	var transient []error
 	declared := map[string]bool{}
@@ -67,14 +73,21 @@ func (r *Reconciler) reconcileDeploy(ctx context.Context, s *scope) (ctrl.Result
 			out.revision = revisionOf(css, rs.svc.Name)
 			inventory = append(inventory, prev...)
 		default:
-			res, err := applier.Apply(ctx, rs.objects, r.applyOptions(ctx, s, rs.svc, prev))
+			pol := policyFor(mcs, rs.svc)
+			s.policyProblems = append(s.policyProblems, pol.problems...)
+			opts := r.applyOptions(ctx, s, rs.svc, prev)
+			opts.Correct, opts.IgnoredFields = r.correctFunc(s, rs.svc.Name, &pol), pol.ignoredPaths
+			res, err := applier.Apply(ctx, rs.objects, opts)
 			out.result, out.applyErr = res, err
 			if err != nil {
 				inventory = append(inventory, prev...)
 				transient = append(transient, fmt.Errorf("applying service %q: %w", rs.svc.Name, err))
 				break
 			}
-			inventory = append(inventory, resourcesFromResult(rs.svc.Name, res, prev)...)
+			inventory = append(inventory, s.withDriftStates(resourcesFromResult(rs.svc.Name, res, prev))...)
+			if pol.detect && pol.action == holdfastv1.DriftActionReport && len(pol.windows) > 0 {
+				s.noteNextWindow(pol.windows)
+			}
 			if ferr := transientFailures(res); ferr != nil {
 				transient = append(transient, fmt.Errorf("service %q: %w", rs.svc.Name, ferr))
 			}
@@ -83,7 +96,6 @@ func (r *Reconciler) reconcileDeploy(ctx context.Context, s *scope) (ctrl.Result
 	}
 	inventory = append(inventory, r.withdrawRemoved(ctx, s, applier, previous, declared)...)
 	s.resources = inventory
-	s.correcting = recheck && !changed && !due && s.requested == ""
 	if mcs.Spec.SyncMode == holdfastv1.SyncModeContinuousWithDriftDetection {
 		r.watchInventory(ctx, s)
 	}
@@ -91,7 +103,59 @@ func (r *Reconciler) reconcileDeploy(ctx context.Context, s *scope) (ctrl.Result
 	if len(transient) > 0 {
 		return ctrl.Result{}, errors.Join(transient...)
 	}
-	return ctrl.Result{RequeueAfter: interval(mcs)}, nil
+	r.compared.Store(client.ObjectKeyFromObject(css), s.now)
+	after := interval(mcs)
+	if !s.nextWindow.IsZero() && s.nextWindow.Sub(s.now) < after {
+		after = s.nextWindow.Sub(s.now)
+	}
+	return ctrl.Result{RequeueAfter: after}, nil
+}
+
+// comparisonDue reports whether, in drift-detection mode, the cluster must be compared with
+// the declaration although nothing else is due: the first time in this process (drift made
+// while the controller was down), after the cluster reconnected (drift made during the outage,
+// which a watch may not show), and when drift waiting for a correction window can now be
+// corrected.
+func (r *Reconciler) comparisonDue(s *scope) bool {
+	if s.mcs.Spec.SyncMode != holdfastv1.SyncModeContinuousWithDriftDetection {
+		return false
+	}
+	last, ok := r.compared.Load(client.ObjectKeyFromObject(s.css))
+	if !ok {
+		return true
+	}
+	if c := conditions.Get(s.cluster, holdfastv1.ClusterConnectedCondition); c != nil &&
+		!c.LastTransitionTime.Time.Before(last.(time.Time).Truncate(time.Second)) {
+		return true
+	}
+	if s.css.Status.DriftedCount > 0 {
+		for _, svc := range s.mcs.Spec.Services {
+			if pol := policyFor(s.mcs, svc); pol.action == holdfastv1.DriftActionReport && inWindow(pol.windows, s.now) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// noteNextWindow remembers the earliest opening of windows after now.
+func (s *scope) noteNextWindow(windows []holdfastv1.CorrectionWindow) {
+	if next := nextWindowStart(windows, s.now); !next.IsZero() && (s.nextWindow.IsZero() || next.Before(s.nextWindow)) {
+		s.nextWindow = next
+	}
+}
+
+// withDriftStates gives the drifted objects of entries the state drift handling decided, with
+// the drift that put them there.
+func (s *scope) withDriftStates(entries []holdfastv1.ResourceStatus) []holdfastv1.ResourceStatus {
+	for i := range entries {
+		od, ok := s.decisions.get(unversioned(toRef(entries[i].ResourceRef)))
+		if !ok || od.corrected {
+			continue
+		}
+		entries[i].State, entries[i].Message, entries[i].LastDrift = od.state, od.message, od.detail
+	}
+	return entries
 }
 
 // renderAll renders every enabled service, in declaration order.

@@ -83,6 +83,10 @@ func resourcesFromResult(service string, res *apply.Result, prev []holdfastv1.Re
 			rs.State = holdfastv1.ResourceWouldDelete
 		case apply.Ignored:
 			rs.State = holdfastv1.ResourceIgnored
+		case apply.Drifted:
+			rs.State = holdfastv1.ResourceDrifted
+		case apply.Missing:
+			rs.State = holdfastv1.ResourceMissing
 		case apply.Skipped:
 			p, ok := prevState[k]
 			if !ok {

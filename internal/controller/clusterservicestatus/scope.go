@@ -58,11 +58,17 @@ type scope struct {
 	// withdrawn counts objects of removed services deleted in this reconcile; withdrawErr is a
 	// failure to delete some.
 	withdrawErr error
-	// correcting is true when the reconcile was triggered by a change on the cluster and not by
-	// the declaration or a schedule: whatever it writes corrects drift.
-	correcting bool
-	// drifts are the drifts seen since the last reconcile, oldest first.
+	// drifts are the drifts watches saw since the last reconcile, oldest first.
 	drifts []holdfastv1.DriftRecord
+	// previous are the status entries before this reconcile, by unversioned ref.
+	previous map[apply.Ref]holdfastv1.ResourceStatus
+	// decisions are drift handling's decisions on drifted objects in this reconcile.
+	decisions driftDecisions
+	// policyProblems are parts of the drift policy that cannot be used.
+	policyProblems []string
+	// reportedWithWindows: some drift waits for a correction window; the reconcile comes back
+	// when the next one opens.
+	nextWindow time.Time
 	// takenFrom names the MultiClusterServices whose objects this reconcile took over.
 	takenFrom map[string]bool
 }

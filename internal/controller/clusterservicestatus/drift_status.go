@@ -1,0 +1,150 @@
+package clusterservicestatus
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/apply"
+)
+
+// setDrifted: True while objects differ from the declaration and wait (Report mode, or
+// Contested); False/InSync otherwise; Unknown with InvalidDriftPolicy when the policy cannot be
+// used as written.
+func setDrifted(s *scope) {
+	if s.mcs == nil || s.mcs.Spec.SyncMode != holdfastv1.SyncModeContinuousWithDriftDetection {
+		set(s, holdfastv1.DriftedCondition, metav1.ConditionFalse, holdfastv1.DriftDetectionOffReason,
+			"drift is watched only in ContinuousWithDriftDetection mode")
+		return
+	}
+	if len(s.policyProblems) > 0 {
+		set(s, holdfastv1.DriftedCondition, metav1.ConditionUnknown, holdfastv1.InvalidDriftPolicyReason,
+			"fix the MultiClusterService's drift policy: "+list(dedupe(s.policyProblems)))
+		return
+	}
+	var drifted []string
+	for _, rs := range s.css.Status.Resources {
+		if rs.State == holdfastv1.ResourceDrifted || rs.State == holdfastv1.ResourceMissing {
+			drifted = append(drifted, describeDrift(rs))
+		}
+	}
+	if len(drifted) == 0 {
+		if !s.deployed {
+			keepOrUnknown(s, holdfastv1.DriftedCondition, "not compared with the cluster yet")
+			return
+		}
+		set(s, holdfastv1.DriftedCondition, metav1.ConditionFalse, holdfastv1.InSyncReason, "")
+		return
+	}
+	set(s, holdfastv1.DriftedCondition, metav1.ConditionTrue, holdfastv1.DriftReportedReason,
+		fmt.Sprintf("%d objects drifted, waiting for a correction (holdfast correct %s, or a correction window): %s",
+			len(drifted), s.mcs.Name, list(drifted)))
+}
+
+// setContested: True while Holdfast stopped correcting objects another manager keeps reverting.
+func setContested(s *scope) {
+	var contested []string
+	for _, rs := range s.css.Status.Resources {
+		if rs.State == holdfastv1.ResourceContested {
+			contested = append(contested, describeDrift(rs))
+		}
+	}
+	if len(contested) == 0 {
+		set(s, holdfastv1.ContestedCondition, metav1.ConditionFalse, holdfastv1.NotContestedReason, "")
+		return
+	}
+	set(s, holdfastv1.ContestedCondition, metav1.ConditionTrue, holdfastv1.ContestedReason,
+		fmt.Sprintf("%d objects keep being changed back; correction stopped until a manual request: %s", len(contested), list(contested)))
+}
+
+// describeDrift names an object and who changed it.
+func describeDrift(rs holdfastv1.ResourceStatus) string {
+	out := toRef(rs.ResourceRef).String()
+	if d := rs.LastDrift; d != nil {
+		switch {
+		case d.Type == holdfastv1.DriftDeleted:
+			out += " deleted"
+		case d.Manager != "":
+			out += " changed by " + d.Manager
+		}
+		if len(d.Fields) > 0 {
+			paths := make([]string, 0, len(d.Fields))
+			for _, f := range d.Fields {
+				paths = append(paths, f.Path)
+			}
+			out += " (" + strings.Join(paths, ", ") + ")"
+		}
+	}
+	return out
+}
+
+func dedupe(items []string) []string {
+	sort.Strings(items)
+	out := items[:0]
+	for i, it := range items {
+		if i == 0 || it != items[i-1] {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// correctedObjects lists the objects this reconcile put back after drift.
+func correctedObjects(s *scope) []string {
+	var out []string
+	for _, o := range s.services {
+		if o.result == nil {
+			continue
+		}
+		for _, r := range o.result.Objects {
+			if !r.Drift || !r.Applied || (r.Action != apply.Created && r.Action != apply.Configured) {
+				continue
+			}
+			verb := "restored"
+			if r.Action == apply.Created {
+				verb = "recreated"
+			}
+			out = append(out, fmt.Sprintf("%s (%s)", r.Ref, verb))
+		}
+	}
+	return out
+}
+
+// recordDriftEvents emits a Warning for drift left waiting (newly reported in this reconcile) and
+// for objects that became Contested.
+func (r *Reconciler) recordDriftEvents(ctx context.Context, s *scope) {
+	log := ctrl.LoggerFrom(ctx)
+	var reported []string
+	for _, rs := range s.resources {
+		if rs.State != holdfastv1.ResourceDrifted && rs.State != holdfastv1.ResourceMissing {
+			continue
+		}
+		if p, ok := s.previous[unversioned(toRef(rs.ResourceRef))]; ok && p.State == rs.State && sameDrift(p.LastDrift, rs.LastDrift) {
+			continue // reported before
+		}
+		reported = append(reported, describeDrift(rs))
+	}
+	if len(reported) > 0 {
+		log.Info("Drift reported, not corrected", "objects", reported)
+		if r.Recorder != nil {
+			r.Recorder.Eventf(s.css, nil, corev1.EventTypeWarning, "DriftDetected", "Report", "%s", list(reported))
+		}
+	}
+	for _, c := range s.decisions.contested {
+		rs := holdfastv1.ResourceStatus{ResourceRef: c.ResourceRef, LastDrift: &c.DriftDetail}
+		log.Info("Stopped correcting a contested object", "object", describeDrift(rs))
+		if r.Recorder != nil {
+			r.Recorder.Eventf(s.css, nil, corev1.EventTypeWarning, "Contested", "Correct", "%s: changed back after every correction; stopped correcting until a manual request", describeDrift(rs))
+		}
+	}
+}
+
+func sameDrift(a, b *holdfastv1.DriftDetail) bool {
+	return a == nil || b == nil || a.DetectedTime.Equal(&b.DetectedTime)
+}
