@@ -35,6 +35,7 @@ type renderedService struct {
 func (r *Reconciler) reconcileDeploy(ctx context.Context, s *scope) (ctrl.Result, error) {
 	mcs, css := s.mcs, s.css
 	rendered := r.renderAll(ctx, s)
+	s.drifts = keepDrifts(s, rendered)
 	s.requested = requestedToken(mcs, css)
 	due := !s.now.Before(nextFullReconcile(mcs, css, s.now))
 	changed := declarationChanged(css, mcs, rendered)

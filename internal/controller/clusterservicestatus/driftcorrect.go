@@ -188,3 +188,53 @@ func (s *scope) driftDetail(ref apply.Ref, desired, live *unstructured.Unstructu
 	s.decisions.mu.Unlock()
 	return &d
 }
+
+// keepDrifts drops the drifts watches reported that the policy exempts: of services that opted
+// out, and changes only to ignored fields. The rest keep only their fields not ignored.
+func keepDrifts(s *scope, rendered []renderedService) []holdfastv1.DriftRecord {
+	if len(s.drifts) == 0 {
+		return nil
+	}
+	type declared struct {
+		pol driftPolicy
+		obj *unstructured.Unstructured
+	}
+	byRef := map[apply.Ref]declared{}
+	for _, rs := range rendered {
+		pol := policyFor(s.mcs, rs.svc)
+		for _, o := range rs.objects {
+			ref := unversioned(apply.RefOf(o))
+			byRef[ref] = declared{pol, o}
+			if ref.Namespace == "" {
+				ref.Namespace = rs.svc.Namespace // as apply defaults it
+				byRef[ref] = declared{pol, o}
+			}
+		}
+	}
+	var out []holdfastv1.DriftRecord
+	for _, d := range s.drifts {
+		decl, ok := byRef[unversioned(toRef(d.ResourceRef))]
+		if !ok {
+			out = append(out, d)
+			continue
+		}
+		if decl.pol.optOut {
+			continue
+		}
+		if d.Type == holdfastv1.DriftChanged {
+			ignored := decl.pol.ignoredPaths(decl.obj)
+			var fields []holdfastv1.FieldChange
+			for _, f := range d.Fields {
+				if len(drift.Without([]drift.FieldChange{{Path: f.Path}}, ignored)) == 1 {
+					fields = append(fields, f)
+				}
+			}
+			if len(fields) == 0 && len(d.Fields) > 0 {
+				continue
+			}
+			d.Fields = fields
+		}
+		out = append(out, d)
+	}
+	return out
+}

@@ -5,15 +5,19 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -133,7 +137,7 @@ func startManager() error {
 	ctx, cancel := context.WithCancel(context.Background())
 	mgr, _, err := controller.NewManager(ctx, fl.Hub.RESTConfig(), controller.Options{
 		MetricsAddr: "0", HealthAddr: "0", ProbeInterval: 500 * time.Millisecond, ConnectionGrace: 2 * time.Second,
-		Clock: clk, SkipNameValidation: true,
+		Clock: clk, SkipNameValidation: true, TargetTransport: partitionable,
 	})
 	if err != nil {
 		cancel()
@@ -299,3 +303,21 @@ func (c *shiftedClock) SetTime(t time.Time) {
 	defer c.mu.Unlock()
 	c.offset = time.Until(t)
 }
+
+// partitioned holds the names of target clusters the controller cannot reach (a network
+// partition between Holdfast and the cluster; the tests' own clients still reach it).
+var partitioned sync.Map
+
+// partitionable wraps the controller's transport to a target so a test can cut it off.
+func partitionable(cluster types.NamespacedName, rt http.RoundTripper) http.RoundTripper {
+	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+		if _, cut := partitioned.Load(cluster.Name); cut {
+			return nil, &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+		}
+		return rt.RoundTrip(req)
+	})
+}
+
+type roundTripperFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripperFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }

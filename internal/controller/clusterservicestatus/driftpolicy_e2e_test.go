@@ -1,0 +1,372 @@
+package clusterservicestatus_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+)
+
+// editConfigMap sets key to value in a ConfigMap on a target as field manager manager.
+func editConfigMap(t *testing.T, cluster, ns, name, manager, key, value string) {
+	t.Helper()
+	eventually(t, func(g Gomega) {
+		cm := getConfigMap(g, cluster, ns, name)
+		cm.Data[key] = value
+		g.Expect(targets[cluster].Update(context.Background(), cm, client.FieldOwner(manager))).To(Succeed())
+	})
+}
+
+func requestCorrection(t *testing.T, name, token string) {
+	t.Helper()
+	updateServiceSet(t, name, func(m *holdfastv1.MultiClusterService) {
+		if m.Annotations == nil {
+			m.Annotations = map[string]string{}
+		}
+		m.Annotations[holdfastv1.ReconcileRequestedAtAnnotation] = token
+	})
+}
+
+func resourceNamed(rs []holdfastv1.ResourceStatus, kind, name string) holdfastv1.ResourceStatus {
+	for _, r := range rs {
+		if r.Kind == kind && r.Name == name {
+			return r
+		}
+	}
+	return holdfastv1.ResourceStatus{}
+}
+
+// TestDriftReportThenManualCorrection: with action Report, an edit and a deletion are recorded
+// (state, author, fields) and left as they are; a manual request corrects both and marks the
+// records corrected.
+func TestDriftReportThenManualCorrection(t *testing.T) {
+	name, ns := objName(t, ""), objName(t, "ns")
+	createTemplate(t, name, holdfastv1.ServiceTemplateSpec{Templating: holdfastv1.TemplatingGoTemplate, Inline: configMaps(ns, "a", "b")})
+	createServiceSet(t, name, holdfastv1.MultiClusterServiceSpec{
+		ClusterSelector: selectEnv("dev"), SyncMode: holdfastv1.SyncModeContinuousWithDriftDetection,
+		Drift:    &holdfastv1.DriftPolicy{Action: holdfastv1.DriftActionReport},
+		Services: []holdfastv1.Service{service("web", name, ns)},
+	})
+	expectReady(t, name, "cluster-1")
+
+	deleteOutOfBand(t, "cluster-1", ns, "a")
+	editConfigMap(t, "cluster-1", ns, "b", "kubectl-edit", "cluster", "edited-by-hand")
+	eventually(t, func(g Gomega) {
+		css := statusOf(g, name, "cluster-1")
+		b := resourceNamed(css.Status.Resources, "ConfigMap", "b")
+		g.Expect(b.State).To(Equal(holdfastv1.ResourceDrifted))
+		g.Expect(b.LastDrift).NotTo(BeNil())
+		g.Expect(b.LastDrift.Manager).To(Equal("kubectl-edit"))
+		g.Expect(b.LastDrift.Fields).To(ContainElement(holdfastv1.FieldChange{Path: ".data.cluster", Old: `"cluster-1"`, New: `"edited-by-hand"`}))
+		g.Expect(resourceNamed(css.Status.Resources, "ConfigMap", "a").State).To(Equal(holdfastv1.ResourceMissing))
+		g.Expect(css.Status.DriftedCount).To(BeEquivalentTo(2))
+		drifted := condition(css.Status.Conditions, holdfastv1.DriftedCondition)
+		g.Expect(drifted.Status).To(Equal(metav1.ConditionTrue))
+		g.Expect(drifted.Message).To(ContainSubstring("kubectl-edit"))
+		g.Expect(condition(css.Status.Conditions, holdfastv1.ReadyCondition).Status).To(Equal(metav1.ConditionFalse))
+		g.Expect(css.Status.Drifts).To(ContainElement(And(HaveField("Name", "b"), HaveField("CorrectedTime", BeNil()))))
+		g.Expect(css.Status.Drifts).To(ContainElement(And(HaveField("Name", "a"), HaveField("Type", holdfastv1.DriftDeleted))))
+	})
+	consistently(t, 2*time.Second, func(g Gomega) {
+		g.Expect(getConfigMap(g, "cluster-1", ns, "b").Data).To(HaveKeyWithValue("cluster", "edited-by-hand"))
+		expectNoConfigMap(g, "cluster-1", ns, "a")
+	})
+
+	t.Log("A manual request corrects")
+	requestCorrection(t, name, "fix-it-now")
+	eventually(t, func(g Gomega) {
+		g.Expect(getConfigMap(g, "cluster-1", ns, "b").Data).To(HaveKeyWithValue("cluster", "cluster-1"))
+		getConfigMap(g, "cluster-1", ns, "a")
+		css := statusOf(g, name, "cluster-1")
+		g.Expect(css.Status.LastHandledReconcileAt).To(Equal("fix-it-now"))
+		g.Expect(css.Status.DriftedCount).To(BeZero())
+		g.Expect(condition(css.Status.Conditions, holdfastv1.DriftedCondition).Status).To(Equal(metav1.ConditionFalse))
+		g.Expect(resourceNamed(css.Status.Resources, "ConfigMap", "b").LastDrift).To(BeNil())
+		for _, d := range css.Status.Drifts {
+			g.Expect(d.CorrectedTime).NotTo(BeNil(), "record of %s", d.Name)
+		}
+	})
+}
+
+// TestCorrectionWindow: with action Report and a correction window, drift waits outside the
+// window and is corrected once it is open.
+func TestCorrectionWindow(t *testing.T) {
+	name, ns := objName(t, ""), objName(t, "ns")
+	// The controllers' clock only ever moves forward (other tests moved it too).
+	opens := clk.Now().UTC().Add(2 * time.Hour).Truncate(time.Minute)
+	createTemplate(t, name, holdfastv1.ServiceTemplateSpec{Templating: holdfastv1.TemplatingGoTemplate, Inline: configMaps(ns, "a")})
+	createServiceSet(t, name, holdfastv1.MultiClusterServiceSpec{
+		ClusterSelector: selectEnv("dev"), SyncMode: holdfastv1.SyncModeContinuousWithDriftDetection,
+		Drift: &holdfastv1.DriftPolicy{Action: holdfastv1.DriftActionReport, CorrectionWindows: []holdfastv1.CorrectionWindow{{
+			Start: opens.Format("15:04"), Duration: metav1.Duration{Duration: time.Hour}}}},
+		Services: []holdfastv1.Service{service("web", name, ns)},
+	})
+	expectReady(t, name, "cluster-1")
+	editConfigMap(t, "cluster-1", ns, "a", "kubectl-edit", "cluster", "edited-out-of-hours")
+	eventually(t, func(g Gomega) {
+		g.Expect(resourceNamed(statusOf(g, name, "cluster-1").Status.Resources, "ConfigMap", "a").State).To(Equal(holdfastv1.ResourceDrifted))
+	})
+	consistently(t, time.Second, func(g Gomega) {
+		g.Expect(getConfigMap(g, "cluster-1", ns, "a").Data).To(HaveKeyWithValue("cluster", "edited-out-of-hours"))
+	})
+
+	t.Log("The window opens (the controller's clock moves there; the Cluster is touched to bring the reconcile the timer would)")
+	clk.SetTime(opens.Add(time.Minute))
+	eventually(t, func(g Gomega) {
+		c := &holdfastv1.Cluster{}
+		g.Expect(hub.Get(context.Background(), clusterKey("cluster-1"), c)).To(Succeed())
+		if c.Annotations == nil {
+			c.Annotations = map[string]string{}
+		}
+		c.Annotations["test.holdfast.dev/poke"] = name
+		g.Expect(hub.Update(context.Background(), c)).To(Succeed())
+	})
+	eventually(t, func(g Gomega) {
+		g.Expect(getConfigMap(g, "cluster-1", ns, "a").Data).To(HaveKeyWithValue("cluster", "cluster-1"))
+		css := statusOf(g, name, "cluster-1")
+		g.Expect(css.Status.DriftedCount).To(BeZero())
+		g.Expect(css.Status.Drifts).To(ContainElement(And(HaveField("Name", "a"), HaveField("CorrectedTime", Not(BeNil())))))
+	})
+}
+
+// deploymentYAML is a Deployment with replicas, for the ignore rule that leaves them to an
+// autoscaler.
+func deploymentYAML(ns, name string) string {
+	return fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: %[2]s
+  namespace: %[1]s
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: %[2]s}
+  template:
+    metadata:
+      labels: {app: %[2]s}
+    spec:
+      containers:
+      - name: app
+        image: registry.example/app:1
+`, ns, name)
+}
+
+// TestIgnoredFieldsAndOptedOutService: an ignored field changed by another manager (an
+// autoscaler scaling a Deployment) is neither reported nor corrected, not even by a full
+// reconcile, while other fields of the same object still are; a service that opted out of
+// drift handling is left as changed.
+func TestIgnoredFieldsAndOptedOutService(t *testing.T) {
+	name, ns := objName(t, ""), objName(t, "ns")
+	createTemplate(t, name, holdfastv1.ServiceTemplateSpec{Templating: holdfastv1.TemplatingGoTemplate,
+		Inline: configMaps(ns, "a") + "---\n" + deploymentYAML(ns, "web")})
+	createTemplate(t, name+"-free", holdfastv1.ServiceTemplateSpec{Templating: holdfastv1.TemplatingGoTemplate,
+		Inline: fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: free\n  namespace: %s\ndata:\n  cluster: '{{ .Cluster.Name }}'\n", ns)})
+	free := service("free", name+"-free", ns)
+	free.Drift = &holdfastv1.ServiceDriftPolicy{Disabled: true}
+	createServiceSet(t, name, holdfastv1.MultiClusterServiceSpec{
+		ClusterSelector: selectEnv("dev"), SyncMode: holdfastv1.SyncModeContinuousWithDriftDetection,
+		Drift: &holdfastv1.DriftPolicy{Ignore: []holdfastv1.IgnoreRule{{
+			Paths: []string{"/spec/replicas"}, Target: &holdfastv1.ResourceSelector{Group: ptr.To("apps"), Kind: "Deployment"}}}},
+		Services: []holdfastv1.Service{service("web", name, ns), free},
+	})
+	expectReady(t, name, "cluster-1")
+	ctx := context.Background()
+	c1 := targets["cluster-1"]
+
+	t.Log("An autoscaler scales the Deployment")
+	eventually(t, func(g Gomega) {
+		dep := &appsv1.Deployment{}
+		g.Expect(c1.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, dep)).To(Succeed())
+		scale := &autoscalingv1.Scale{Spec: autoscalingv1.ScaleSpec{Replicas: 5}}
+		g.Expect(c1.SubResource("scale").Update(ctx, dep, client.WithSubResourceBody(scale), client.FieldOwner("horizontal-pod-autoscaler"))).To(Succeed())
+	})
+	t.Log("Someone edits the opted-out service's ConfigMap")
+	editConfigMap(t, "cluster-1", ns, "free", "kubectl-edit", "cluster", "theirs")
+	t.Log("A full reconcile runs")
+	requestCorrection(t, name, "full-pass")
+	eventually(t, func(g Gomega) {
+		g.Expect(statusOf(g, name, "cluster-1").Status.LastHandledReconcileAt).To(Equal("full-pass"))
+	})
+	consistently(t, 2*time.Second, func(g Gomega) {
+		dep := &appsv1.Deployment{}
+		g.Expect(c1.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, dep)).To(Succeed())
+		g.Expect(*dep.Spec.Replicas).To(BeEquivalentTo(5))
+		g.Expect(getConfigMap(g, "cluster-1", ns, "free").Data).To(HaveKeyWithValue("cluster", "theirs"))
+		css := statusOf(g, name, "cluster-1")
+		g.Expect(css.Status.Drifts).NotTo(ContainElement(HaveField("Name", "web")))
+		g.Expect(css.Status.Drifts).NotTo(ContainElement(HaveField("Name", "free")))
+		g.Expect(resourceNamed(css.Status.Resources, "ConfigMap", "free").State).To(Equal(holdfastv1.ResourceIgnored))
+		g.Expect(resourceNamed(css.Status.Resources, "Deployment", "web").State).To(Equal(holdfastv1.ResourceInSync))
+	})
+
+	t.Log("Another field of the scaled Deployment is still corrected, and replicas stay the autoscaler's")
+	eventually(t, func(g Gomega) {
+		dep := &appsv1.Deployment{}
+		g.Expect(c1.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, dep)).To(Succeed())
+		dep.Spec.Template.Spec.Containers[0].Image = "registry.example/app:hotfix"
+		g.Expect(c1.Update(ctx, dep, client.FieldOwner("kubectl-set-image"))).To(Succeed())
+	})
+	eventually(t, func(g Gomega) {
+		dep := &appsv1.Deployment{}
+		g.Expect(c1.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, dep)).To(Succeed())
+		g.Expect(dep.Spec.Template.Spec.Containers[0].Image).To(Equal("registry.example/app:1"))
+		g.Expect(*dep.Spec.Replicas).To(BeEquivalentTo(5))
+		g.Expect(statusOf(g, name, "cluster-1").Status.Drifts).To(ContainElement(And(HaveField("Name", "web"),
+			HaveField("Manager", "kubectl-set-image"), HaveField("CorrectedTime", Not(BeNil())),
+			HaveField("Fields", ConsistOf(HaveField("Path", `.spec.template.spec.containers[name="app"].image`))))))
+	})
+}
+
+// TestFightIsDetected: another manager reverting every correction makes the object Contested
+// after the configured number of corrections; correction stops (no apply loop) until a manual
+// request, which resumes it.
+func TestFightIsDetected(t *testing.T) {
+	name, ns := objName(t, ""), objName(t, "ns")
+	createTemplate(t, name, holdfastv1.ServiceTemplateSpec{Templating: holdfastv1.TemplatingGoTemplate, Inline: configMaps(ns, "a")})
+	createServiceSet(t, name, holdfastv1.MultiClusterServiceSpec{
+		ClusterSelector: selectEnv("dev"), SyncMode: holdfastv1.SyncModeContinuousWithDriftDetection,
+		Drift:    &holdfastv1.DriftPolicy{Fight: &holdfastv1.FightPolicy{MaxCorrections: 3, Window: &metav1.Duration{Duration: 5 * time.Minute}}},
+		Services: []holdfastv1.Service{service("web", name, ns)},
+	})
+	expectReady(t, name, "cluster-1")
+
+	for round := 1; round <= 3; round++ {
+		editConfigMap(t, "cluster-1", ns, "a", "other-controller", "cluster", fmt.Sprintf("theirs-%d", round))
+		eventually(t, func(g Gomega) {
+			g.Expect(getConfigMap(g, "cluster-1", ns, "a").Data).To(HaveKeyWithValue("cluster", "cluster-1"), "round %d", round)
+		})
+	}
+	t.Log("The fourth revert within the window is not corrected")
+	editConfigMap(t, "cluster-1", ns, "a", "other-controller", "cluster", "theirs-4")
+	eventually(t, func(g Gomega) {
+		css := statusOf(g, name, "cluster-1")
+		a := resourceNamed(css.Status.Resources, "ConfigMap", "a")
+		g.Expect(a.State).To(Equal(holdfastv1.ResourceContested))
+		g.Expect(a.Message).To(ContainSubstring("other-controller"))
+		contested := condition(css.Status.Conditions, holdfastv1.ContestedCondition)
+		g.Expect(contested.Status).To(Equal(metav1.ConditionTrue))
+		g.Expect(contested.Message).To(ContainSubstring("other-controller"))
+		g.Expect(condition(css.Status.Conditions, holdfastv1.ReadyCondition).Reason).To(Equal(holdfastv1.ContestedReason))
+	})
+	rv := getConfigMap(NewWithT(t), "cluster-1", ns, "a").ResourceVersion
+	consistently(t, 2*time.Second, func(g Gomega) {
+		g.Expect(getConfigMap(g, "cluster-1", ns, "a").ResourceVersion).To(Equal(rv), "Holdfast kept writing a contested object")
+	})
+
+	t.Log("A manual request resumes correction")
+	requestCorrection(t, name, "resume")
+	eventually(t, func(g Gomega) {
+		g.Expect(getConfigMap(g, "cluster-1", ns, "a").Data).To(HaveKeyWithValue("cluster", "cluster-1"))
+		css := statusOf(g, name, "cluster-1")
+		g.Expect(resourceNamed(css.Status.Resources, "ConfigMap", "a").State).To(Equal(holdfastv1.ResourceInSync))
+		g.Expect(condition(css.Status.Conditions, holdfastv1.ContestedCondition).Status).To(Equal(metav1.ConditionFalse))
+	})
+}
+
+// TestDriftWhileDisconnectedIsFound: changes made while Holdfast cannot reach the cluster (its
+// watches broken) are found and corrected once it can again.
+func TestDriftWhileDisconnectedIsFound(t *testing.T) {
+	name, ns := objName(t, ""), objName(t, "ns")
+	createTemplate(t, name, holdfastv1.ServiceTemplateSpec{Templating: holdfastv1.TemplatingGoTemplate, Inline: configMaps(ns, "a", "b")})
+	createServiceSet(t, name, holdfastv1.MultiClusterServiceSpec{
+		ClusterSelector: selectEnv("prod"), SyncMode: holdfastv1.SyncModeContinuousWithDriftDetection,
+		Services: []holdfastv1.Service{service("web", name, ns)},
+	})
+	expectReady(t, name, "cluster-2")
+
+	partitioned.Store("cluster-2", true)
+	healed := false
+	heal := func() {
+		if !healed {
+			partitioned.Delete("cluster-2")
+			healed = true
+		}
+	}
+	t.Cleanup(heal)
+	eventually(t, func(g Gomega) {
+		c := &holdfastv1.Cluster{}
+		g.Expect(hub.Get(context.Background(), clusterKey("cluster-2"), c)).To(Succeed())
+		g.Expect(condition(c.Status.Conditions, holdfastv1.ClusterConnectedCondition).Status).To(Equal(metav1.ConditionFalse))
+	})
+	deleteOutOfBand(t, "cluster-2", ns, "a")
+	editConfigMap(t, "cluster-2", ns, "b", "kubectl-edit", "cluster", "changed-during-outage")
+	heal()
+
+	eventually(t, func(g Gomega) {
+		getConfigMap(g, "cluster-2", ns, "a")
+		g.Expect(getConfigMap(g, "cluster-2", ns, "b").Data).To(HaveKeyWithValue("cluster", "cluster-2"))
+		css := statusOf(g, name, "cluster-2")
+		g.Expect(css.Status.Drifts).To(ContainElement(And(HaveField("Name", "a"), HaveField("Type", holdfastv1.DriftDeleted), HaveField("CorrectedTime", Not(BeNil())))))
+		g.Expect(css.Status.Drifts).To(ContainElement(And(HaveField("Name", "b"), HaveField("Manager", "kubectl-edit"),
+			HaveField("Fields", ContainElement(HaveField("Path", ".data.cluster"))), HaveField("CorrectedTime", Not(BeNil())))))
+	})
+}
+
+// TestDriftWhileControllerDownIsFound: drift made while the controller is not running is found
+// and corrected when it starts, by comparison (the change itself was never seen).
+func TestDriftWhileControllerDownIsFound(t *testing.T) {
+	name, ns := objName(t, ""), objName(t, "ns")
+	createTemplate(t, name, holdfastv1.ServiceTemplateSpec{Templating: holdfastv1.TemplatingGoTemplate, Inline: configMaps(ns, "a", "b")})
+	createServiceSet(t, name, holdfastv1.MultiClusterServiceSpec{
+		ClusterSelector: selectEnv("dev"), SyncMode: holdfastv1.SyncModeContinuousWithDriftDetection,
+		Services: []holdfastv1.Service{service("web", name, ns)},
+	})
+	expectReady(t, name, "cluster-1")
+
+	NewWithT(t).Expect(stopManager()).To(Succeed())
+	deleteOutOfBand(t, "cluster-1", ns, "a")
+	editConfigMap(t, "cluster-1", ns, "b", "kubectl-edit", "cluster", "changed-while-down")
+	NewWithT(t).Expect(startManager()).To(Succeed())
+
+	eventually(t, func(g Gomega) {
+		getConfigMap(g, "cluster-1", ns, "a")
+		g.Expect(getConfigMap(g, "cluster-1", ns, "b").Data).To(HaveKeyWithValue("cluster", "cluster-1"))
+		css := statusOf(g, name, "cluster-1")
+		g.Expect(css.Status.Drifts).To(ContainElement(And(HaveField("Name", "a"), HaveField("Type", holdfastv1.DriftDeleted),
+			HaveField("Detection", holdfastv1.DriftDetectedByComparison), HaveField("CorrectedTime", Not(BeNil())))))
+		g.Expect(css.Status.Drifts).To(ContainElement(And(HaveField("Name", "b"), HaveField("Manager", "kubectl-edit"),
+			HaveField("Detection", holdfastv1.DriftDetectedByComparison),
+			HaveField("Fields", ContainElement(holdfastv1.FieldChange{Path: ".data.cluster", Old: `"cluster-1"`, New: `"changed-while-down"`})),
+			HaveField("CorrectedTime", Not(BeNil())))))
+	})
+}
+
+// TestDeletedNamespaceIsRecreated: deleting a managed namespace (kube-controller-manager then
+// deletes everything in it) is drift: once the namespace is gone it is recreated, then its
+// objects.
+func TestDeletedNamespaceIsRecreated(t *testing.T) {
+	name, ns := objName(t, ""), objName(t, "ns")
+	createTemplate(t, name, holdfastv1.ServiceTemplateSpec{Templating: holdfastv1.TemplatingGoTemplate, Inline: configMaps(ns, "a")})
+	createServiceSet(t, name, holdfastv1.MultiClusterServiceSpec{
+		ClusterSelector: selectEnv("dev"), SyncMode: holdfastv1.SyncModeContinuousWithDriftDetection,
+		Services: []holdfastv1.Service{service("web", name, ns)},
+	})
+	expectReady(t, name, "cluster-1")
+	ctx := context.Background()
+	nsObj := &corev1.Namespace{}
+	NewWithT(t).Expect(targets["cluster-1"].Get(ctx, client.ObjectKey{Name: ns}, nsObj)).To(Succeed())
+	uid := nsObj.UID
+	NewWithT(t).Expect(targets["cluster-1"].Delete(ctx, nsObj)).To(Succeed())
+
+	eventually(t, func(g Gomega) {
+		now := &corev1.Namespace{}
+		g.Expect(targets["cluster-1"].Get(ctx, client.ObjectKey{Name: ns}, now)).To(Succeed())
+		g.Expect(now.UID).NotTo(Equal(uid))
+		g.Expect(now.DeletionTimestamp).To(BeNil())
+		g.Expect(getConfigMap(g, "cluster-1", ns, "a").Data).To(HaveKeyWithValue("cluster", "cluster-1"))
+		css := statusOf(g, name, "cluster-1")
+		g.Expect(css.Status.Drifts).To(ContainElement(And(HaveField("Kind", "Namespace"), HaveField("Type", holdfastv1.DriftDeleted))))
+		g.Expect(css.Status.Drifts).To(ContainElement(And(HaveField("Name", "a"), HaveField("Type", holdfastv1.DriftDeleted))))
+		g.Expect(condition(css.Status.Conditions, holdfastv1.ReadyCondition).Status).To(Equal(metav1.ConditionTrue))
+	}, "namespace and ConfigMap recreated")
+}
