@@ -56,11 +56,12 @@ func orDash(s string) string {
 	return s
 }
 
+// truncate cuts s to about n bytes, never inside a UTF-8 sequence.
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return s[:n-1] + "…"
+	return strings.ToValidUTF8(s[:n-1], "") + "…"
 }
 
 // printServiceStatuses writes one row per (cluster, service set, service) of the given

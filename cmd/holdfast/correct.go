@@ -1,0 +1,307 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/naming"
+)
+
+// correctPollInterval is how often `correct --wait` reads the object it patched.
+const correctPollInterval = 250 * time.Millisecond
+
+type correctOptions struct {
+	hub     hubOptions
+	cluster clusterFlags
+	wait    bool
+	timeout time.Duration
+}
+
+func newCorrectCommand() *cobra.Command {
+	o := &correctOptions{}
+	cmd := &cobra.Command{
+		Use:   "correct SERVICESET",
+		Short: "Ask for a full reconcile of a service set now, correcting its drift",
+		Long: `Sets the annotation holdfast.dev/reconcile-requested-at to a new value (the current time) on the
+MultiClusterService SERVICESET, or with --cluster on its ClusterServiceStatus for that cluster
+only. Holdfast then runs a full reconcile of every cluster concerned: drifted and deleted objects
+are put back, also those waiting for a manual correction (drift action Report) or Contested.
+With --wait, waits until the request is handled (status.lastHandledReconcileAt of the patched
+object equals the value; for a service set, once every cluster handled it) and prints how many
+objects are still drifted. A paused service set or Cluster handles the request only once it is
+resumed.`,
+		Example: `  holdfast correct platform --wait
+  holdfast correct platform --cluster holdfast-system/prod-eu-1 --wait --timeout 30s`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, args[0]) },
+	}
+	o.hub.addFlags(cmd.Flags())
+	o.cluster.addFlags(cmd.Flags())
+	cmd.Flags().BoolVar(&o.wait, "wait", false, "wait until the request is handled, then print the drifted object count")
+	cmd.Flags().DurationVar(&o.timeout, "timeout", 2*time.Minute, "how long --wait waits")
+	return cmd
+}
+
+func (o *correctOptions) run(cmd *cobra.Command, serviceSet string) error {
+	if err := o.hub.validate(); err != nil {
+		return err
+	}
+	ns, cluster, err := o.cluster.resolve()
+	if err != nil {
+		return err
+	}
+	if ns != "" && cluster == "" {
+		return fmt.Errorf("-n needs --cluster: correct asks a whole service set, or one of its clusters")
+	}
+	ctx := cmd.Context()
+	c, err := o.hub.client()
+	if err != nil {
+		return err
+	}
+	mcs := &holdfastv1.MultiClusterService{}
+	if err := c.Get(ctx, client.ObjectKey{Name: serviceSet}, mcs); err != nil {
+		return fmt.Errorf("reading MultiClusterService %s: %w", serviceSet, err)
+	}
+	var target client.Object = mcs
+	req := CorrectionRequest{ServiceSet: serviceSet, Target: TargetRef{Kind: "MultiClusterService", Name: serviceSet}}
+	if cluster != "" {
+		css, err := findStatus(ctx, c, serviceSet, ns, cluster)
+		if err != nil {
+			return err
+		}
+		target = css
+		req.ClusterNamespace, req.Cluster = css.Namespace, css.Spec.Cluster
+		req.Target = TargetRef{Kind: "ClusterServiceStatus", Namespace: css.Namespace, Name: css.Name}
+	}
+
+	req.RequestedAt = time.Now().UTC().Format(time.RFC3339Nano)
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{
+		holdfastv1.ReconcileRequestedAtAnnotation: req.RequestedAt,
+	}}})
+	if err != nil {
+		return err
+	}
+	if err := c.Patch(ctx, target, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return fmt.Errorf("requesting a reconcile of %s %s: %w", req.Target.Kind, targetName(req.Target), err)
+	}
+	if mcs.Spec.Paused {
+		fmt.Fprintf(cmd.ErrOrStderr(), "Warning: service set %s is paused; the request is handled once it is resumed (holdfast resume %s)\n", serviceSet, serviceSet)
+	}
+	if !o.wait {
+		return o.print(cmd.OutOrStdout(), req, 0)
+	}
+
+	start := time.Now()
+	if err := waitHandled(ctx, c, target, req.RequestedAt, o.timeout); err != nil {
+		if wait.Interrupted(err) {
+			return fmt.Errorf("%s %s did not handle the request %s within %s%s", req.Target.Kind, targetName(req.Target),
+				req.RequestedAt, o.timeout, pendingClusters(ctx, c, serviceSet, req.RequestedAt, target))
+		}
+		return err
+	}
+	statuses := []holdfastv1.ClusterServiceStatus{}
+	if css, ok := target.(*holdfastv1.ClusterServiceStatus); ok {
+		statuses = append(statuses, *css)
+	} else if statuses, err = listStatuses(ctx, c, fleetFilter{serviceSet: serviceSet}); err != nil {
+		return err
+	}
+	var drifted int32
+	for i := range statuses {
+		drifted += statuses[i].Status.DriftedCount
+	}
+	clusters := len(statuses)
+	req.Handled, req.Clusters, req.DriftedObjects = true, &clusters, &drifted
+	return o.print(cmd.OutOrStdout(), req, time.Since(start))
+}
+
+func (o *correctOptions) print(w io.Writer, req CorrectionRequest, took time.Duration) error {
+	if o.hub.output == outputJSON {
+		return writeJSON(w, CorrectionRequestList{Header: Header{cliAPIVersion, kindCorrectionRequest}, Items: []CorrectionRequest{req}})
+	}
+	what := "service set " + req.ServiceSet
+	if req.Cluster != "" {
+		what += " on cluster " + req.ClusterNamespace + "/" + req.Cluster
+	}
+	if _, err := fmt.Fprintf(w, "Requested a full reconcile of %s (%s %s: %s=%s).\n", what, req.Target.Kind, targetName(req.Target),
+		holdfastv1.ReconcileRequestedAtAnnotation, req.RequestedAt); err != nil {
+		return err
+	}
+	if !req.Handled {
+		return nil
+	}
+	_, err := fmt.Fprintf(w, "Handled by %s after %s: %s still drifted.\n", count(*req.Clusters, "cluster"), roundDuration(took),
+		count(int(*req.DriftedObjects), "object"))
+	return err
+}
+
+func targetName(t TargetRef) string {
+	if t.Namespace == "" {
+		return t.Name
+	}
+	return t.Namespace + "/" + t.Name
+}
+
+// findStatus returns the ClusterServiceStatus of serviceSet on the Cluster; namespace may be
+// empty when only one Cluster of that name has one.
+func findStatus(ctx context.Context, c client.Client, serviceSet, namespace, cluster string) (*holdfastv1.ClusterServiceStatus, error) {
+	if namespace != "" {
+		css := &holdfastv1.ClusterServiceStatus{}
+		key := client.ObjectKey{Namespace: namespace, Name: naming.StatusName(serviceSet, cluster)}
+		err := c.Get(ctx, key, css)
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("service set %s is not deployed to cluster %s/%s (no ClusterServiceStatus %s)", serviceSet, namespace, cluster, key)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading ClusterServiceStatus %s: %w", key, err)
+		}
+		return css, nil
+	}
+	found, err := listStatuses(ctx, c, fleetFilter{serviceSet: serviceSet, cluster: cluster})
+	if err != nil {
+		return nil, err
+	}
+	switch len(found) {
+	case 0:
+		return nil, fmt.Errorf("service set %s is not deployed to a cluster named %s", serviceSet, cluster)
+	case 1:
+		return &found[0], nil
+	}
+	var names []string
+	for i := range found {
+		names = append(names, found[i].Namespace+"/"+cluster)
+	}
+	return nil, fmt.Errorf("clusters %s all have service set %s: give --cluster NAMESPACE/NAME", strings.Join(names, ", "), serviceSet)
+}
+
+// waitHandled polls obj until its status echoes value, or a later request that superseded it.
+func waitHandled(ctx context.Context, c client.Client, obj client.Object, value string, timeout time.Duration) error {
+	key := client.ObjectKeyFromObject(obj)
+	return wait.PollUntilContextTimeout(ctx, correctPollInterval, timeout, true, func(ctx context.Context) (bool, error) {
+		if err := c.Get(ctx, key, obj); err != nil {
+			if apierrors.IsNotFound(err) {
+				return false, fmt.Errorf("%s was deleted while waiting: %w", key, err)
+			}
+			return false, nil //nolint:nilerr // a busy hub is retried until the timeout
+		}
+		handled := lastHandled(obj)
+		requested := obj.GetAnnotations()[holdfastv1.ReconcileRequestedAtAnnotation]
+		return handled == value || (requested != value && requested != "" && handled == requested), nil
+	})
+}
+
+func lastHandled(obj client.Object) string {
+	switch o := obj.(type) {
+	case *holdfastv1.MultiClusterService:
+		return o.Status.LastHandledReconcileAt
+	case *holdfastv1.ClusterServiceStatus:
+		return o.Status.LastHandledReconcileAt
+	}
+	return ""
+}
+
+// pendingClusters names, for a timed-out service set request, the clusters that have not
+// handled it yet.
+func pendingClusters(ctx context.Context, c client.Client, serviceSet, value string, target client.Object) string {
+	if _, ok := target.(*holdfastv1.MultiClusterService); !ok {
+		return ""
+	}
+	statuses, err := listStatuses(ctx, c, fleetFilter{serviceSet: serviceSet})
+	if err != nil {
+		return ""
+	}
+	var pending []string
+	for i := range statuses {
+		if statuses[i].Status.LastHandledReconcileAt != value {
+			pending = append(pending, statuses[i].Namespace+"/"+statuses[i].Spec.Cluster)
+		}
+	}
+	if len(pending) == 0 {
+		return ""
+	}
+	sort.Strings(pending)
+	if len(pending) > 10 {
+		pending = append(pending[:10], fmt.Sprintf("and %d more", len(pending)-10))
+	}
+	return "; not handled yet by " + strings.Join(pending, ", ")
+}
+
+// newPauseCommand is `pause` (paused true) or `resume` (false).
+func newPauseCommand(paused bool) *cobra.Command {
+	o := &hubOptions{}
+	use, short := "pause SERVICESET", "Stop all changes by a service set to its clusters (spec.paused)"
+	if !paused {
+		use, short = "resume SERVICESET", "Let a paused service set change its clusters again"
+	}
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Long: short + `. Pausing sets spec.paused of the MultiClusterService: Holdfast
+then neither deploys, updates, prunes nor corrects drift on its clusters, and holds correction
+requests until it is resumed. Resuming clears spec.paused; the next reconcile catches up.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.validate(); err != nil {
+				return err
+			}
+			c, err := o.client()
+			if err != nil {
+				return err
+			}
+			res, err := setPaused(cmd.Context(), c, args[0], paused)
+			if err != nil {
+				return err
+			}
+			if o.output == outputJSON {
+				return writeJSON(cmd.OutOrStdout(), PauseRequestList{Header: Header{cliAPIVersion, kindPauseRequest}, Items: []PauseRequest{res}})
+			}
+			var msg string
+			switch {
+			case !res.Changed && paused:
+				msg = "Service set %s was already paused.\n"
+			case !res.Changed:
+				msg = "Service set %s was not paused.\n"
+			case paused:
+				msg = "Paused service set %[1]s: Holdfast changes nothing on its clusters until `holdfast resume %[1]s`.\n"
+			default:
+				msg = "Resumed service set %s.\n"
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), msg, res.ServiceSet)
+			return err
+		},
+	}
+	o.addFlags(cmd.Flags())
+	return cmd
+}
+
+// setPaused sets or clears spec.paused of a MultiClusterService with a merge patch.
+func setPaused(ctx context.Context, c client.Client, serviceSet string, paused bool) (PauseRequest, error) {
+	mcs := &holdfastv1.MultiClusterService{}
+	if err := c.Get(ctx, client.ObjectKey{Name: serviceSet}, mcs); err != nil {
+		return PauseRequest{}, fmt.Errorf("reading MultiClusterService %s: %w", serviceSet, err)
+	}
+	res := PauseRequest{ServiceSet: serviceSet, Paused: paused, Changed: mcs.Spec.Paused != paused}
+	var value any // null removes the field
+	if paused {
+		value = true
+	}
+	patch, err := json.Marshal(map[string]any{"spec": map[string]any{"paused": value}})
+	if err != nil {
+		return PauseRequest{}, err
+	}
+	if err := c.Patch(ctx, mcs, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return PauseRequest{}, fmt.Errorf("setting spec.paused of MultiClusterService %s: %w", serviceSet, err)
+	}
+	return res, nil
+}

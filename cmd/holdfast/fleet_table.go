@@ -1,0 +1,225 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/duration"
+
+	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+)
+
+// maxValueWidth bounds an old or new value in a table; -o json shows them whole.
+const maxValueWidth = 48
+
+// newTable starts a table with its header row; when there are no rows it writes empty instead
+// and returns nil.
+func newTable(w io.Writer, rows int, empty, header string) (*tabwriter.Writer, error) {
+	if rows == 0 {
+		_, err := fmt.Fprintln(w, empty)
+		return nil, err
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	_, err := fmt.Fprintln(tw, header)
+	return tw, err
+}
+
+// endTable writes the rows, then the summary line after a blank one.
+func endTable(tw *tabwriter.Writer, w io.Writer, summary string) error {
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "\n%s.\n", summary)
+	return err
+}
+
+// printFleetStatus writes one row per (cluster, service set, service) and a summary line.
+func printFleetStatus(w io.Writer, fs FleetStatus, now time.Time) error {
+	tw, err := newTable(w, len(fs.Items), "No service set is deployed to a matching cluster.",
+		"CLUSTER\tSERVICE SET\tSERVICE\tREADY\tREASON\tMODE\tOBJECTS\tDRIFTED\tLAST DRIFT\tMESSAGE")
+	if tw == nil || err != nil {
+		return err
+	}
+	for _, r := range fs.Items {
+		mode := orDash(r.SyncMode)
+		if r.Paused {
+			mode += " (paused)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", clusterString(r.Location), r.ServiceSet, orDash(r.Service),
+			r.Ready, orDash(r.Reason), mode, r.Objects, r.DriftedObjects, ago(r.LastDriftTime, now), orDash(truncate(r.Message, 60)))
+	}
+	s := fs.Summary
+	line := fmt.Sprintf("%s, %s, %s: %d ready, %d not ready; ", count(s.Clusters, "cluster"), count(s.ServiceSets, "service set"),
+		count(s.Services, "service"), s.Ready, s.NotReady)
+	if s.DriftedObjects == 0 {
+		line += "no drifted objects"
+	} else {
+		line += fmt.Sprintf("%s on %s", count(s.DriftedObjects, "drifted object"), count(s.ClustersWithDrift, "cluster"))
+	}
+	return endTable(tw, w, line)
+}
+
+// printDriftList writes one row per drifted object, and one more row per further changed field,
+// so that every changed field shows as `path: old -> new`.
+func printDriftList(w io.Writer, dl DriftList, now time.Time) error {
+	tw, err := newTable(w, len(dl.Items), "No drifted objects.",
+		"CLUSTER\tSERVICE SET\tSERVICE\tOBJECT\tSTATE\tDETECTED\tAUTHOR\tDIFF")
+	if tw == nil || err != nil {
+		return err
+	}
+	current, corrected, contested := 0, 0, 0
+	for _, it := range dl.Items {
+		state, detected, author := it.State, "-", "-"
+		var lines []string
+		if d := it.Drift; d != nil {
+			detected, author, lines = detectedAgo(d, now), authorString(d), diffLines(d)
+			if it.State == stateCorrected && d.CorrectionLatencySeconds != nil {
+				state += " in " + latencyString(*d.CorrectionLatencySeconds)
+			}
+		}
+		if it.Message != "" {
+			lines = append(lines, "# "+truncate(it.Message, 100))
+		}
+		if len(lines) == 0 {
+			lines = []string{"-"}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", clusterString(it.Location), it.ServiceSet, orDash(it.Service),
+			objectString(it.Object), state, detected, author, lines[0])
+		for _, l := range lines[1:] {
+			fmt.Fprintf(tw, "\t\t\t\t\t\t\t%s\n", l)
+		}
+		switch {
+		case it.State == stateCorrected:
+			corrected++
+		case it.State == string(holdfastv1.ResourceContested):
+			contested++
+			fallthrough
+		default:
+			current++
+		}
+	}
+	line := count(current, "drifted object")
+	if contested > 0 {
+		line += fmt.Sprintf(" (%d Contested)", contested)
+	}
+	if corrected > 0 {
+		line += fmt.Sprintf(", %s", count(corrected, "corrected drift"))
+	}
+	return endTable(tw, w, line)
+}
+
+// printDriftHistory writes one row per drift record, newest first.
+func printDriftHistory(w io.Writer, h DriftHistory) error {
+	tw, err := newTable(w, len(h.Items), "No drift records.",
+		"DETECTED\tCLUSTER\tSERVICE SET\tSERVICE\tOBJECT\tCHANGE\tAUTHOR\tCORRECTED\tLATENCY")
+	if tw == nil || err != nil {
+		return err
+	}
+	for _, it := range h.Items {
+		d := &it.Drift
+		detected := d.DetectedTime.Format(time.RFC3339)
+		if d.Detection == string(holdfastv1.DriftDetectedByComparison) {
+			detected += " (comparison)"
+		}
+		change := diffLines(d)[0]
+		if n := len(d.Fields); n > 1 {
+			change += fmt.Sprintf(" (+%d more)", n-1)
+		}
+		corrected, latency := "-", "-"
+		if d.CorrectedTime != nil {
+			corrected = d.CorrectedTime.Format(time.RFC3339)
+		}
+		if d.CorrectionLatencySeconds != nil {
+			latency = latencyString(*d.CorrectionLatencySeconds)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", detected, clusterString(it.Location), it.ServiceSet, orDash(it.Service),
+			objectString(it.Object), change, authorString(d), corrected, latency)
+	}
+	line := count(len(h.Items), "drift record")
+	if h.Total > len(h.Items) {
+		line += fmt.Sprintf(" of %d (--limit 0 shows all)", h.Total)
+	}
+	return endTable(tw, w, fmt.Sprintf("%s; each cluster keeps the last %d per service set", line, holdfastv1.MaxDriftRecords))
+}
+
+func clusterString(l Location) string { return l.ClusterNamespace + "/" + l.Cluster }
+
+// objectString is kubectl's `Kind.group namespace/name`.
+func objectString(o ObjectRef) string {
+	kind := o.Kind
+	if o.Group != "" {
+		kind += "." + o.Group
+	}
+	if o.Namespace == "" {
+		return kind + " " + o.Name
+	}
+	return kind + " " + o.Namespace + "/" + o.Name
+}
+
+// authorString is "manager (Operation/subresource)", or "unknown" when the API server did not
+// record who made the change.
+func authorString(d *Drift) string {
+	who := d.Manager
+	if who == "" {
+		who = "unknown"
+	}
+	how := d.Operation
+	if d.Subresource != "" {
+		how += "/" + d.Subresource
+	}
+	if how != "" {
+		who += " (" + how + ")"
+	}
+	return who
+}
+
+// diffLines is one `path: old -> new` per changed field; never empty.
+func diffLines(d *Drift) []string {
+	if d.Type == string(holdfastv1.DriftDeleted) {
+		return []string{"(object deleted)"}
+	}
+	if len(d.Fields) == 0 {
+		return []string{"-"}
+	}
+	out := make([]string, 0, len(d.Fields))
+	for _, f := range d.Fields {
+		out = append(out, fmt.Sprintf("%s: %s -> %s", f.Path, valueString(f.Old), valueString(f.New)))
+	}
+	return out
+}
+
+func valueString(v string) string {
+	if v == "" {
+		return "(absent)"
+	}
+	return truncate(v, maxValueWidth)
+}
+
+func detectedAgo(d *Drift, now time.Time) string {
+	s := ago(&d.DetectedTime, now)
+	if d.Detection == string(holdfastv1.DriftDetectedByComparison) {
+		s += " (comparison)"
+	}
+	return s
+}
+
+// ago is kubectl's age of t ("3m12s ago"), or "-".
+func ago(t *time.Time, now time.Time) string {
+	if t == nil {
+		return "-"
+	}
+	return duration.HumanDuration(now.Sub(*t)) + " ago"
+}
+
+func latencyString(seconds float64) string {
+	return roundDuration(time.Duration(seconds * float64(time.Second))).String()
+}
+
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
