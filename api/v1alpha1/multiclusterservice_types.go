@@ -163,6 +163,12 @@ type MultiClusterServiceStatus struct {
 	// FailedClusters is the number of matching Clusters with a failure that needs attention.
 	// +optional
 	FailedClusters int32 `json:"failedClusters"`
+	// DriftedClusters is the number of matching Clusters with objects drifted and not corrected
+	// (Report mode, Contested); DriftedObjects counts those objects over all of them.
+	// +optional
+	DriftedClusters int32 `json:"driftedClusters"`
+	// +optional
+	DriftedObjects int32 `json:"driftedObjects"`
 	// LastHandledReconcileAt echoes the holdfast.dev/reconcile-requested-at annotation once every
 	// matching cluster handled it.
 	// +optional
@@ -177,6 +183,7 @@ type MultiClusterServiceStatus struct {
 // +kubebuilder:printcolumn:name="Matching",type=integer,JSONPath=`.status.matchingClusters`
 // +kubebuilder:printcolumn:name="Ready Clusters",type=integer,JSONPath=`.status.readyClusters`
 // +kubebuilder:printcolumn:name="Failed",type=integer,JSONPath=`.status.failedClusters`
+// +kubebuilder:printcolumn:name="Drifted",type=integer,JSONPath=`.status.driftedClusters`
 // +kubebuilder:printcolumn:name="Mode",type=string,JSONPath=`.spec.syncMode`
 // +kubebuilder:printcolumn:name="Priority",type=integer,JSONPath=`.spec.priority`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

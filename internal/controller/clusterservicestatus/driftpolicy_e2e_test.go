@@ -77,6 +77,12 @@ func TestDriftReportThenManualCorrection(t *testing.T) {
 		g.Expect(css.Status.Drifts).To(ContainElement(And(HaveField("Name", "b"), HaveField("CorrectedTime", BeNil()))))
 		g.Expect(css.Status.Drifts).To(ContainElement(And(HaveField("Name", "a"), HaveField("Type", holdfastv1.DriftDeleted))))
 	})
+	eventually(t, func(g Gomega) {
+		m := &holdfastv1.MultiClusterService{}
+		g.Expect(hub.Get(context.Background(), client.ObjectKey{Name: name}, m)).To(Succeed())
+		g.Expect(m.Status.DriftedClusters).To(BeEquivalentTo(1))
+		g.Expect(m.Status.DriftedObjects).To(BeEquivalentTo(2))
+	})
 	consistently(t, 2*time.Second, func(g Gomega) {
 		g.Expect(getConfigMap(g, "cluster-1", ns, "b").Data).To(HaveKeyWithValue("cluster", "edited-by-hand"))
 		expectNoConfigMap(g, "cluster-1", ns, "a")

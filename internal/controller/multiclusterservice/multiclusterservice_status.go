@@ -23,7 +23,7 @@ func computeStatus(s *scope) {
 	m := s.mcs
 	st := &m.Status
 	st.MatchingClusters = int32(len(s.matching))
-	st.ReadyClusters, st.FailedClusters = 0, 0
+	st.ReadyClusters, st.FailedClusters, st.DriftedClusters, st.DriftedObjects = 0, 0, 0, 0
 	var notReady []string
 	pending := 0
 	requested := m.Annotations[holdfastv1.ReconcileRequestedAtAnnotation]
@@ -32,6 +32,10 @@ func computeStatus(s *scope) {
 		css := &s.statuses[i]
 		if css.Status.LastHandledReconcileAt != requested {
 			allHandled = false
+		}
+		if css.Status.DriftedCount > 0 {
+			st.DriftedClusters++
+			st.DriftedObjects += css.Status.DriftedCount
 		}
 		ready := conditions.Get(css, holdfastv1.ReadyCondition)
 		switch {
