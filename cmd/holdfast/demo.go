@@ -125,6 +125,11 @@ func (o *demoOptions) run(ctx context.Context, out io.Writer) (retErr error) {
 	}
 	timed("Drift section (3 changes corrected, 1 left alone, Events)", start)
 
+	step("Drift in Report mode: recorded, left for a human, corrected on request")
+	if err := d.reportThenCorrect(ctx, timed); err != nil {
+		return err
+	}
+
 	step("Timings")
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	for _, t := range timings {

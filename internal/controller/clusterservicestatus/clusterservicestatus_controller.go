@@ -86,6 +86,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	s := &scope{css: css, before: css.DeepCopy(), now: r.Clock.Now(), drifts: r.takeDrifts(req.NamespacedName)}
 	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("multiClusterService", css.Spec.MultiClusterService, "cluster", css.Spec.Cluster))
 	defer func() {
+		if ctx.Err() != nil {
+			// Shutting down: the next process picks up where this one stopped.
+			res, retErr = ctrl.Result{}, nil
+			return
+		}
 		if err := r.patchStatus(ctx, s); err != nil {
 			if apierrors.IsConflict(err) {
 				// The cache was behind our own last write: nothing is lost (the drifts were put

@@ -46,13 +46,18 @@ type scope struct {
 }
 
 // Reconcile creates and deletes ClusterServiceStatuses and writes the status once, at the end.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, retErr error) {
 	mcs := &holdfastv1.MultiClusterService{}
 	if err := r.Client.Get(ctx, req.NamespacedName, mcs); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	s := &scope{mcs: mcs, before: mcs.DeepCopy()}
 	defer func() {
+		if ctx.Err() != nil {
+			// Shutting down: the next process picks up where this one stopped.
+			res, retErr = ctrl.Result{}, nil
+			return
+		}
 		if err := r.patchStatus(ctx, s); err != nil {
 			retErr = kerrors.NewAggregate([]error{retErr, err})
 		}
