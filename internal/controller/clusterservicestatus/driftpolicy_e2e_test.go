@@ -376,3 +376,79 @@ func TestDeletedNamespaceIsRecreated(t *testing.T) {
 		g.Expect(condition(css.Status.Conditions, holdfastv1.ReadyCondition).Status).To(Equal(metav1.ConditionTrue))
 	}, "namespace and ConfigMap recreated")
 }
+
+// TestScaleRelabelAndNoFalseDrift: a scale through the scale subresource and a label Holdfast
+// set, changed by someone else, are restored and recorded with their author; an annotation
+// someone adds, API defaulting and the status kube-controller-manager writes are not drift.
+func TestScaleRelabelAndNoFalseDrift(t *testing.T) {
+	name, ns := objName(t, ""), objName(t, "ns")
+	createTemplate(t, name, holdfastv1.ServiceTemplateSpec{Templating: holdfastv1.TemplatingGoTemplate,
+		Inline: configMaps(ns, "a") + "---\n" + deploymentYAML(ns, "web")})
+	createServiceSet(t, name, holdfastv1.MultiClusterServiceSpec{
+		ClusterSelector: selectEnv("dev"), SyncMode: holdfastv1.SyncModeContinuousWithDriftDetection,
+		Services: []holdfastv1.Service{service("web", name, ns)},
+	})
+	expectReady(t, name, "cluster-1")
+	ctx := context.Background()
+	c1 := targets["cluster-1"]
+	dep := &appsv1.Deployment{}
+	key := client.ObjectKey{Namespace: ns, Name: "web"}
+
+	t.Log("Defaulting and kube-controller-manager's status writes (ReplicaSet, observedGeneration) are no drift")
+	eventually(t, func(g Gomega) {
+		g.Expect(c1.Get(ctx, key, dep)).To(Succeed())
+		g.Expect(dep.Status.ObservedGeneration).To(BeNumerically(">=", 1))
+		g.Expect(dep.Spec.Strategy.Type).NotTo(BeEmpty()) // defaulted by the API server
+	})
+	consistently(t, 2*time.Second, func(g Gomega) {
+		g.Expect(statusOf(g, name, "cluster-1").Status.DriftCount).To(BeZero())
+	})
+
+	t.Log("Scaled through the scale subresource")
+	eventually(t, func(g Gomega) {
+		g.Expect(c1.Get(ctx, key, dep)).To(Succeed())
+		scale := &autoscalingv1.Scale{Spec: autoscalingv1.ScaleSpec{Replicas: 4}}
+		g.Expect(c1.SubResource("scale").Update(ctx, dep, client.WithSubResourceBody(scale), client.FieldOwner("kubectl-scale"))).To(Succeed())
+	})
+	eventually(t, func(g Gomega) {
+		g.Expect(c1.Get(ctx, key, dep)).To(Succeed())
+		g.Expect(*dep.Spec.Replicas).To(BeEquivalentTo(2))
+		g.Expect(statusOf(g, name, "cluster-1").Status.Drifts).To(ContainElement(And(HaveField("Name", "web"),
+			HaveField("Manager", "kubectl-scale"), HaveField("Subresource", "scale"),
+			HaveField("Fields", ContainElement(holdfastv1.FieldChange{Path: ".spec.replicas", Old: "2", New: "4"})),
+			HaveField("CorrectedTime", Not(BeNil())))))
+	})
+
+	t.Log("A label Holdfast set, changed")
+	eventually(t, func(g Gomega) {
+		cm := getConfigMap(g, "cluster-1", ns, "a")
+		cm.Labels[holdfastv1.ServiceLabel] = "relabelled"
+		g.Expect(c1.Update(ctx, cm, client.FieldOwner("kubectl-label"))).To(Succeed())
+	})
+	eventually(t, func(g Gomega) {
+		g.Expect(getConfigMap(g, "cluster-1", ns, "a").Labels).To(HaveKeyWithValue(holdfastv1.ServiceLabel, "web"))
+		g.Expect(statusOf(g, name, "cluster-1").Status.Drifts).To(ContainElement(And(HaveField("Name", "a"),
+			HaveField("Manager", "kubectl-label"),
+			HaveField("Fields", ContainElement(holdfastv1.FieldChange{Path: ".metadata.labels." + holdfastv1.ServiceLabel, Old: `"web"`, New: `"relabelled"`})),
+			HaveField("CorrectedTime", Not(BeNil())))))
+	})
+
+	t.Log("An annotation someone else adds is no drift: nothing recorded, nothing written")
+	before := statusOf(NewWithT(t), name, "cluster-1").Status.DriftCount
+	cm := &corev1.ConfigMap{}
+	eventually(t, func(g Gomega) {
+		cm = getConfigMap(g, "cluster-1", ns, "a")
+		if cm.Annotations == nil {
+			cm.Annotations = map[string]string{}
+		}
+		cm.Annotations["example.com/owner-team"] = "payments"
+		g.Expect(c1.Update(ctx, cm, client.FieldOwner("kubectl-annotate"))).To(Succeed())
+	})
+	rv := cm.ResourceVersion
+	consistently(t, 2*time.Second, func(g Gomega) {
+		now := getConfigMap(g, "cluster-1", ns, "a")
+		g.Expect(now.Annotations).To(HaveKeyWithValue("example.com/owner-team", "payments"))
+		g.Expect(now.ResourceVersion).To(Equal(rv))
+		g.Expect(statusOf(g, name, "cluster-1").Status.DriftCount).To(Equal(before))
+	})
+}
