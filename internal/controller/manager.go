@@ -26,6 +26,7 @@ import (
 	"holdfast.dev/holdfast/internal/controller/multiclusterservice"
 	"holdfast.dev/holdfast/internal/controller/servicetemplate"
 	"holdfast.dev/holdfast/internal/fleet"
+	"holdfast.dev/holdfast/internal/notify"
 	"holdfast.dev/holdfast/internal/render"
 	"holdfast.dev/holdfast/internal/render/helm"
 )
@@ -160,7 +161,12 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 	}).SetupWithManager(mgr, ctrlOpts); err != nil {
 		return nil, nil, fmt.Errorf("setting up the ServiceTemplate controller: %w", err)
 	}
+	notifier := notify.New(notify.Options{})
+	if err := mgr.Add(notifier); err != nil {
+		return nil, nil, fmt.Errorf("adding the notification dispatcher: %w", err)
+	}
 	if err := (&clusterservicestatus.Reconciler{
+		Notifier:  notifier,
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
 		Fleet:     registry,

@@ -24,7 +24,9 @@ import (
 	"holdfast.dev/holdfast/internal/conditions"
 	"holdfast.dev/holdfast/internal/drift"
 	"holdfast.dev/holdfast/internal/fleet"
+	"holdfast.dev/holdfast/internal/metrics"
 	"holdfast.dev/holdfast/internal/naming"
+	"holdfast.dev/holdfast/internal/notify"
 	"holdfast.dev/holdfast/internal/render"
 )
 
@@ -47,6 +49,8 @@ type Reconciler struct {
 	Charts render.ChartSource
 	// Recorder emits Events on ClusterServiceStatuses.
 	Recorder events.EventRecorder
+	// Notifier, if set, sends drift notifications to the service sets' webhooks.
+	Notifier *notify.Dispatcher
 	// Clock is injectable, so tests can prove the periodic reconcile without waiting hours.
 	Clock clock.PassiveClock
 
@@ -208,6 +212,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 // patchStatus computes the status from the scope and patches it once.
 func (r *Reconciler) patchStatus(ctx context.Context, s *scope) error {
 	if s.gone {
+		r.report(ctx, s)
 		return nil
 	}
 	s.end = r.Clock.Now()
@@ -216,6 +221,7 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope) error {
 	// After the patch, so the previous owner reads a status that lists what we took.
 	defer r.recheckTakenFrom(ctx, s)
 	if equality.Semantic.DeepEqual(s.before.Status, s.css.Status) {
+		r.report(ctx, s)
 		return nil
 	}
 	// Optimistic locking: the status holds lists (inventory, drift history) that a patch from a
@@ -227,6 +233,7 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope) error {
 		r.returnDrifts(client.ObjectKeyFromObject(s.css), s.drifts)
 		return fmt.Errorf("patching the status of ClusterServiceStatus %s: %w", klog.KObj(s.css), err)
 	}
+	r.report(ctx, s)
 	return nil
 }
 
@@ -252,6 +259,9 @@ func (r *Reconciler) onDrift(cluster types.NamespacedName, c drift.Change) {
 	}
 	if c.Deleted {
 		rec.Type, rec.Manager, rec.Operation, rec.Subresource = holdfastv1.DriftDeleted, "", "", ""
+	} else if !c.Author.Time.IsZero() {
+		// The API server records the change's time to the second only.
+		metrics.ObserveDetection(rec.Kind, rec.DetectedTime.Sub(c.Author.Time.Time))
 	}
 	for i, f := range c.Fields {
 		if i == 32 {

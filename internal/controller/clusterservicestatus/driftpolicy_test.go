@@ -118,4 +118,3 @@ func TestFightsCountWithinTheWindow(t *testing.T) {
 		}
 	}
 }
-

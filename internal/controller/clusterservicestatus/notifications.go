@@ -1,0 +1,140 @@
+package clusterservicestatus
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/metrics"
+	"holdfast.dev/holdfast/internal/notify"
+)
+
+// driftEvents returns what drift handling did in this reconcile, as notification events:
+// drift left waiting (DriftDetected), drift put back (DriftCorrected, for drift seen now or
+// reported before), objects that became Contested, and Contested objects corrected again
+// after a manual request (Resumed).
+func driftEvents(s *scope) []driftEvent {
+	cluster := types.NamespacedName{Namespace: s.css.Namespace, Name: s.css.Spec.Cluster}
+	base := notify.Event{Time: s.end, MultiClusterService: s.css.Spec.MultiClusterService, Cluster: cluster}
+	var out []driftEvent
+	// Status times went through JSON (microseconds) when the status was patched.
+	end := s.end.Truncate(time.Microsecond)
+	for i := range s.css.Status.Drifts {
+		d := s.css.Status.Drifts[i]
+		ref := unversioned(toRef(d.ResourceRef))
+		fresh := i < newRecords(s)
+		corrected := d.CorrectedTime != nil && d.CorrectedTime.Time.Equal(end)
+		if !fresh && !corrected {
+			continue
+		}
+		e := base
+		e.Service, e.Object, e.Drift = d.Service, d.ResourceRef, &d.DriftDetail
+		e.Type = notify.DriftDetected
+		if corrected {
+			e.Type = notify.DriftCorrected
+			t := d.CorrectedTime.Time
+			e.CorrectedTime = &t
+		}
+		if prev, ok := s.previous[ref]; ok && prev.State == holdfastv1.ResourceContested && corrected {
+			e.Type, e.Message = notify.Resumed, "corrected again after a manual request"
+		}
+		out = append(out, driftEvent{Event: e, fresh: fresh})
+	}
+	for _, c := range s.decisions.contested {
+		e := base
+		e.Type, e.Service, e.Object = notify.Contested, c.Service, c.ResourceRef
+		d := c.DriftDetail
+		e.Drift = &d
+		e.Message = "changed back after every correction; Holdfast stopped correcting it until a manual request"
+		out = append(out, driftEvent{Event: e})
+	}
+	return out
+}
+
+// driftEvent is a notification event and whether its drift was first recorded now.
+type driftEvent struct {
+	notify.Event
+	fresh bool
+}
+
+// newRecords is how many of status.drifts this reconcile added (they come first).
+func newRecords(s *scope) int {
+	n := len(s.drifts) + len(s.decisions.found)
+	if n > len(s.css.Status.Drifts) {
+		n = len(s.css.Status.Drifts)
+	}
+	return n
+}
+
+// report records drift metrics and sends notifications for what this reconcile did, after its
+// status was written. It never blocks: sends are queued.
+func (r *Reconciler) report(ctx context.Context, s *scope) {
+	cluster := types.NamespacedName{Namespace: s.css.Namespace, Name: s.css.Spec.Cluster}.String()
+	if s.gone {
+		metrics.DeleteManagedObjects(cluster, s.css.Spec.MultiClusterService)
+		return
+	}
+	st := &s.css.Status
+	contested := 0
+	for _, rs := range st.Resources {
+		if rs.State == holdfastv1.ResourceContested {
+			contested++
+		}
+	}
+	metrics.SetManagedObjects(cluster, s.css.Spec.MultiClusterService, len(st.Resources))
+	metrics.SetContested(cluster, s.css.Spec.MultiClusterService, contested)
+	events := driftEvents(s)
+	for _, e := range events {
+		if e.fresh {
+			metrics.DriftDetected(cluster, e.Service, e.Object.Kind, string(e.Drift.Type))
+		}
+		if e.CorrectedTime != nil {
+			metrics.DriftCorrected(cluster, e.Service, e.Object.Kind)
+			metrics.ObserveCorrection(e.Object.Kind, e.CorrectedTime.Sub(e.Drift.DetectedTime.Time))
+		}
+	}
+	if len(events) == 0 || r.Notifier == nil || s.mcs == nil || len(s.mcs.Spec.Notifications) == 0 {
+		return
+	}
+	for _, t := range r.notificationTargets(ctx, s) {
+		for _, e := range events {
+			if !r.Notifier.Send(t, e.Event) {
+				ctrl.LoggerFrom(ctx).Info("Notification queue full; event dropped", "target", t.Name, "event", e.Type)
+			}
+		}
+	}
+}
+
+// notificationTargets reads the service set's notification Secrets. A target that cannot be
+// used is reported (Warning Event, log naming the Secret and key, never its values) and skipped.
+func (r *Reconciler) notificationTargets(ctx context.Context, s *scope) []notify.Target {
+	var out []notify.Target
+	for _, spec := range s.mcs.Spec.Notifications {
+		sec := &corev1.Secret{}
+		key := client.ObjectKey{Namespace: spec.SecretRef.Namespace, Name: spec.SecretRef.Name}
+		err := r.APIReader.Get(ctx, key, sec)
+		var t notify.Target
+		if err == nil {
+			t, err = notify.TargetFromSecret(spec, sec)
+		} else {
+			err = fmt.Errorf("reading Secret %s of notification target %q: %w", key, spec.Name, err)
+		}
+		if err != nil {
+			ctrl.LoggerFrom(ctx).Info("Notification target not usable; skipped", "target", spec.Name, "error", err.Error())
+			if r.Recorder != nil {
+				r.Recorder.Eventf(s.css, nil, corev1.EventTypeWarning, "NotificationTargetInvalid", "Notify", "%v", err)
+			}
+			continue
+		}
+		// Queues are per name: names are unique only within one service set.
+		t.Name = s.mcs.Name + "/" + t.Name
+		out = append(out, t)
+	}
+	return out
+}
