@@ -316,6 +316,9 @@ func TestDriftWhileDisconnectedIsFound(t *testing.T) {
 		g.Expect(css.Status.Drifts).To(ContainElement(And(HaveField("Name", "b"), HaveField("Manager", "kubectl-edit"),
 			HaveField("Fields", ContainElement(HaveField("Path", ".data.cluster"))), HaveField("CorrectedTime", Not(BeNil())))))
 	})
+	for _, d := range statusOf(NewWithT(t), name, "cluster-2").Status.Drifts {
+		t.Logf("%s %s %s found by %s", d.Type, d.Kind, d.Name, d.Detection)
+	}
 }
 
 // TestDriftWhileControllerDownIsFound: drift made while the controller is not running is found

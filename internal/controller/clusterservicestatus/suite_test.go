@@ -308,14 +308,33 @@ func (c *shiftedClock) SetTime(t time.Time) {
 // partition between Holdfast and the cluster; the tests' own clients still reach it).
 var partitioned sync.Map
 
-// partitionable wraps the controller's transport to a target so a test can cut it off.
+// partitionable wraps the controller's transport to a target so a test can cut it off: new
+// requests are refused, and open responses (watch streams) break at their next read, losing
+// what they carried, as a dropped connection does.
 func partitionable(cluster types.NamespacedName, rt http.RoundTripper) http.RoundTripper {
 	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
 		if _, cut := partitioned.Load(cluster.Name); cut {
 			return nil, &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
 		}
-		return rt.RoundTrip(req)
+		resp, err := rt.RoundTrip(req)
+		if resp != nil {
+			resp.Body = &cuttableBody{ReadCloser: resp.Body, cluster: cluster.Name}
+		}
+		return resp, err
 	})
+}
+
+type cuttableBody struct {
+	io.ReadCloser
+	cluster string
+}
+
+func (b *cuttableBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if _, cut := partitioned.Load(b.cluster); cut {
+		return 0, io.ErrUnexpectedEOF
+	}
+	return n, err
 }
 
 type roundTripperFunc func(*http.Request) (*http.Response, error)
