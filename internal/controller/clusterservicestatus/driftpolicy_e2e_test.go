@@ -11,6 +11,8 @@ import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -454,4 +456,74 @@ func TestScaleRelabelAndNoFalseDrift(t *testing.T) {
 		g.Expect(now.ResourceVersion).To(Equal(rv))
 		g.Expect(statusOf(g, name, "cluster-1").Status.DriftCount).To(Equal(before))
 	})
+}
+
+// crdYAML declares a namespaced kind Gadget in group <group>, and one Gadget.
+func crdYAML(group, ns string) string {
+	return fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gadgets.%[1]s
+spec:
+  group: %[1]s
+  scope: Namespaced
+  names: {plural: gadgets, singular: gadget, kind: Gadget}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size: {type: integer}
+---
+apiVersion: %[1]s/v1
+kind: Gadget
+metadata:
+  name: g
+  namespace: %[2]s
+spec:
+  size: 3
+`, group, ns)
+}
+
+// TestDeletedCRDIsRecreated: deleting a managed CRD (the API server then deletes its custom
+// resources) is drift: the CRD is recreated first, then, once it is Established, its objects.
+func TestDeletedCRDIsRecreated(t *testing.T) {
+	name, ns := objName(t, ""), objName(t, "ns")
+	group := "drift-crd.holdfast.test"
+	createTemplate(t, name, holdfastv1.ServiceTemplateSpec{Inline: configMaps(ns) + "---\n" + crdYAML(group, ns)})
+	createServiceSet(t, name, holdfastv1.MultiClusterServiceSpec{
+		ClusterSelector: selectEnv("dev"), SyncMode: holdfastv1.SyncModeContinuousWithDriftDetection,
+		Services: []holdfastv1.Service{service("web", name, ns)},
+	})
+	expectReady(t, name, "cluster-1")
+	ctx := context.Background()
+	c1 := targets["cluster-1"]
+	object := func(group, kind string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(schema.GroupVersionKind{Group: group, Version: "v1", Kind: kind})
+		return u
+	}
+	crd := object("apiextensions.k8s.io", "CustomResourceDefinition")
+	NewWithT(t).Expect(c1.Get(ctx, client.ObjectKey{Name: "gadgets." + group}, crd)).To(Succeed())
+	uid := crd.GetUID()
+	NewWithT(t).Expect(c1.Delete(ctx, crd)).To(Succeed())
+
+	eventually(t, func(g Gomega) {
+		now := object("apiextensions.k8s.io", "CustomResourceDefinition")
+		g.Expect(c1.Get(ctx, client.ObjectKey{Name: "gadgets." + group}, now)).To(Succeed())
+		g.Expect(now.GetUID()).NotTo(Equal(uid))
+		g2 := object(group, "Gadget")
+		g.Expect(c1.Get(ctx, client.ObjectKey{Namespace: ns, Name: "g"}, g2)).To(Succeed())
+		size, _, _ := unstructured.NestedInt64(g2.Object, "spec", "size")
+		g.Expect(size).To(BeEquivalentTo(3))
+		css := statusOf(g, name, "cluster-1")
+		g.Expect(css.Status.Drifts).To(ContainElement(And(HaveField("Kind", "CustomResourceDefinition"), HaveField("Type", holdfastv1.DriftDeleted))))
+		g.Expect(condition(css.Status.Conditions, holdfastv1.ReadyCondition).Status).To(Equal(metav1.ConditionTrue))
+	}, "CRD and its Gadget recreated")
 }
