@@ -1,6 +1,8 @@
 package cluster
 
 import (
+	holdfastmetrics "holdfast.dev/holdfast/internal/metrics"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -40,4 +42,5 @@ func recordMetrics(s *scope) {
 func forgetMetrics(key client.ObjectKey) {
 	connectedGauge.DeleteLabelValues(key.Namespace, key.Name)
 	probeFailures.DeletePartialMatch(prometheus.Labels{"namespace": key.Namespace, "name": key.Name})
+	holdfastmetrics.ForgetCluster(key.String())
 }
