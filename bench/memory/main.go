@@ -2,8 +2,9 @@
 // and -clusters (2) targets (internal/localfleet, without kube-controller-manager: nothing in the
 // mix needs it) and the controller in this process, then deploys -sets (2) MultiClusterServices,
 // each with its own inline ServiceTemplate of -objects (2,500) objects (the deploy1000 mix: a
-// Namespace, mostly ConfigMaps, Secrets, Services, ServiceAccounts, Roles, RoleBindings) to every
-// target: clusters × sets × objects managed objects, 10,000 by default. Several service sets or
+// Namespace, mostly ConfigMaps, Secrets, Services, ServiceAccounts, Roles, RoleBindings; at most
+// 200 Services per cluster over all sets, the rest more ConfigMaps) to every target: clusters ×
+// sets × objects managed objects, 10,000 by default. Several service sets or
 // clusters are needed because one status object holds one (service set, cluster) inventory,
 // which etcd's 1.5 MiB limit caps at about 5,500 objects.
 //
@@ -118,6 +119,10 @@ func run(ctx context.Context, cfg config) (retErr error) {
 	row("baseline: controller running, every Cluster Ready, nothing deployed", base)
 
 	m := measure.MixOf(cfg.objects)
+	if perSet := 200 / cfg.sets; m.Services > perSet {
+		// A sandbox's service range is a /24: the service sets share 200 Services per cluster.
+		m.ConfigMaps, m.Services = m.ConfigMaps+m.Services-perSet, perSet
+	}
 	for i := range cfg.sets {
 		if err := h.CreateTemplate(ctx, templateNamespace, setName(i), m.Manifests(setName(i))); err != nil {
 			return err
