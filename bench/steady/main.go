@@ -33,6 +33,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/bench/internal/measure"
 	"holdfast.dev/holdfast/internal/controller"
@@ -113,6 +115,7 @@ func run(ctx context.Context, cfg config) (retErr error) {
 	// The window.
 	fmt.Fprintf(os.Stderr, "Settled; measuring %s with nothing changing\n", cfg.duration)
 	self := os.Getpid()
+	watches0 := registryWatches(h)
 	h.Counter.Reset()
 	cpu0, err := measure.CPUTime(self)
 	if err != nil {
@@ -127,6 +130,7 @@ func run(ctx context.Context, cfg config) (retErr error) {
 	}
 	window := time.Since(start)
 	counts := h.Counter.Reset()
+	watches1 := registryWatches(h)
 	cpu1, err := measure.CPUTime(self)
 	if err != nil {
 		return err
@@ -165,7 +169,11 @@ func run(ctx context.Context, cfg config) (retErr error) {
 		}
 		slices.Sort(watched)
 		slices.Sort(other[s])
-		watches = append(watches, fmt.Sprintf("%d (%s)", w, strings.Join(watched, ", ")))
+		if len(watched) > 0 {
+			watches = append(watches, fmt.Sprintf("%d (%s)", w, strings.Join(watched, ", ")))
+		} else {
+			watches = append(watches, "0")
+		}
 		probes = append(probes, fmt.Sprint(p))
 		others = append(others, fmt.Sprint(o))
 		if s != "hub" {
@@ -173,6 +181,11 @@ func run(ctx context.Context, cfg config) (retErr error) {
 		}
 	}
 	groups.Row(append([]string{"watch requests (opened in the window, by resource)"}, watches...)...)
+	fromRegistry := []string{"… as counted by the fleet registry (fleet.Registry.WatchRequests)"}
+	for _, n := range h.Names {
+		fromRegistry = append(fromRegistry, fmt.Sprint(watches1[n]-watches0[n]))
+	}
+	groups.Row(append(fromRegistry, "")...)
 	groups.Row(append([]string{"health probe (GET /version, POST selfsubjectreviews)"}, probes...)...)
 	groups.Row(append([]string{"**everything else**"}, others...)...)
 
@@ -195,6 +208,17 @@ func run(ctx context.Context, cfg config) (retErr error) {
 		fmt.Printf("**Goal missed**: %d requests to the targets beyond watches and health probes (listed above).\n", totalOther)
 	}
 	return nil
+}
+
+// registryWatches is the number of watch requests the fleet registry counted per cluster.
+func registryWatches(h *measure.Harness) map[string]int64 {
+	out := map[string]int64{}
+	for _, n := range h.Names {
+		for _, c := range h.Registry.WatchRequests(types.NamespacedName{Namespace: h.Fleet.Namespace, Name: n}) {
+			out[n] += c
+		}
+	}
+	return out
 }
 
 // isProbe tells the Cluster controller's health probe.
