@@ -41,7 +41,7 @@
 // transports are wrapped, as in deploy1000), and writes to the targets per drift, per object.
 //
 // The controller's hub client is built from the sandbox's REST config with QPS unset, so
-// client-go's default limit of 5 requests/s (burst 10) applies to it, as it does for
+// controller.NewManager's default limit of 50 requests/s (burst 100) applies to it, as it does for
 // `holdfast controller --kubeconfig` and `holdfast sandbox`; -hub-qps -1 turns the limit off, as
 // ctrl.GetConfig does for the in-cluster controller.
 //
@@ -122,7 +122,7 @@ func main() {
 	flag.DurationVar(&cfg.settle, "settle", 15*time.Second, "wait after every cluster is Ready before drifting (kube-controller-manager churn, no drift expected)")
 	flag.DurationVar(&cfg.quiet, "quiet", 2*time.Second, "the drift phase closes once no counted request was sent or answered for this long")
 	flag.DurationVar(&cfg.timeout, "timeout", 5*time.Minute, "how long to wait for the deployment")
-	flag.Float64Var(&cfg.hubQPS, "hub-qps", 0, "QPS of the controller's hub client: 0 leaves it unset, so client-go's default applies (5/s, burst 10), as for `holdfast controller --kubeconfig` and `holdfast sandbox`; -1 turns client-side limiting off, as ctrl.GetConfig does in-cluster")
+	flag.Float64Var(&cfg.hubQPS, "hub-qps", 0, "QPS of the controller's hub client: 0 leaves it unset, so controller.NewManager's default applies (50/s, burst 100), as for `holdfast controller --kubeconfig` and `holdfast sandbox`; -1 turns client-side limiting off, as ctrl.GetConfig does in-cluster")
 	flag.Parse()
 	if cfg.clusters < 1 || cfg.drifts < 4 || cfg.configMaps < 4 || cfg.secrets < 4 || cfg.services < 4 || cfg.deployments < 4 {
 		fmt.Fprintln(os.Stderr, "Error: need -clusters >= 1, -drifts >= 4 and at least 4 objects of each kind")
@@ -183,7 +183,7 @@ func run(ctx context.Context, cfg config) (retErr error) {
 	}
 	setup.Row("objects per cluster", fmt.Sprintf("%d (%s)", b.m.total(), b.m))
 
-	setup.Row("controller's hub client rate limit", map[bool]string{true: "client-go default (QPS unset: 5/s, burst 10)", false: fmt.Sprintf("QPS %g (-1: none)", cfg.hubQPS)}[cfg.hubQPS == 0])
+	setup.Row("controller's hub client rate limit", map[bool]string{true: "controller.NewManager's default (QPS unset: 50/s, burst 100)", false: fmt.Sprintf("QPS %g (-1: none)", cfg.hubQPS)}[cfg.hubQPS == 0])
 	if err := b.StartController(ctx, float32(cfg.hubQPS), controller.Options{}); err != nil {
 		return err
 	}
