@@ -215,7 +215,7 @@ func (a *analysis) print(b *bench, runs []*driftRun) {
 	for _, k := range driftKinds {
 		groups = append(groups, group{k, func(d *driftRun) bool { return d.kind == k }})
 	}
-	for _, n := range b.names {
+	for _, n := range b.Names {
 		groups = append(groups, group{"all on " + n, func(d *driftRun) bool { return d.cluster == n }})
 	}
 	for _, k := range driftKinds {
@@ -422,7 +422,7 @@ var resourceOf = map[string]string{kindConfigMap: "configmaps", kindSecret: "sec
 // printRequests reports the controller's requests during the drift phase and its writes per drift.
 func (b *bench) printRequests(counts measure.RequestCounts, runs []*driftRun, window time.Duration) {
 	fmt.Printf("#### Requests of the controller during the drift phase (%s), by verb\n\n", measure.Seconds(window))
-	fmt.Println(counts.Table(b.servers...))
+	fmt.Println(counts.Table(b.Servers...))
 	fmt.Println("Mutating requests during the drift phase, grouped:")
 	fmt.Println()
 	fmt.Println(counts.MutatingTable())
@@ -439,7 +439,7 @@ func (b *bench) printRequests(counts measure.RequestCounts, runs []*driftRun, wi
 	writes := map[string]int{}
 	reviews, total := 0, 0
 	byVerb := map[string]int{}
-	for _, n := range b.names {
+	for _, n := range b.Names {
 		for _, r := range counts.MutatingTo(n) {
 			if r.Review() {
 				reviews++

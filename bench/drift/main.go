@@ -41,7 +41,7 @@
 // transports are wrapped, as in deploy1000), and writes to the targets per drift, per object.
 //
 // The controller's hub client is built from the sandbox's REST config with QPS unset, so
-// client-go's default limit of 5 requests/s (burst 10) applies to it, as it does for
+// controller.NewManager's default limit of 50 requests/s (burst 100) applies to it, as it does for
 // `holdfast controller --kubeconfig` and `holdfast sandbox`; -hub-qps -1 turns the limit off, as
 // ctrl.GetConfig does for the in-cluster controller.
 //
@@ -53,18 +53,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net/http"
 	"os"
-	"os/signal"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
-	"go.uber.org/zap/zapcore"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -76,19 +72,12 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
-	"k8s.io/klog/v2"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/bench/internal/measure"
 	"holdfast.dev/holdfast/internal/controller"
-	"holdfast.dev/holdfast/internal/localfleet"
-	"holdfast.dev/holdfast/internal/naming"
-	"holdfast.dev/holdfast/internal/sandbox"
 )
 
 const (
@@ -133,25 +122,14 @@ func main() {
 	flag.DurationVar(&cfg.settle, "settle", 15*time.Second, "wait after every cluster is Ready before drifting (kube-controller-manager churn, no drift expected)")
 	flag.DurationVar(&cfg.quiet, "quiet", 2*time.Second, "the drift phase closes once no counted request was sent or answered for this long")
 	flag.DurationVar(&cfg.timeout, "timeout", 5*time.Minute, "how long to wait for the deployment")
-	flag.Float64Var(&cfg.hubQPS, "hub-qps", 0, "QPS of the controller's hub client: 0 leaves it unset, so client-go's default applies (5/s, burst 10), as for `holdfast controller --kubeconfig` and `holdfast sandbox`; -1 turns client-side limiting off, as ctrl.GetConfig does in-cluster")
+	flag.Float64Var(&cfg.hubQPS, "hub-qps", 0, "QPS of the controller's hub client: 0 leaves it unset, so controller.NewManager's default applies (50/s, burst 100), as for `holdfast controller --kubeconfig` and `holdfast sandbox`; -1 turns client-side limiting off, as ctrl.GetConfig does in-cluster")
 	flag.Parse()
 	if cfg.clusters < 1 || cfg.drifts < 4 || cfg.configMaps < 4 || cfg.secrets < 4 || cfg.services < 4 || cfg.deployments < 4 {
 		fmt.Fprintln(os.Stderr, "Error: need -clusters >= 1, -drifts >= 4 and at least 4 objects of each kind")
 		os.Exit(2)
 	}
 
-	// Only errors: the controller's info logs would cost CPU during the measurements.
-	logger := zap.New(zap.Level(zapcore.ErrorLevel), zap.WriteTo(os.Stderr))
-	ctrl.SetLogger(logger)
-	klog.SetLogger(logger)
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, cfg); err != nil {
-		fmt.Fprintln(os.Stderr, "Error:", err)
-		stop()
-		os.Exit(1)
-	}
+	measure.Main(func(ctx context.Context) error { return run(ctx, cfg) })
 }
 
 // target is one target cluster as this program sees it, through uncounted clients.
@@ -164,84 +142,58 @@ type target struct {
 }
 
 type bench struct {
-	cfg      config
-	m        mix
-	f        *localfleet.Fleet
-	hub      client.Client
-	watcher  client.WithWatch
-	targets  []*target
-	names    []string
-	statuses map[string]string // status object name -> cluster
-	counter  *measure.RequestCounter
-	servers  []string
-	records  *recordLog
+	*measure.Harness
+	cfg     config
+	m       mix
+	targets []*target
+	records *recordLog
 }
 
 func run(ctx context.Context, cfg config) (retErr error) {
-	if _, err := sandbox.BinaryDir(); err != nil {
-		return err
-	}
 	fmt.Printf("Machine: %s\n\n", measure.Machine())
-	b := &bench{cfg: cfg, counter: measure.NewRequestCounter(), statuses: map[string]string{},
-		m: mix{ConfigMaps: cfg.configMaps, Secrets: cfg.secrets, Services: cfg.services, Deployments: cfg.deployments}}
 	setup := measure.NewTable("measure", "value")
 
 	fmt.Fprintf(os.Stderr, "Starting a hub and %d targets with kube-controller-manager\n", cfg.clusters)
 	began := time.Now()
-	f, err := localfleet.Up(ctx, localfleet.Options{Clusters: cfg.clusters})
+	h, err := measure.StartFleet(ctx, measure.FleetOptions{Clusters: cfg.clusters, ControllerManager: true, UnlimitedClients: true})
 	if err != nil {
-		return fmt.Errorf("starting the fleet: %w", err)
-	}
-	defer func() { retErr = errors.Join(retErr, f.Stop()) }()
-	b.f = f
-	setup.Row(fmt.Sprintf("fleet start (hub + %d targets with kube-controller-manager, in parallel; CRDs, registration)", cfg.clusters), measure.Seconds(time.Since(began)))
-	fmt.Fprintf(os.Stderr, "Fleet up in %s, load average %s\n", time.Since(began).Round(time.Millisecond), measure.LoadAverage())
-	if err := b.clients(); err != nil {
 		return err
 	}
-	b.records = newRecordLog(b.statuses)
+	b := &bench{Harness: h, cfg: cfg,
+		m: mix{ConfigMaps: cfg.configMaps, Secrets: cfg.secrets, Services: cfg.services, Deployments: cfg.deployments}}
+	defer func() { retErr = errors.Join(retErr, b.Stop()) }()
+	b.ExpectServiceSet(serviceSetName)
+	for i, name := range b.Names {
+		b.targets = append(b.targets, &target{name: name, c: b.Targets[i], cs: b.Clientsets[i], log: &objectLog{events: map[objKey][]objEvent{}}})
+	}
+	setup.Row(fmt.Sprintf("fleet start (hub + %d targets with kube-controller-manager, in parallel; CRDs, registration)", cfg.clusters), measure.Seconds(time.Since(began)))
+	fmt.Fprintf(os.Stderr, "Fleet up in %s, load average %s\n", time.Since(began).Round(time.Millisecond), measure.LoadAverage())
+	b.records = newRecordLog(b.Statuses)
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
-	go b.records.run(watchCtx, b.watcher, f.Namespace)
+	go b.records.run(watchCtx, b.Watcher, b.Fleet.Namespace)
 	for _, t := range b.targets {
 		if err := t.startInformers(watchCtx); err != nil {
 			return err
 		}
 	}
 
-	if err := b.createTemplate(ctx); err != nil {
+	if err := b.CreateTemplate(ctx, templateNamespace, templateName, manifests(b.m, targetNamespace)); err != nil {
 		return err
 	}
 	setup.Row("objects per cluster", fmt.Sprintf("%d (%s)", b.m.total(), b.m))
 
-	hubCfg := rest.CopyConfig(f.Hub.RESTConfig())
-	hubCfg.QPS = float32(cfg.hubQPS)
-	setup.Row("controller's hub client rate limit", map[bool]string{true: "client-go default (QPS unset: 5/s, burst 10)", false: fmt.Sprintf("QPS %g (-1: none)", cfg.hubQPS)}[cfg.hubQPS == 0])
-	hubCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return b.counter.Wrap("hub", rt) })
-	mgr, _, err := controller.NewManager(ctx, hubCfg, controller.Options{
-		MetricsAddr: "0", HealthAddr: "0",
-		TargetTransport: func(cluster types.NamespacedName, rt http.RoundTripper) http.RoundTripper {
-			return b.counter.Wrap(cluster.Name, rt)
-		},
-	})
-	if err != nil {
+	setup.Row("controller's hub client rate limit", map[bool]string{true: "controller.NewManager's default (QPS unset: 50/s, burst 100)", false: fmt.Sprintf("QPS %g (-1: none)", cfg.hubQPS)}[cfg.hubQPS == 0])
+	if err := b.StartController(ctx, float32(cfg.hubQPS), controller.Options{}); err != nil {
 		return err
 	}
-	mgrCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(mgrCtx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			retErr = errors.Join(retErr, fmt.Errorf("running the controller: %w", err))
-		}
-	}()
-	if err := b.waitClustersReady(ctx); err != nil {
+	if err := b.WaitClustersReady(ctx, b.cfg.timeout); err != nil {
 		return err
 	}
 
 	created := time.Now()
-	if err := b.createServiceSet(ctx); err != nil {
+	if err := b.CreateServiceSet(ctx, serviceSetName, holdfastv1.SyncModeContinuousWithDriftDetection, serviceName,
+		holdfastv1.TemplateReference{Name: templateName, Namespace: templateNamespace}, targetNamespace); err != nil {
 		return err
 	}
 	if err := b.waitDeployed(ctx); err != nil {
@@ -250,16 +202,16 @@ func run(ctx context.Context, cfg config) (retErr error) {
 	setup.Row(fmt.Sprintf("MultiClusterService created until all %d ClusterServiceStatuses Ready with %d of %d in sync", cfg.clusters, b.m.total(), b.m.total()), measure.Seconds(time.Since(created)))
 	fmt.Fprintf(os.Stderr, "Deployed in %s; settling for %s\n", time.Since(created).Round(time.Millisecond), cfg.settle)
 	time.Sleep(cfg.settle)
-	if !b.counter.WaitQuiet(cfg.quiet, time.Minute) {
+	if !b.Counter.WaitQuiet(cfg.quiet, time.Minute) {
 		fmt.Fprintln(os.Stderr, "Warning: the controller did not go quiet before the drifts")
 	}
 	preCount := b.records.driftCounts()
 	preRecords := b.records.all()
-	setup.Row(fmt.Sprintf("drift records before the first drift (deployment, then %s with kube-controller-manager at work)", cfg.settle), fmt.Sprintf("%d (status.driftCount: %s)", len(preRecords), countsString(preCount, b.names)))
+	setup.Row(fmt.Sprintf("drift records before the first drift (deployment, then %s with kube-controller-manager at work)", cfg.settle), fmt.Sprintf("%d (status.driftCount: %s)", len(preRecords), countsString(preCount, b.Names)))
 
 	// Drift phase.
 	fmt.Fprintf(os.Stderr, "Drifting: %d drifts on %d clusters\n", cfg.drifts, cfg.clusters)
-	b.counter.Reset()
+	b.Counter.Reset()
 	phaseStart := time.Now()
 	perCluster := make([][]*driftRun, len(b.targets))
 	var wg sync.WaitGroup
@@ -272,9 +224,9 @@ func run(ctx context.Context, cfg config) (retErr error) {
 	}
 	wg.Wait()
 	drifted := time.Since(phaseStart)
-	quiet := b.counter.WaitQuiet(cfg.quiet, time.Minute)
+	quiet := b.Counter.WaitQuiet(cfg.quiet, time.Minute)
 	phase := time.Since(phaseStart)
-	counts := b.counter.Reset()
+	counts := b.Counter.Reset()
 	// Let the status watch catch up with the last status patches.
 	caughtUp := b.records.waitSettled(cfg.quiet, 30*time.Second)
 	postCount := b.records.driftCounts()
@@ -287,7 +239,7 @@ func run(ctx context.Context, cfg config) (retErr error) {
 	setup.Row("drifts performed", fmt.Sprintf("%d (%s)", len(runs), perKindCounts(runs)))
 	setup.Row("drift phase: first drift until the last one corrected", measure.Seconds(drifted))
 	setup.Row("drift phase window (then "+cfg.quiet.String()+" without a counted request)", measure.Seconds(phase)+map[bool]string{true: "", false: " (never quiet: closed after 1 minute)"}[quiet])
-	setup.Row("status.driftCount after the drifts", countsString(postCount, b.names))
+	setup.Row("status.driftCount after the drifts", countsString(postCount, b.Names))
 
 	a := b.analyse(runs, preRecords)
 	setup.Row("drift records seen by this program's watch of the status objects, new in the drift phase", fmt.Sprintf("%d; status.driftCount grew by %d%s", a.newRecords, sumDiff(postCount, preCount), map[bool]string{true: "", false: " (status events still arriving 30s after the drift phase)"}[caughtUp]))
@@ -336,96 +288,11 @@ func perKindCounts(runs []*driftRun) string {
 	return strings.Join(parts, ", ")
 }
 
-// clients builds this program's own, uncounted clients.
-func (b *bench) clients() error {
-	scheme, err := controller.Scheme()
-	if err != nil {
-		return err
-	}
-	b.hub = b.f.HubClient()
-	if b.watcher, err = client.NewWithWatch(b.f.Hub.RESTConfig(), client.Options{Scheme: scheme}); err != nil {
-		return fmt.Errorf("building the hub watch client: %w", err)
-	}
-	for _, cp := range b.f.Targets {
-		cfg := rest.CopyConfig(cp.RESTConfig())
-		cfg.QPS, cfg.Burst = -1, 0 // no client-side rate limit on this program's own requests
-		c, err := client.New(cfg, client.Options{Scheme: scheme})
-		if err != nil {
-			return fmt.Errorf("building a client of %s: %w", cp.Name(), err)
-		}
-		cs, err := kubernetes.NewForConfig(cfg)
-		if err != nil {
-			return fmt.Errorf("building a clientset of %s: %w", cp.Name(), err)
-		}
-		b.targets = append(b.targets, &target{name: cp.Name(), c: c, cs: cs, log: &objectLog{events: map[objKey][]objEvent{}}})
-		b.names = append(b.names, cp.Name())
-		b.statuses[naming.StatusName(serviceSetName, cp.Name())] = cp.Name()
-	}
-	b.servers = append(slices.Clone(b.names), "hub")
-	return nil
-}
-
-func (b *bench) createTemplate(ctx context.Context) error {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: templateNamespace}}
-	if err := b.hub.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating namespace %s: %w", templateNamespace, err)
-	}
-	tpl := &holdfastv1.ServiceTemplate{
-		ObjectMeta: metav1.ObjectMeta{Namespace: templateNamespace, Name: templateName},
-		Spec:       holdfastv1.ServiceTemplateSpec{Inline: manifests(b.m, targetNamespace)},
-	}
-	if err := b.hub.Create(ctx, tpl); err != nil {
-		return fmt.Errorf("creating ServiceTemplate %s/%s: %w", templateNamespace, templateName, err)
-	}
-	return nil
-}
-
-func (b *bench) createServiceSet(ctx context.Context) error {
-	mcs := &holdfastv1.MultiClusterService{
-		ObjectMeta: metav1.ObjectMeta{Name: serviceSetName},
-		Spec: holdfastv1.MultiClusterServiceSpec{
-			ClusterSelector: holdfastv1.ClusterSelector{LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{"fleet": "sandbox"}}},
-			SyncMode:        holdfastv1.SyncModeContinuousWithDriftDetection,
-			Services: []holdfastv1.Service{{
-				Name:      serviceName,
-				Template:  holdfastv1.TemplateReference{Name: templateName, Namespace: templateNamespace},
-				Namespace: targetNamespace,
-			}},
-		},
-	}
-	if err := b.hub.Create(ctx, mcs); err != nil {
-		return fmt.Errorf("creating MultiClusterService %s: %w", serviceSetName, err)
-	}
-	return nil
-}
-
-// waitClustersReady polls the hub until every Cluster is Ready.
-func (b *bench) waitClustersReady(ctx context.Context) error {
-	ready := 0
-	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, b.cfg.timeout, true, func(ctx context.Context) (bool, error) {
-		clusters, err := b.f.Clusters(ctx)
-		if err != nil {
-			return false, nil //nolint:nilerr // a busy hub is retried until the timeout
-		}
-		ready = 0
-		for i := range clusters {
-			if meta.IsStatusConditionTrue(clusters[i].Status.Conditions, holdfastv1.ReadyCondition) {
-				ready++
-			}
-		}
-		return ready == len(b.names), nil
-	})
-	if err != nil {
-		return fmt.Errorf("%d of %d Clusters Ready: %w", ready, len(b.names), err)
-	}
-	return nil
-}
-
 // statusSummary reads every status object and says how many are Ready with every object in sync.
 func (b *bench) statusSummary(ctx context.Context) (good int, bad []string, err error) {
-	for name, cluster := range b.statuses {
+	for name, cluster := range b.Statuses {
 		css := &holdfastv1.ClusterServiceStatus{}
-		if err := b.hub.Get(ctx, client.ObjectKey{Namespace: b.f.Namespace, Name: name}, css); err != nil {
+		if err := b.Hub.Get(ctx, client.ObjectKey{Namespace: b.Fleet.Namespace, Name: name}, css); err != nil {
 			if apierrors.IsNotFound(err) {
 				bad = append(bad, cluster+": no status object yet")
 				continue
@@ -455,7 +322,7 @@ func (b *bench) waitDeployed(ctx context.Context) error {
 			return false, nil //nolint:nilerr // retried until the timeout
 		}
 		bad = bd
-		return good == len(b.names), nil
+		return good == len(b.Names), nil
 	})
 	if err != nil {
 		return fmt.Errorf("waiting for the deployment (%s): %w", strings.Join(bad, "; "), err)
@@ -470,7 +337,7 @@ func (b *bench) finalState(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	s := fmt.Sprintf("%d of %d ClusterServiceStatuses Ready with %d of %d in sync", good, len(b.names), b.m.total(), b.m.total())
+	s := fmt.Sprintf("%d of %d ClusterServiceStatuses Ready with %d of %d in sync", good, len(b.Names), b.m.total(), b.m.total())
 	if len(bad) > 0 {
 		s += " (" + strings.Join(bad, "; ") + ")"
 	}

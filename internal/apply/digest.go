@@ -43,6 +43,16 @@ func OwnedDigest(obj *unstructured.Unstructured, manager string) (string, error)
 	if err != nil {
 		return "", err
 	}
+	d, err := FieldsDigest(apiVersion, fields)
+	if err != nil {
+		return "", fmt.Errorf("digest of %s: %w", RefOf(obj), err)
+	}
+	return d, nil
+}
+
+// FieldsDigest is OwnedDigest of fields read already, owned through an entry recorded at
+// apiVersion ("" when nothing is owned: the digest is then empty).
+func FieldsDigest(apiVersion string, fields []FieldValue) (string, error) {
 	if apiVersion == "" {
 		return "", nil
 	}
@@ -55,7 +65,7 @@ func OwnedDigest(obj *unstructured.Unstructured, manager string) (string, error)
 		}
 		b, err := json.Marshal(f.Value)
 		if err != nil {
-			return "", fmt.Errorf("encoding %s of %s: %w", f.Path, RefOf(obj), err)
+			return "", fmt.Errorf("encoding %s: %w", f.Path, err)
 		}
 		writeLine(h, f.Path, string(b))
 	}

@@ -30,8 +30,26 @@ type FieldValue struct {
 // contributes those children, so fields that defaulting or other managers add beside them do
 // not show. Values of Secret data are returned as they are; redact before showing them.
 func OwnedFields(obj *unstructured.Unstructured, manager string) ([]FieldValue, string, error) {
-	var mine *metav1.ManagedFieldsEntry
-	others := &fieldpath.Set{}
+	sets, err := ParseManagedFields(obj, manager)
+	if err != nil || sets.Entry == nil {
+		return nil, "", err
+	}
+	return sets.ValuesOf(obj, sets.Owned), sets.Entry.APIVersion, nil
+}
+
+// ManagedSets are the parsed managedFields of one object, as seen by one field manager.
+type ManagedSets struct {
+	// Entry is the manager's entry with operation Apply on the main resource; nil if it has none.
+	Entry *metav1.ManagedFieldsEntry
+	// Owned is Entry's field set; empty when Entry is nil.
+	Owned *fieldpath.Set
+	// Others is the union of every other entry's field set on the main resource.
+	Others *fieldpath.Set
+}
+
+// ParseManagedFields parses the managedFields of obj for manager (see OwnedFields).
+func ParseManagedFields(obj *unstructured.Unstructured, manager string) (ManagedSets, error) {
+	sets := ManagedSets{Owned: &fieldpath.Set{}, Others: &fieldpath.Set{}}
 	entries := obj.GetManagedFields()
 	for i := range entries {
 		e := &entries[i]
@@ -39,7 +57,7 @@ func OwnedFields(obj *unstructured.Unstructured, manager string) ([]FieldValue, 
 			continue
 		}
 		if e.Manager == manager && e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == "" {
-			mine = e
+			sets.Entry = e
 			continue
 		}
 		if e.Subresource != "" {
@@ -47,19 +65,30 @@ func OwnedFields(obj *unstructured.Unstructured, manager string) ([]FieldValue, 
 		}
 		set, err := parseFieldsV1(e.FieldsV1.Raw)
 		if err != nil {
-			return nil, "", fmt.Errorf("parsing managedFields of %q: %w", e.Manager, err)
+			return ManagedSets{}, fmt.Errorf("parsing managedFields of %q: %w", e.Manager, err)
 		}
-		others = others.Union(set)
+		sets.Others = sets.Others.Union(set)
 	}
-	if mine == nil {
-		return nil, "", nil
+	if sets.Entry == nil {
+		return sets, nil
 	}
-	owned, err := parseFieldsV1(mine.FieldsV1.Raw)
+	owned, err := parseFieldsV1(sets.Entry.FieldsV1.Raw)
 	if err != nil {
-		return nil, "", fmt.Errorf("parsing managedFields of %q: %w", manager, err)
+		return ManagedSets{}, fmt.Errorf("parsing managedFields of %q: %w", manager, err)
 	}
-	return ownedValues(obj.Object, owned, others), mine.APIVersion, nil
+	sets.Owned = owned
+	return sets, nil
 }
+
+// ValuesOf returns the values in obj of the leaves of set, which need not be obj's own (drift
+// reads the fields a previous version owned), sorted by path. Keys other managers own in obj are
+// left out of map values, as in OwnedFields.
+func (m ManagedSets) ValuesOf(obj *unstructured.Unstructured, set *fieldpath.Set) []FieldValue {
+	return ownedValues(obj.Object, set, m.Others)
+}
+
+// ParseFieldSet parses a managedFields entry's FieldsV1 JSON.
+func ParseFieldSet(fieldsV1 []byte) (*fieldpath.Set, error) { return parseFieldsV1(fieldsV1) }
 
 func parseFieldsV1(raw []byte) (*fieldpath.Set, error) {
 	set := &fieldpath.Set{}

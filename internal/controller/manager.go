@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -25,6 +26,7 @@ import (
 	"holdfast.dev/holdfast/internal/controller/index"
 	"holdfast.dev/holdfast/internal/controller/multiclusterservice"
 	"holdfast.dev/holdfast/internal/controller/servicetemplate"
+	"holdfast.dev/holdfast/internal/drift"
 	"holdfast.dev/holdfast/internal/fleet"
 	"holdfast.dev/holdfast/internal/notify"
 	"holdfast.dev/holdfast/internal/render"
@@ -55,6 +57,9 @@ type Options struct {
 	// TargetTransport, if set, wraps the HTTP transport of every target cluster's clients
 	// (benchmarks count requests with it).
 	TargetTransport func(cluster types.NamespacedName, rt http.RoundTripper) http.RoundTripper
+	// OnTargetWatch, if set, is called for every watch request sent to a target cluster (see
+	// fleet.Options.OnWatch).
+	OnTargetWatch func(cluster types.NamespacedName, resource string)
 	// Charts fetches Helm charts; defaults to a cached HTTP repository and OCI registry client.
 	Charts render.ChartSource
 	// SkipNameValidation allows several managers in one process (tests).
@@ -117,8 +122,12 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 		Scheme:        scheme,
 		CacheSelector: labels.SelectorFromSet(labels.Set{holdfastv1.ManagedByLabel: holdfastv1.ManagedByValue}),
 		WrapTransport: opts.TargetTransport,
-		QPS:           opts.TargetQPS,
-		Burst:         opts.TargetBurst,
+		// The target caches serve only the drift watches: they keep a compact snapshot of each
+		// managed object rather than the object (see package drift).
+		CacheTransform: func(types.NamespacedName) toolscache.TransformFunc { return drift.NewCompactor().Transform },
+		OnWatch:        opts.OnTargetWatch,
+		QPS:            opts.TargetQPS,
+		Burst:          opts.TargetBurst,
 	})
 	if err := mgr.Add(registry); err != nil {
 		return nil, nil, fmt.Errorf("adding the fleet registry: %w", err)

@@ -1,12 +1,11 @@
 package drift
 
 import (
-	"encoding/json"
 	"sort"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"holdfast.dev/holdfast/internal/apply"
 )
@@ -35,67 +34,28 @@ type Author struct {
 	Time metav1.Time
 }
 
-// Diff returns the fields Holdfast owned in oldObj whose values differ in newObj, by path.
+// Diff returns the fields Holdfast owned in oldObj whose values differ in newObj, by path. It is
+// what the drift watches report, computed from two whole objects.
 func Diff(oldObj, newObj *unstructured.Unstructured) ([]FieldChange, error) {
-	before, _, err := apply.OwnedFields(oldObj, apply.FieldManager)
+	before, err := apply.ParseManagedFields(oldObj, apply.FieldManager)
+	if err != nil || before.Entry == nil {
+		return nil, err
+	}
+	after, err := apply.ParseManagedFields(newObj, apply.FieldManager)
 	if err != nil {
 		return nil, err
 	}
-	// Read the same paths in the new object: give it the old object's field set for Holdfast.
-	probe := newObj.DeepCopy()
-	var mine []metav1.ManagedFieldsEntry
-	for _, e := range oldObj.GetManagedFields() {
-		if e.Manager == apply.FieldManager && e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == "" {
-			mine = append(mine, e)
-		}
+	secret := isSecret(newObj)
+	var encoded []string
+	for _, f := range before.ValuesOf(oldObj, before.Owned) {
+		encoded = append(encoded, encodeValue(f, secret))
 	}
-	probe.SetManagedFields(mine)
-	after, _, err := apply.OwnedFields(probe, apply.FieldManager)
-	if err != nil {
-		return nil, err
-	}
-	now := map[string]apply.FieldValue{}
-	for _, f := range after {
-		now[f.Path] = f
-	}
-	secret := newObj.GetKind() == "Secret" && newObj.GroupVersionKind().Group == ""
-	var out []FieldChange
-	for _, b := range before {
-		a := now[b.Path]
-		hide := secret && (strings.HasPrefix(b.Path, ".data") || strings.HasPrefix(b.Path, ".stringData"))
-		ov, nv := show(b, hide), show(a, hide)
-		if encode(b) == encode(a) {
-			continue
-		}
-		out = append(out, FieldChange{Path: b.Path, Old: ov, New: nv})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
-	return out, nil
+	// The same paths, read in the new object.
+	return diffValues(encoded, after.ValuesOf(newObj, before.Owned), secret), nil
 }
 
-func encode(f apply.FieldValue) string {
-	if !f.Present {
-		return ""
-	}
-	b, err := json.Marshal(f.Value)
-	if err != nil {
-		return "?"
-	}
-	return string(b)
-}
-
-func show(f apply.FieldValue, secret bool) string {
-	v := encode(f)
-	if v == "" {
-		return ""
-	}
-	if secret {
-		return Redacted
-	}
-	if len(v) > maxValue {
-		v = v[:maxValue] + "…"
-	}
-	return v
+func sortChanges(c []FieldChange) {
+	sort.Slice(c, func(i, j int) bool { return c[i].Path < c[j].Path })
 }
 
 // AuthorOf returns who made a change: the manager, other than Holdfast, whose managedFields now
@@ -108,7 +68,7 @@ func AuthorOf(newObj *unstructured.Unstructured, changed []FieldChange) Author {
 		paths[c.Path] = true
 	}
 	for i := range entries {
-		if e := &entries[i]; e.Manager != apply.FieldManager && len(paths) > 0 && holdsAny(newObj, e, paths) {
+		if e := &entries[i]; e.Manager != apply.FieldManager && len(paths) > 0 && holdsAny(e, paths) {
 			return authorFrom(e)
 		}
 	}
@@ -137,25 +97,18 @@ func authorFrom(e *metav1.ManagedFieldsEntry) Author {
 	return a
 }
 
-// holdsAny reports whether the managedFields entry e holds one of paths in obj.
-func holdsAny(obj *unstructured.Unstructured, e *metav1.ManagedFieldsEntry, paths map[string]bool) bool {
+// holdsAny reports whether the managedFields entry e holds one of paths (as leaves).
+func holdsAny(e *metav1.ManagedFieldsEntry, paths map[string]bool) bool {
 	if e.FieldsV1 == nil {
 		return false
 	}
-	// Read e's field set as if it were Holdfast's, to list its leaf paths.
-	probe := obj.DeepCopy()
-	probe.SetManagedFields([]metav1.ManagedFieldsEntry{{
-		Manager: apply.FieldManager, Operation: metav1.ManagedFieldsOperationApply,
-		APIVersion: e.APIVersion, FieldsType: e.FieldsType, FieldsV1: e.FieldsV1,
-	}})
-	fields, _, err := apply.OwnedFields(probe, apply.FieldManager)
+	set, err := apply.ParseFieldSet(e.FieldsV1.Raw)
 	if err != nil {
 		return false
 	}
-	for _, f := range fields {
-		if paths[f.Path] {
-			return true
-		}
-	}
-	return false
+	found := false
+	set.Leaves().Iterate(func(p fieldpath.Path) {
+		found = found || paths[p.String()]
+	})
+	return found
 }

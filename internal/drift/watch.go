@@ -17,7 +17,9 @@ import (
 
 // Change is a managed object that changed in a way that matters.
 type Change struct {
-	// Object is the object after the change (before it, for a deletion).
+	// Object is the object after the change (before it, for a deletion). From a compact cache
+	// it holds only the identity, resourceVersion, deletionTimestamp and the holdfast.dev/
+	// labels and annotations (see Snapshot.Object); read the live object for more.
 	Object *unstructured.Unstructured
 	// Deleted is true when the object is gone.
 	Deleted bool
@@ -34,7 +36,7 @@ type Watches struct {
 	OnChange func(cluster types.NamespacedName, c Change)
 
 	mu      sync.Mutex
-	watched map[watchKey]bool
+	watched map[watchKey]cache.Informer
 }
 
 type watchKey struct {
@@ -50,10 +52,17 @@ func (w *Watches) Ensure(ctx context.Context, cluster types.NamespacedName, c ca
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.watched == nil {
-		w.watched = map[watchKey]bool{}
+		w.watched = map[watchKey]cache.Informer{}
 	}
-	if w.watched[k] {
+	if _, ok := w.watched[k]; ok {
 		return nil
+	}
+	// A cache that stopped (its connection was closed or replaced) is held by nothing else:
+	// let it go with everything its informers stored.
+	for k, inf := range w.watched {
+		if inf.IsStopped() {
+			delete(w.watched, k)
+		}
 	}
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(gvk)
@@ -61,40 +70,68 @@ func (w *Watches) Ensure(ctx context.Context, cluster types.NamespacedName, c ca
 	if err != nil {
 		return fmt.Errorf("watching %s on cluster %s: %w", gvk, cluster, err)
 	}
-	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+	if _, err := inf.AddEventHandler(w.handler(cluster)); err != nil {
+		return fmt.Errorf("watching %s on cluster %s: %w", gvk, cluster, err)
+	}
+	w.watched[k] = inf
+	ctrl.LoggerFrom(ctx).V(1).Info("Watching managed objects", "cluster", cluster.String(), "kind", gvk.String())
+	return nil
+}
+
+// handler reports the changes of one cluster's objects. With a Compactor as the cache's
+// transform, the informer holds Snapshots, each carrying the change that made it; without one,
+// it holds whole objects and the change is computed here.
+func (w *Watches) handler(cluster types.NamespacedName) toolscache.ResourceEventHandlerFuncs {
+	return toolscache.ResourceEventHandlerFuncs{
 		UpdateFunc: func(oldObj, newObj any) {
-			o, ok1 := oldObj.(*unstructured.Unstructured)
-			n, ok2 := newObj.(*unstructured.Unstructured)
-			if !ok1 || !ok2 || !OwnedChanged(o, n) {
-				return
+			switch n := newObj.(type) {
+			case *Snapshot:
+				if p := n.pending.Swap(nil); p != nil && oldObj != newObj {
+					w.OnChange(cluster, Change{Object: n.Object(), Fields: p.fields, Author: p.author})
+				}
+			case *unstructured.Unstructured:
+				if o, ok := oldObj.(*unstructured.Unstructured); ok {
+					if c, changed := changeOf(o, n); changed {
+						w.OnChange(cluster, c)
+					}
+				}
 			}
-			fields, err := Diff(o, n)
-			if err != nil {
-				ctrl.Log.WithName("drift").V(1).Info("Cannot diff a changed object", "error", err.Error())
-			} else if len(fields) == 0 {
-				// No field Holdfast owned before has another value: Holdfast took fields back
-				// (its own correction), which is not drift.
-				return
-			}
-			w.OnChange(cluster, Change{Object: n, Fields: fields, Author: AuthorOf(n, fields)})
 		},
 		DeleteFunc: func(obj any) {
 			if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 				obj = d.Obj
 			}
-			if u, ok := obj.(*unstructured.Unstructured); ok {
-				w.OnChange(cluster, Change{Object: u, Deleted: true})
+			switch o := obj.(type) {
+			case *Snapshot:
+				if o.from != nil {
+					o.from.forget(o)
+				}
+				w.OnChange(cluster, Change{Object: o.Object(), Deleted: true})
+			case *unstructured.Unstructured:
+				w.OnChange(cluster, Change{Object: o, Deleted: true})
 			}
 		},
-	}); err != nil {
-		return fmt.Errorf("watching %s on cluster %s: %w", gvk, cluster, err)
 	}
-	w.watched[k] = true
-	ctrl.LoggerFrom(ctx).V(1).Info("Watching managed objects", "cluster", cluster.String(), "kind", gvk.String())
-	return nil
 }
 
-// Forget drops the record of handlers on a cache that is gone, so a rebuilt connection gets new ones.
+// changeOf is the change from o to n, two whole objects, if it matters.
+func changeOf(o, n *unstructured.Unstructured) (Change, bool) {
+	if !OwnedChanged(o, n) {
+		return Change{}, false
+	}
+	fields, err := Diff(o, n)
+	if err != nil {
+		ctrl.Log.WithName("drift").V(1).Info("Cannot diff a changed object", "error", err.Error())
+	} else if len(fields) == 0 {
+		// No field Holdfast owned before has another value: Holdfast took fields back (its own
+		// correction), which is not drift.
+		return Change{}, false
+	}
+	return Change{Object: n, Fields: fields, Author: AuthorOf(n, fields)}, true
+}
+
+// Forget drops the record of handlers on a cache that is gone, so a rebuilt connection gets new
+// ones. Ensure also drops those of caches that stopped, the next time it adds a handler.
 func (w *Watches) Forget(c cache.Cache) {
 	w.mu.Lock()
 	defer w.mu.Unlock()

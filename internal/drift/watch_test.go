@@ -1,9 +1,16 @@
 package drift
 
 import (
+	"context"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache/informertest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllertest"
 	"sigs.k8s.io/yaml"
 )
 
@@ -53,5 +60,45 @@ func TestOwnedChanged(t *testing.T) {
 				t.Fatalf("OwnedChanged = %v, want %v", got, c.want)
 			}
 		})
+	}
+}
+
+// stoppable is an informer whose cache can be stopped.
+type stoppable struct {
+	*controllertest.FakeInformer
+	stopped bool
+}
+
+func (s *stoppable) IsStopped() bool { return s.stopped }
+
+type fakeCache struct {
+	*informertest.FakeInformers
+	inf *stoppable
+}
+
+func (c *fakeCache) GetInformer(context.Context, client.Object, ...cache.InformerGetOption) (cache.Informer, error) {
+	return c.inf, nil
+}
+
+func TestWatchesLetStoppedCachesGo(t *testing.T) {
+	w := &Watches{OnChange: func(types.NamespacedName, Change) {}}
+	cluster := types.NamespacedName{Namespace: "fleet", Name: "c1"}
+	gvk := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+	old := &fakeCache{FakeInformers: &informertest.FakeInformers{}, inf: &stoppable{FakeInformer: &controllertest.FakeInformer{}}}
+	for range 2 {
+		if err := w.Ensure(context.Background(), cluster, old, gvk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(w.watched) != 1 {
+		t.Fatalf("%d handlers recorded, want 1", len(w.watched))
+	}
+	old.inf.stopped = true // the connection was replaced
+	rebuilt := &fakeCache{FakeInformers: &informertest.FakeInformers{}, inf: &stoppable{FakeInformer: &controllertest.FakeInformer{}}}
+	if err := w.Ensure(context.Background(), cluster, rebuilt, gvk); err != nil {
+		t.Fatal(err)
+	}
+	if _, kept := w.watched[watchKey{cache: old, gvk: gvk}]; kept || len(w.watched) != 1 {
+		t.Fatalf("handlers %v: want only the rebuilt cache's", w.watched)
 	}
 }

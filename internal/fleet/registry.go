@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
@@ -43,6 +44,13 @@ type Options struct {
 	// WrapTransport, if set, wraps every target cluster's HTTP transport (the client, the cache
 	// and the probe): benchmarks and tests use it to count the requests Holdfast makes.
 	WrapTransport func(cluster types.NamespacedName, rt http.RoundTripper) http.RoundTripper
+	// CacheTransform, if set, gives the transform of each connection's cache
+	// (cache.Options.DefaultTransform), so that the cache keeps less than whole objects. It is
+	// called once per connection, so a transform may keep state for one cluster's cache.
+	CacheTransform func(cluster types.NamespacedName) toolscache.TransformFunc
+	// OnWatch, if set, is called for every watch request sent to a target cluster, with the
+	// resource as "v1/configmaps" or "apps/v1/deployments"; see WatchRequests.
+	OnWatch func(cluster types.NamespacedName, resource string)
 }
 
 // Registry holds one Connection per Cluster. It is safe for concurrent use.
@@ -53,6 +61,8 @@ type Registry struct {
 
 	mu    sync.RWMutex
 	conns map[types.NamespacedName]*Connection
+
+	watches watchCounts
 }
 
 // NewRegistry returns an empty registry. Connections' caches run until Close or until the
@@ -163,6 +173,9 @@ func (r *Registry) newConnection(key types.NamespacedName, fp string, cfg *rest.
 	if wrap := r.opts.WrapTransport; wrap != nil {
 		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return wrap(key, rt) })
 	}
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return &watchCounter{cluster: key, counts: &r.watches, onWatch: r.opts.OnWatch, next: rt}
+	})
 
 	probeCfg := rest.CopyConfig(cfg)
 	probeCfg.Timeout = r.opts.ProbeTimeout
@@ -173,6 +186,9 @@ func (r *Registry) newConnection(key types.NamespacedName, fp string, cfg *rest.
 	cl, err := cluster.New(cfg, func(o *cluster.Options) {
 		o.Scheme = r.opts.Scheme
 		o.Cache.DefaultLabelSelector = r.opts.CacheSelector
+		if r.opts.CacheTransform != nil {
+			o.Cache.DefaultTransform = r.opts.CacheTransform(key)
+		}
 		o.Logger = ctrl.Log.WithName("fleet").WithValues("cluster", key.String())
 	})
 	if err != nil {
@@ -233,7 +249,8 @@ func (c *Connection) Key() types.NamespacedName { return c.key }
 func (c *Connection) RESTConfig() *rest.Config { return rest.CopyConfig(c.config) }
 
 // Client reads from the cluster's cache (Holdfast-managed objects only, when the registry has a
-// cache selector) and writes to its API server.
+// cache selector) and writes to its API server. Unstructured objects are read from the API
+// server: with a CacheTransform, the cache may hold something other than the objects.
 func (c *Connection) Client() client.Client { return c.cluster.GetClient() }
 
 // APIReader reads straight from the cluster's API server.

@@ -3,7 +3,10 @@
 // into bench/RESULTS.md as it is.
 //
 // It also counts the requests a Kubernetes client sends (RequestCounter wraps an
-// http.RoundTripper), so that benchmarks can report what the controller asked of each API server.
+// http.RoundTripper), so that benchmarks can report what the controller asked of each API server,
+// and holds the setup of the benchmarks that run the controller (Harness: a local fleet, this
+// program's own clients, the controller in this process with its requests counted) and the bulk
+// object mix they deploy (MixOf).
 //
 // It reads /proc rather than asking the Go runtime because most of what the benchmarks measure
 // runs in child processes (etcd, kube-apiserver, kube-controller-manager), and because RSS is

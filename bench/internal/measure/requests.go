@@ -65,7 +65,8 @@ func (r Request) String() string {
 type RequestCounter struct {
 	mu       sync.Mutex
 	counts   map[string]map[string]int // server -> verb -> n
-	errors   map[string]map[int]int    // server -> status code (>= 400, 0 if none) -> n
+	requests map[string]map[RequestKind]int
+	errors   map[string]map[int]int // server -> status code (>= 400, 0 if none) -> n
 	spans    map[string]map[string]*Span
 	mutating []Request
 	last     time.Time
@@ -102,9 +103,20 @@ func (c *RequestCounter) Wrap(server string, next http.RoundTripper) http.RoundT
 func (c *RequestCounter) Reset() RequestCounts {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := RequestCounts{Counts: c.counts, Errors: c.errors, Spans: c.spans, Mutating: c.mutating}
-	c.counts, c.errors, c.spans, c.mutating = map[string]map[string]int{}, map[string]map[int]int{}, map[string]map[string]*Span{}, nil
+	out := RequestCounts{Counts: c.counts, Requests: c.requests, Errors: c.errors, Spans: c.spans, Mutating: c.mutating}
+	c.counts, c.requests, c.errors, c.spans, c.mutating = map[string]map[string]int{}, map[string]map[RequestKind]int{}, map[string]map[int]int{}, map[string]map[string]*Span{}, nil
 	return out
+}
+
+// Count is the number of requests of verb sent so far in this window to servers.
+func (c *RequestCounter) Count(verb string, servers ...string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, s := range servers {
+		n += c.counts[s][verb]
+	}
+	return n
 }
 
 // Last is when the latest request was sent or answered, over every server.
@@ -140,6 +152,12 @@ func (c *RequestCounter) sent(r Request) {
 		c.counts[r.Server] = byVerb
 	}
 	byVerb[r.Verb]++
+	kinds := c.requests[r.Server]
+	if kinds == nil {
+		kinds = map[RequestKind]int{}
+		c.requests[r.Server] = kinds
+	}
+	kinds[RequestKind{Method: r.Method, Verb: r.Verb, Resource: r.Resource}]++
 	c.last = time.Now()
 	if r.Verb == "list" || r.Verb == "watch" || r.Verb == "discovery" {
 		return // spans show per-object work: gets and writes
@@ -173,12 +191,16 @@ func (c *RequestCounter) answered(r Request) {
 	c.last = time.Now()
 }
 
+// RequestKind is a request's method, verb and resource (the path, for discovery).
+type RequestKind struct{ Method, Verb, Resource string }
+
 // RequestCounts are the counts of one window.
 type RequestCounts struct {
-	Counts   map[string]map[string]int   // server -> verb -> n
-	Errors   map[string]map[int]int      // server -> status code >= 400 (0: no response) -> n
-	Spans    map[string]map[string]*Span // server -> resource -> when its gets and writes were sent
-	Mutating []Request                   // every POST, PUT, PATCH and DELETE, in answer order
+	Counts   map[string]map[string]int      // server -> verb -> n
+	Requests map[string]map[RequestKind]int // server -> kind of request -> n
+	Errors   map[string]map[int]int         // server -> status code >= 400 (0: no response) -> n
+	Spans    map[string]map[string]*Span    // server -> resource -> when its gets and writes were sent
+	Mutating []Request                      // every POST, PUT, PATCH and DELETE, in answer order
 }
 
 // Total is the number of requests sent to server.

@@ -1,31 +1,41 @@
-package main
+package measure
 
 import (
 	"fmt"
 	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// mix is how many objects of each kind the template declares.
-type mix struct {
+// Mix is how many objects of each kind a bulk template declares (see MixOf).
+type Mix struct {
 	Namespaces, ConfigMaps, Secrets, Services, ServiceAccounts, Roles, RoleBindings int
 }
 
-func (m mix) total() int {
+// Total is the number of objects.
+func (m Mix) Total() int {
 	return m.Namespaces + m.ConfigMaps + m.Secrets + m.Services + m.ServiceAccounts + m.Roles + m.RoleBindings
 }
 
-func (m mix) String() string {
+func (m Mix) String() string {
 	return fmt.Sprintf("%d Namespace, %d ConfigMaps, %d Secrets, %d Services, %d ServiceAccounts, %d Roles, %d RoleBindings",
 		m.Namespaces, m.ConfigMaps, m.Secrets, m.Services, m.ServiceAccounts, m.Roles, m.RoleBindings)
 }
 
-// mixOf splits n objects (n >= 10) into the target Namespace and a mix of kinds a real service
+// MixKinds are the kinds a Mix declares.
+var MixKinds = []metav1.GroupVersionKind{
+	{Version: "v1", Kind: "Namespace"}, {Version: "v1", Kind: "ConfigMap"}, {Version: "v1", Kind: "Secret"},
+	{Version: "v1", Kind: "Service"}, {Version: "v1", Kind: "ServiceAccount"},
+	{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "Role"}, {Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "RoleBinding"},
+}
+
+// MixOf splits n objects (n >= 10) into the target Namespace and a mix of kinds a real service
 // set carries, all valid on a control plane without kube-controller-manager: mostly ConfigMaps,
 // then Secrets, Services (ClusterIP, at most 200: the sandbox's service range is a /24),
 // ServiceAccounts, and Roles each bound to a ServiceAccount.
-func mixOf(n int) mix {
+func MixOf(n int) Mix {
 	rest := n - 1
-	m := mix{Namespaces: 1}
+	m := Mix{Namespaces: 1}
 	m.Services = min(rest*8/100, 200)
 	m.Secrets = rest / 10
 	m.ServiceAccounts = max(rest*6/100, 1)
@@ -35,9 +45,10 @@ func mixOf(n int) mix {
 	return m
 }
 
-// manifests renders the mix as multi-document YAML. Namespaced objects carry no namespace: the
-// service's target namespace (ns) applies, as it would for a reusable template.
-func manifests(m mix, ns string) string {
+// Manifests renders the mix as multi-document YAML: ns is the Namespace it declares first.
+// Namespaced objects carry no namespace: the service's target namespace (ns) applies, as it
+// would for a reusable template.
+func (m Mix) Manifests(ns string) string {
 	var b strings.Builder
 	doc := func(format string, args ...any) {
 		if b.Len() > 0 {

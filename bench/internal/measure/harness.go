@@ -1,0 +1,352 @@
+package measure
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/signal"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/controller"
+	"holdfast.dev/holdfast/internal/fleet"
+	"holdfast.dev/holdfast/internal/localfleet"
+	"holdfast.dev/holdfast/internal/naming"
+	"holdfast.dev/holdfast/internal/sandbox"
+)
+
+// Main runs a benchmark: the controller's and client-go's logs go to stderr, errors only (info
+// logs would cost CPU in the measured windows), SIGINT and SIGTERM cancel run's context, and an
+// error ends the program with status 1.
+func Main(run func(context.Context) error) {
+	logger := zap.New(zap.Level(zapcore.ErrorLevel), zap.WriteTo(os.Stderr))
+	ctrl.SetLogger(logger)
+	klog.SetLogger(logger)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "Error:", err)
+		os.Exit(1)
+	}
+}
+
+// FleetOptions describe the fleet a Harness starts.
+type FleetOptions struct {
+	// Clusters is the number of targets.
+	Clusters int
+	// ControllerManager runs kube-controller-manager on each target.
+	ControllerManager bool
+	// UnlimitedClients turns off client-side rate limiting of this program's own target clients.
+	UnlimitedClients bool
+}
+
+// Harness is what the benchmarks that run the controller share: a hub and targets from
+// internal/localfleet, this program's own clients (uncounted: they do not go through the
+// controller's transports), and the Holdfast controller in this process with every request it
+// sends counted by Counter, per target and "hub".
+type Harness struct {
+	Fleet *localfleet.Fleet
+	// Hub creates and reads objects on the hub; Watcher watches status objects.
+	Hub     client.Client
+	Watcher client.WithWatch
+	// Raw reads objects from the hub as served, for their size.
+	Raw rest.Interface
+	// Targets are direct clients of the targets, in the order of Names.
+	Targets    []client.Client
+	Clientsets []kubernetes.Interface
+	Names      []string
+	// Statuses maps the status objects this program waits for to their cluster (see
+	// ExpectServiceSet).
+	Statuses map[string]string
+	// Counter counts the controller's requests; Servers is the column order of request tables:
+	// the targets, then the hub.
+	Counter *RequestCounter
+	Servers []string
+	// Registry is the controller's fleet registry, once StartController returned.
+	Registry *fleet.Registry
+	// Started is when the controller's manager started.
+	Started time.Time
+
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// StartFleet checks that the control-plane binaries are there, starts the fleet and builds
+// this program's clients. Stop tears it down.
+func StartFleet(ctx context.Context, opts FleetOptions) (*Harness, error) {
+	if _, err := sandbox.BinaryDir(); err != nil {
+		return nil, err
+	}
+	f, err := localfleet.Up(ctx, localfleet.Options{Clusters: opts.Clusters, NoControllerManager: !opts.ControllerManager})
+	if err != nil {
+		return nil, fmt.Errorf("starting the fleet: %w", err)
+	}
+	h := &Harness{Fleet: f, Statuses: map[string]string{}, Counter: NewRequestCounter()}
+	if err := h.clients(opts); err != nil {
+		return nil, errors.Join(err, f.Stop())
+	}
+	return h, nil
+}
+
+func (h *Harness) clients(opts FleetOptions) error {
+	scheme, err := controller.Scheme()
+	if err != nil {
+		return err
+	}
+	h.Hub = h.Fleet.HubClient()
+	if h.Watcher, err = client.NewWithWatch(h.Fleet.Hub.RESTConfig(), client.Options{Scheme: scheme}); err != nil {
+		return fmt.Errorf("building the hub watch client: %w", err)
+	}
+	cs, err := kubernetes.NewForConfig(h.Fleet.Hub.RESTConfig())
+	if err != nil {
+		return fmt.Errorf("building the hub clientset: %w", err)
+	}
+	h.Raw = cs.Discovery().RESTClient()
+	for _, t := range h.Fleet.Targets {
+		cfg := rest.CopyConfig(t.RESTConfig())
+		if opts.UnlimitedClients {
+			cfg.QPS, cfg.Burst = -1, 0
+		}
+		c, err := client.New(cfg, client.Options{Scheme: scheme})
+		if err != nil {
+			return fmt.Errorf("building a client of %s: %w", t.Name(), err)
+		}
+		tcs, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			return fmt.Errorf("building a clientset of %s: %w", t.Name(), err)
+		}
+		h.Targets = append(h.Targets, c)
+		h.Clientsets = append(h.Clientsets, tcs)
+		h.Names = append(h.Names, t.Name())
+	}
+	h.Servers = append(slices.Clone(h.Names), "hub")
+	return nil
+}
+
+// ExpectServiceSet adds the status objects of a MultiClusterService on every target to those
+// WaitStatuses waits for.
+func (h *Harness) ExpectServiceSet(name string) {
+	for _, n := range h.Names {
+		h.Statuses[naming.StatusName(name, n)] = n
+	}
+}
+
+// StartController builds the controller (controller.NewManager) with counted transports and
+// starts it. hubQPS 0 leaves the hub client's rate limit to NewManager's default.
+func (h *Harness) StartController(ctx context.Context, hubQPS float32, opts controller.Options) error {
+	hubCfg := rest.CopyConfig(h.Fleet.Hub.RESTConfig())
+	hubCfg.QPS = hubQPS
+	hubCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return h.Counter.Wrap("hub", rt) })
+	opts.MetricsAddr, opts.HealthAddr = "0", "0"
+	opts.TargetTransport = func(cluster types.NamespacedName, rt http.RoundTripper) http.RoundTripper {
+		return h.Counter.Wrap(cluster.Name, rt)
+	}
+	mgr, registry, err := controller.NewManager(ctx, hubCfg, opts)
+	if err != nil {
+		return err
+	}
+	h.Registry = registry
+	mgrCtx, cancel := context.WithCancel(ctx)
+	h.cancel, h.done = cancel, make(chan error, 1)
+	h.Started = time.Now()
+	go func() { h.done <- mgr.Start(mgrCtx) }()
+	return nil
+}
+
+// Stop stops the controller, if it runs, and the fleet.
+func (h *Harness) Stop() error {
+	var err error
+	if h.cancel != nil {
+		h.cancel()
+		if e := <-h.done; e != nil {
+			err = fmt.Errorf("running the controller: %w", e)
+		}
+	}
+	return errors.Join(err, h.Fleet.Stop())
+}
+
+// CreateTemplate creates an inline ServiceTemplate (and its namespace on the hub).
+func (h *Harness) CreateTemplate(ctx context.Context, namespace, name, yaml string) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
+	if err := h.Hub.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating namespace %s: %w", namespace, err)
+	}
+	tpl := &holdfastv1.ServiceTemplate{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+		Spec:       holdfastv1.ServiceTemplateSpec{Inline: yaml},
+	}
+	if err := h.Hub.Create(ctx, tpl); err != nil {
+		return fmt.Errorf("creating ServiceTemplate %s/%s: %w", namespace, name, err)
+	}
+	return nil
+}
+
+// CreateServiceSet creates a MultiClusterService selecting every target of the fleet with one
+// service, deploying the template to targetNamespace.
+func (h *Harness) CreateServiceSet(ctx context.Context, name string, mode holdfastv1.SyncMode, service string, template holdfastv1.TemplateReference, targetNamespace string) error {
+	mcs := &holdfastv1.MultiClusterService{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: holdfastv1.MultiClusterServiceSpec{
+			ClusterSelector: holdfastv1.ClusterSelector{LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{"fleet": "sandbox"}}},
+			SyncMode:        mode,
+			Services:        []holdfastv1.Service{{Name: service, Template: template, Namespace: targetNamespace}},
+		},
+	}
+	if err := h.Hub.Create(ctx, mcs); err != nil {
+		return fmt.Errorf("creating MultiClusterService %s: %w", name, err)
+	}
+	return nil
+}
+
+// WaitClustersReady polls the hub until every Cluster is Ready.
+func (h *Harness) WaitClustersReady(ctx context.Context, timeout time.Duration) error {
+	ready := 0
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		clusters, err := h.Fleet.Clusters(ctx)
+		if err != nil {
+			return false, nil //nolint:nilerr // a busy hub is retried until the timeout
+		}
+		ready = 0
+		for i := range clusters {
+			if meta.IsStatusConditionTrue(clusters[i].Status.Conditions, holdfastv1.ReadyCondition) {
+				ready++
+			}
+		}
+		return ready == len(h.Names), nil
+	})
+	if err != nil {
+		return fmt.Errorf("%d of %d Clusters Ready: %w", ready, len(h.Names), err)
+	}
+	return nil
+}
+
+// WaitStatuses watches the status objects until ok holds for every one in Statuses, and returns
+// when it first held for each, by status object name. It keeps no status object, so that the
+// controller's memory is not inflated by this program's.
+func (h *Harness) WaitStatuses(ctx context.Context, timeout time.Duration, ok func(*holdfastv1.ClusterServiceStatus) bool) (map[string]time.Time, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	at := map[string]time.Time{}
+	last := map[string]string{}
+	see := func(css *holdfastv1.ClusterServiceStatus) {
+		if _, mine := h.Statuses[css.Name]; !mine {
+			return
+		}
+		if _, done := at[css.Name]; !done && ok(css) {
+			at[css.Name] = time.Now()
+		}
+		last[css.Name] = DescribeStatus(css)
+	}
+	for len(at) < len(h.Statuses) {
+		list := &holdfastv1.ClusterServiceStatusList{}
+		if err := h.Watcher.List(ctx, list, client.InNamespace(h.Fleet.Namespace)); err != nil {
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("%d of %d done (%v): %w", len(at), len(h.Statuses), last, err)
+			}
+			time.Sleep(time.Second)
+			continue
+		}
+		for i := range list.Items {
+			see(&list.Items[i])
+		}
+		rv := list.ResourceVersion
+		list = nil
+		if len(at) == len(h.Statuses) {
+			break
+		}
+		w, err := h.Watcher.Watch(ctx, &holdfastv1.ClusterServiceStatusList{}, client.InNamespace(h.Fleet.Namespace),
+			&client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: rv}})
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("%d of %d done (%v): %w", len(at), len(h.Statuses), last, err)
+			}
+			continue
+		}
+		for ev := range w.ResultChan() {
+			if ev.Type == watch.Error {
+				break
+			}
+			if css, isCSS := ev.Object.(*holdfastv1.ClusterServiceStatus); isCSS && ev.Type != watch.Deleted {
+				see(css)
+			}
+			if len(at) == len(h.Statuses) {
+				break
+			}
+		}
+		w.Stop()
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("%d of %d done (last seen: %v): %w", len(at), len(h.Statuses), last, err)
+		}
+	}
+	return at, nil
+}
+
+// ReadyInSync is a WaitStatuses condition: Ready, with n objects all in sync.
+func ReadyInSync(n int) func(*holdfastv1.ClusterServiceStatus) bool {
+	return func(css *holdfastv1.ClusterServiceStatus) bool {
+		return meta.IsStatusConditionTrue(css.Status.Conditions, holdfastv1.ReadyCondition) &&
+			int(css.Status.ResourceCount) == n && int(css.Status.InSyncCount) == n
+	}
+}
+
+// DescribeStatus summarises a status object for a timeout message.
+func DescribeStatus(css *holdfastv1.ClusterServiceStatus) string {
+	var conds []string
+	for _, c := range css.Status.Conditions {
+		s := c.Type + "=" + string(c.Status) + "/" + c.Reason
+		if c.Status != metav1.ConditionTrue && c.Message != "" {
+			msg := c.Message
+			if len(msg) > 300 {
+				msg = msg[:300] + "…"
+			}
+			s += " (" + msg + ")"
+		}
+		conds = append(conds, s)
+	}
+	return fmt.Sprintf("resources %d, in sync %d, failed %d, handled %q, conditions %s",
+		css.Status.ResourceCount, css.Status.InSyncCount, css.Status.FailedCount, css.Status.LastHandledReconcileAt, strings.Join(conds, ", "))
+}
+
+// TargetsCPU is the CPU time the targets' control-plane processes used so far.
+func (h *Harness) TargetsCPU() time.Duration {
+	var sum time.Duration
+	for _, t := range h.Fleet.Targets {
+		for _, pid := range t.PIDs() {
+			if d, err := CPUTime(pid); err == nil {
+				sum += d
+			}
+		}
+	}
+	return sum
+}
+
+// SelfMemory returns this process's Go heap in use after a forced collection, and its RSS.
+func SelfMemory() (heapInuse, rss int64, err error) {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	rss, err = RSS(os.Getpid())
+	return int64(ms.HeapInuse), rss, err
+}

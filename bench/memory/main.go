@@ -1,0 +1,231 @@
+// Command memory measures the Holdfast controller's memory per managed object. It starts a hub
+// and -clusters (2) targets (internal/localfleet, without kube-controller-manager: nothing in the
+// mix needs it) and the controller in this process, then deploys -sets (2) MultiClusterServices,
+// each with its own inline ServiceTemplate of -objects (2,500) objects (the deploy1000 mix: a
+// Namespace, mostly ConfigMaps, Secrets, Services, ServiceAccounts, Roles, RoleBindings; at most
+// 200 Services per cluster over all sets, the rest more ConfigMaps) to every target: clusters ×
+// sets × objects managed objects, 10,000 by default. Several service sets or
+// clusters are needed because one status object holds one (service set, cluster) inventory,
+// which etcd's 1.5 MiB limit caps at about 5,500 objects.
+//
+// It reports the Go heap after a forced GC (HeapAlloc, the live bytes, and HeapInuse, the spans
+// holding them, as the other benchmarks report) and the process RSS:
+//
+//   - baseline: the controller running, every Cluster Ready, nothing deployed;
+//   - with the templates created (they are cached on the hub whether or not anything is
+//     deployed, and grow with what they declare, not with where it is deployed);
+//   - with everything deployed in Continuous mode, Ready and in sync: the controller holds the
+//     status objects with their inventories, and watches nothing on the targets;
+//   - then with every MultiClusterService switched to ContinuousWithDriftDetection, so that the
+//     controller watches every managed kind on every target (its per-cluster caches hold the
+//     managed objects), after -settle (10s) without requests. The difference to the previous
+//     line is what the drift watches cost (their informers' stores and what goes with them).
+//
+// The memory per managed object is the last line minus the baseline with the templates, divided
+// by the number of managed objects. With -heap-profile FILE it also writes a heap profile (go
+// tool pprof) at the end.
+//
+// Usage: go run ./bench/memory
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/bench/internal/measure"
+	"holdfast.dev/holdfast/internal/controller"
+)
+
+const templateNamespace = "bench"
+
+type config struct {
+	clusters, sets, objects int
+	settle, quiet, timeout  time.Duration
+	heapProfile             string
+}
+
+func main() {
+	var cfg config
+	flag.IntVar(&cfg.clusters, "clusters", 2, "number of target clusters")
+	flag.IntVar(&cfg.sets, "sets", 2, "MultiClusterServices, each deploying its own template to every cluster")
+	flag.IntVar(&cfg.objects, "objects", 2500, "objects per template (at least 10, at most about 5,500)")
+	flag.DurationVar(&cfg.settle, "settle", 10*time.Second, "wait after the deployment went quiet, before measuring")
+	flag.DurationVar(&cfg.quiet, "quiet", 5*time.Second, "the deployment is over once the controller sent no request but probes and watches for this long")
+	flag.DurationVar(&cfg.timeout, "timeout", 20*time.Minute, "how long to wait for the deployment")
+	flag.StringVar(&cfg.heapProfile, "heap-profile", "", "write a heap profile with everything deployed to this file")
+	flag.Parse()
+	if cfg.objects < 10 || cfg.clusters < 1 || cfg.sets < 1 {
+		fmt.Fprintln(os.Stderr, "Error: -objects must be at least 10, -clusters and -sets at least 1")
+		os.Exit(2)
+	}
+	measure.Main(func(ctx context.Context) error { return run(ctx, cfg) })
+}
+
+// sample is the memory at one point.
+type sample struct{ alloc, inuse, rss int64 }
+
+func measureNow() (sample, error) {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	rss, err := measure.RSS(os.Getpid())
+	return sample{alloc: int64(ms.HeapAlloc), inuse: int64(ms.HeapInuse), rss: rss}, err
+}
+
+func (s sample) minus(o sample) sample {
+	return sample{alloc: s.alloc - o.alloc, inuse: s.inuse - o.inuse, rss: s.rss - o.rss}
+}
+
+func run(ctx context.Context, cfg config) (retErr error) {
+	fmt.Printf("Machine: %s\n\n", measure.Machine())
+	results := measure.NewTable("measure", "Go heap (HeapAlloc)", "Go heap (HeapInuse)", "process RSS")
+	row := func(label string, s sample) {
+		results.Row(label, measure.MiB(s.alloc), measure.MiB(s.inuse), measure.MiB(s.rss))
+	}
+	setup := measure.NewTable("measure", "value")
+
+	fmt.Fprintf(os.Stderr, "Starting a hub and %d targets\n", cfg.clusters)
+	began := time.Now()
+	h, err := measure.StartFleet(ctx, measure.FleetOptions{Clusters: cfg.clusters})
+	if err != nil {
+		return err
+	}
+	defer func() { retErr = errors.Join(retErr, h.Stop()) }()
+	setup.Row(fmt.Sprintf("fleet start (hub + %d targets, without kube-controller-manager)", cfg.clusters), measure.Seconds(time.Since(began)))
+
+	if err := h.StartController(ctx, 0, controller.Options{}); err != nil {
+		return err
+	}
+	if err := h.WaitClustersReady(ctx, cfg.timeout); err != nil {
+		return err
+	}
+	h.Counter.WaitQuiet(cfg.quiet, time.Minute)
+	base, err := measureNow()
+	if err != nil {
+		return err
+	}
+	row("baseline: controller running, every Cluster Ready, nothing deployed", base)
+
+	m := measure.MixOf(cfg.objects)
+	if perSet := 200 / cfg.sets; m.Services > perSet {
+		// A sandbox's service range is a /24: the service sets share 200 Services per cluster.
+		m.ConfigMaps, m.Services = m.ConfigMaps+m.Services-perSet, perSet
+	}
+	for i := range cfg.sets {
+		if err := h.CreateTemplate(ctx, templateNamespace, setName(i), m.Manifests(setName(i))); err != nil {
+			return err
+		}
+		h.ExpectServiceSet(setName(i))
+	}
+	time.Sleep(2 * time.Second) // for the hub cache to hold the templates
+	withTemplates, err := measureNow()
+	if err != nil {
+		return err
+	}
+	row(fmt.Sprintf("templates created (%d × %d objects), nothing deployed", cfg.sets, m.Total()), withTemplates)
+
+	managed := cfg.clusters * cfg.sets * m.Total()
+	fmt.Fprintf(os.Stderr, "Deploying %d managed objects\n", managed)
+	created := time.Now()
+	for i := range cfg.sets {
+		if err := h.CreateServiceSet(ctx, setName(i), holdfastv1.SyncModeContinuous, "bulk",
+			holdfastv1.TemplateReference{Name: setName(i), Namespace: templateNamespace}, setName(i)); err != nil {
+			return err
+		}
+	}
+	if _, err := h.WaitStatuses(ctx, cfg.timeout, measure.ReadyInSync(m.Total())); err != nil {
+		return fmt.Errorf("waiting for the deployment: %w", err)
+	}
+	deployed := time.Since(created)
+	h.Counter.WaitQuiet(cfg.quiet, 5*time.Minute)
+	time.Sleep(cfg.settle)
+	unwatched, err := measureNow()
+	if err != nil {
+		return err
+	}
+	row(fmt.Sprintf("%d objects managed (%d clusters × %d service sets × %d), Ready, in sync; Continuous: not watched", managed, cfg.clusters, cfg.sets, m.Total()), unwatched)
+
+	fmt.Fprintln(os.Stderr, "Switching to ContinuousWithDriftDetection")
+	h.Counter.Reset()
+	for i := range cfg.sets {
+		patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"syncMode":"`+string(holdfastv1.SyncModeContinuousWithDriftDetection)+`"}}`))
+		if err := h.Hub.Patch(ctx, &holdfastv1.MultiClusterService{ObjectMeta: metav1.ObjectMeta{Name: setName(i)}}, patch); err != nil {
+			return fmt.Errorf("switching %s to drift detection: %w", setName(i), err)
+		}
+	}
+	if _, err := h.WaitStatuses(ctx, cfg.timeout, func(css *holdfastv1.ClusterServiceStatus) bool {
+		return css.Status.SyncMode == holdfastv1.SyncModeContinuousWithDriftDetection && measure.ReadyInSync(m.Total())(css)
+	}); err != nil {
+		return fmt.Errorf("waiting for drift detection: %w", err)
+	}
+	watchesWanted := cfg.clusters * len(measure.MixKinds)
+	for h.Counter.Count("watch", h.Names...) < watchesWanted {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	h.Counter.WaitQuiet(cfg.quiet, 5*time.Minute)
+	time.Sleep(cfg.settle)
+	full, err := measureNow()
+	if err != nil {
+		return err
+	}
+	row("the same in ContinuousWithDriftDetection: every managed kind watched on every target", full)
+	if cfg.heapProfile != "" {
+		if err := writeHeapProfile(cfg.heapProfile); err != nil {
+			return err
+		}
+	}
+
+	perObject := func(s sample) string {
+		return fmt.Sprintf("%.0f B (HeapAlloc), %.0f B (HeapInuse), %.0f B (RSS)",
+			float64(s.alloc)/float64(managed), float64(s.inuse)/float64(managed), float64(s.rss)/float64(managed))
+	}
+	setup.Row("objects per template", fmt.Sprintf("%d (%s)", m.Total(), m))
+	setup.Row("managed objects", fmt.Sprint(managed))
+	setup.Row("MultiClusterServices created until every status object Ready with all objects in sync", measure.Seconds(deployed))
+	setup.Row("per managed object, beyond the baseline with the templates", perObject(full.minus(withTemplates)))
+	setup.Row("per managed object, beyond the empty baseline (templates included)", perObject(full.minus(base)))
+	setup.Row("of which the drift watches (ContinuousWithDriftDetection minus Continuous), per managed object", perObject(full.minus(unwatched)))
+	setup.Row("of which the rest (Continuous minus the baseline with the templates: status objects with their inventories), per managed object", perObject(unwatched.minus(withTemplates)))
+
+	fmt.Println("#### Memory")
+	fmt.Println()
+	fmt.Println(results)
+	fmt.Println(setup)
+	goal := float64(full.minus(withTemplates).alloc) / float64(managed)
+	if goal < 2048 {
+		fmt.Printf("Goal met: %.0f B of Go heap per managed object (HeapAlloc, beyond the baseline with the templates) against < 2 KiB.\n", goal)
+	} else {
+		fmt.Printf("**Goal missed**: %.0f B of Go heap per managed object (HeapAlloc, beyond the baseline with the templates) against < 2 KiB.\n", goal)
+	}
+	return nil
+}
+
+func setName(i int) string { return fmt.Sprintf("bench-mem-%d", i+1) }
+
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("writing the heap profile: %w", err)
+	}
+	defer f.Close()
+	runtime.GC()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		return fmt.Errorf("writing the heap profile: %w", err)
+	}
+	return nil
+}

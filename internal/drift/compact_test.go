@@ -1,0 +1,239 @@
+package drift
+
+import (
+	"encoding/base64"
+	"fmt"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"holdfast.dev/holdfast/internal/apply"
+)
+
+// configMap is a ConfigMap Holdfast applied (data.value and its labels and annotation), with
+// other managers' entries as given. value is data.value; extra adds lines to metadata. When
+// another manager's entry holds data.value, Holdfast's does not: the API server moves a field to
+// the manager that changed it.
+func configMap(t *testing.T, uid, rv, value string, extraMeta string, entries ...string) *unstructured.Unstructured {
+	t.Helper()
+	holdfastValue := `, "f:data": {"f:value": {}}`
+	if strings.Contains(strings.Join(entries, ""), `"f:value"`) {
+		holdfastValue = ""
+	}
+	return parse(t, `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: web
+  namespace: demo
+  uid: `+uid+`
+  resourceVersion: "`+rv+`"
+  labels: {holdfast.dev/managed-by: holdfast, holdfast.dev/service: web, app: web}
+  annotations: {holdfast.dev/multiclusterservice: shop}
+`+extraMeta+`  managedFields:
+  - {manager: holdfast, operation: Apply, apiVersion: v1, fieldsType: FieldsV1, time: "2026-11-23T10:00:00Z",
+     fieldsV1: {"f:metadata": {"f:labels": {"f:holdfast.dev/managed-by": {}, "f:holdfast.dev/service": {}, "f:app": {}},
+                "f:annotations": {"f:holdfast.dev/multiclusterservice": {}}}`+holdfastValue+`}}
+`+strings.Join(entries, "")+`data: {value: "`+value+`", theirs: "x"}
+`)
+}
+
+const (
+	kubectlOwnsValue = `  - {manager: kubectl-edit, operation: Update, apiVersion: v1, fieldsType: FieldsV1, time: "2026-11-23T10:05:00Z",
+     fieldsV1: {"f:data": {"f:value": {}}}}
+`
+	otherOwnsTheirs = `  - {manager: other, operation: Update, apiVersion: v1, fieldsType: FieldsV1, time: "2026-11-23T10:06:00Z",
+     fieldsV1: {"f:data": {"f:theirs": {}}, "f:metadata": {"f:labels": {"f:team": {}}}}}
+`
+)
+
+// compactPair compacts before, then after, and returns after's snapshot.
+func compactPair(t *testing.T, before, after *unstructured.Unstructured) *Snapshot {
+	t.Helper()
+	c := NewCompactor()
+	if _, err := c.Transform(before); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Transform(after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.(*Snapshot)
+}
+
+func TestCompactorChanges(t *testing.T) {
+	base := configMap(t, "u1", "1", "declared", "")
+	cases := []struct {
+		name   string
+		after  *unstructured.Unstructured
+		fields []FieldChange
+		author string
+	}{
+		{name: "an owned value edited by another manager",
+			after:  configMap(t, "u1", "2", "edited", "", kubectlOwnsValue),
+			fields: []FieldChange{{Path: ".data.value", Old: `"declared"`, New: `"edited"`}}, author: "kubectl-edit"},
+		{name: "resourceVersion and managedFields churn", after: configMap(t, "u1", "2", "declared", "", otherOwnsTheirs)},
+		{name: "a label and a value another manager added",
+			after: func() *unstructured.Unstructured {
+				u := configMap(t, "u1", "2", "declared", "", otherOwnsTheirs)
+				l := u.GetLabels()
+				l["team"] = "theirs"
+				u.SetLabels(l)
+				return u
+			}()},
+		{name: "status and an annotation of another manager",
+			after: func() *unstructured.Unstructured {
+				u := configMap(t, "u1", "2", "declared", "")
+				a := u.GetAnnotations()
+				a["controller"] = "was-here"
+				u.SetAnnotations(a)
+				u.Object["status"] = map[string]any{"phase": "Ready"}
+				return u
+			}()},
+		{name: "Holdfast's own correction", after: configMap(t, "u1", "3", "declared", "")},
+		{name: "a recreation (another uid) is no change", after: configMap(t, "u2", "5", "edited", "", kubectlOwnsValue)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := compactPair(t, base, c.after)
+			p := s.pending.Load()
+			if len(c.fields) == 0 {
+				if p != nil {
+					t.Fatalf("change %+v, want none", *p)
+				}
+				return
+			}
+			if p == nil {
+				t.Fatal("no change")
+			}
+			if fmt.Sprint(p.fields) != fmt.Sprint(c.fields) || p.author.Manager != c.author {
+				t.Fatalf("change %+v by %q, want %+v by %q", p.fields, p.author.Manager, c.fields, c.author)
+			}
+		})
+	}
+}
+
+func TestCompactorCorrectionAfterDrift(t *testing.T) {
+	c := NewCompactor()
+	for _, u := range []*unstructured.Unstructured{
+		configMap(t, "u1", "1", "declared", ""),
+		configMap(t, "u1", "2", "edited", "", kubectlOwnsValue),
+	} {
+		_, _ = c.Transform(u)
+	}
+	// Holdfast applies again with force: it owns data.value again, at the declared value.
+	s, _ := c.Transform(configMap(t, "u1", "3", "declared", ""))
+	if p := s.(*Snapshot).pending.Load(); p != nil {
+		t.Fatalf("Holdfast's correction reported as %+v", *p)
+	}
+}
+
+func TestCompactorScaleThroughSubresource(t *testing.T) {
+	version := func(text, rv string) *unstructured.Unstructured {
+		u := parse(t, text)
+		u.SetResourceVersion(rv)
+		return u
+	}
+	s := compactPair(t, version(scaledBefore, "1"), version(scaledAfter, "2"))
+	p := s.pending.Load()
+	if p == nil || len(p.fields) != 1 || p.fields[0] != (FieldChange{Path: ".spec.replicas", Old: "2", New: "5"}) {
+		t.Fatalf("change %+v, want .spec.replicas 2 -> 5", p)
+	}
+	if p.author.Manager != "kubectl" || p.author.Subresource != "scale" {
+		t.Fatalf("author %+v, want kubectl through scale", p.author)
+	}
+	if got := compactPair(t, version(scaledAfter, "2"), version(scaledBefore, "3")).pending.Load(); got != nil {
+		t.Fatalf("Holdfast's correction of the scale reported as %+v", *got)
+	}
+}
+
+func TestCompactorIsIdempotent(t *testing.T) {
+	c := NewCompactor()
+	first, _ := c.Transform(configMap(t, "u1", "1", "declared", ""))
+	again, _ := c.Transform(first)
+	if again != first {
+		t.Fatal("a snapshot was compacted again")
+	}
+	relisted, _ := c.Transform(configMap(t, "u1", "1", "declared", ""))
+	if relisted != first {
+		t.Fatal("the same version, listed again, made a new snapshot")
+	}
+	typed := &struct{ name string }{"not unstructured"}
+	if other, _ := c.Transform(typed); other != any(typed) {
+		t.Fatal("an object that is not unstructured was changed")
+	}
+}
+
+func TestSnapshotKeepsWhatDriftNeeds(t *testing.T) {
+	u := configMap(t, "u1", "7", "declared", "")
+	u.Object["status"] = map[string]any{"big": strings.Repeat("x", 10000)}
+	s, _ := NewCompactor().Transform(u)
+	snap := s.(*Snapshot)
+	o := snap.Object()
+	if o.GetAPIVersion() != "v1" || o.GetKind() != "ConfigMap" || o.GetNamespace() != "demo" || o.GetName() != "web" ||
+		o.GetUID() != "u1" || o.GetResourceVersion() != "7" {
+		t.Fatalf("identity lost: %v", o.Object)
+	}
+	if fmt.Sprint(o.GetLabels()) != "map[holdfast.dev/managed-by:holdfast holdfast.dev/service:web]" ||
+		fmt.Sprint(o.GetAnnotations()) != "map[holdfast.dev/multiclusterservice:shop]" {
+		t.Fatalf("labels %v, annotations %v: want only Holdfast's", o.GetLabels(), o.GetAnnotations())
+	}
+	want, err := apply.OwnedDigest(u, apply.FieldManager)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.OwnedDigest() != want || want == "" {
+		t.Fatalf("digest %q, want apply.OwnedDigest %q", snap.OwnedDigest(), want)
+	}
+	if len(snap.values()) > 200 {
+		t.Fatalf("owned values take %d bytes: %q", len(snap.values()), snap.values())
+	}
+}
+
+func TestSnapshotHoldsNoSecretValue(t *testing.T) {
+	secret := func(rv, password string, entries ...string) *unstructured.Unstructured {
+		return parse(t, `apiVersion: v1
+kind: Secret
+metadata:
+  name: creds
+  namespace: demo
+  uid: s1
+  resourceVersion: "`+rv+`"
+  managedFields:
+  - {manager: holdfast, operation: Apply, apiVersion: v1, fieldsType: FieldsV1, fieldsV1: {"f:data": {"f:password": {}}}}
+`+strings.Join(entries, "")+`data: {password: `+base64.StdEncoding.EncodeToString([]byte(password))+`}
+`)
+	}
+	c := NewCompactor()
+	first, _ := c.Transform(secret("1", "declared-secret-value"))
+	second, _ := c.Transform(secret("2", "hand-typed-secret-value", `  - {manager: kubectl-edit, operation: Update, apiVersion: v1, fieldsType: FieldsV1, fieldsV1: {"f:data": {"f:password": {}}}}
+`))
+	for _, s := range []any{first, second} {
+		snap := s.(*Snapshot)
+		text := fmt.Sprintf("%#v %s %s %s", snap.Object().Object, snap.values(), snap.fieldSet.Value(), snap.OwnedDigest())
+		for _, plain := range []string{"declared-secret-value", "hand-typed-secret-value"} {
+			if strings.Contains(text, plain) || strings.Contains(text, base64.StdEncoding.EncodeToString([]byte(plain))) {
+				t.Fatalf("the snapshot holds %q: %s", plain, text)
+			}
+		}
+	}
+	p := second.(*Snapshot).pending.Load()
+	if p == nil || len(p.fields) != 1 || p.fields[0] != (FieldChange{Path: ".data.password", Old: Redacted, New: Redacted}) {
+		t.Fatalf("change %+v, want .data.password, redacted", p)
+	}
+}
+
+func TestLongValuesAreHashedAndShownTruncated(t *testing.T) {
+	long := strings.Repeat("a", 600)
+	s := compactPair(t, configMap(t, "u1", "1", long, ""), configMap(t, "u1", "2", long+"b", "", kubectlOwnsValue))
+	if len(s.values()) > maxValue+100 {
+		t.Fatalf("a long value takes %d bytes", len(s.values()))
+	}
+	p := s.pending.Load()
+	if p == nil || len(p.fields) != 1 {
+		t.Fatalf("change %+v, want one field: the values differ only after the shown part", p)
+	}
+	if f := p.fields[0]; f.Old != `"`+long[:maxValue-1]+"…" || f.New != f.Old {
+		t.Fatalf("shown %q -> %q, want the first %d bytes of the JSON", f.Old, f.New, maxValue)
+	}
+}
