@@ -28,6 +28,7 @@ import (
 	"holdfast.dev/holdfast/internal/controller/servicetemplate"
 	"holdfast.dev/holdfast/internal/drift"
 	"holdfast.dev/holdfast/internal/fleet"
+	"holdfast.dev/holdfast/internal/metrics"
 	"holdfast.dev/holdfast/internal/notify"
 	"holdfast.dev/holdfast/internal/render"
 	"holdfast.dev/holdfast/internal/render/helm"
@@ -125,7 +126,12 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 		// The target caches serve only the drift watches: they keep a compact snapshot of each
 		// managed object rather than the object (see package drift).
 		CacheTransform: func(types.NamespacedName) toolscache.TransformFunc { return drift.NewCompactor().Transform },
-		OnWatch:        opts.OnTargetWatch,
+		OnWatch: func(cluster types.NamespacedName, resource string) {
+			metrics.WatchStarted(cluster.String(), resource)
+			if opts.OnTargetWatch != nil {
+				opts.OnTargetWatch(cluster, resource)
+			}
+		},
 		QPS:            opts.TargetQPS,
 		Burst:          opts.TargetBurst,
 	})

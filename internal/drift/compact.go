@@ -129,10 +129,11 @@ func changeSince(prev, s *Snapshot, u *unstructured.Unstructured, sets apply.Man
 	if err != nil {
 		return nil // cannot happen: the set was parsed when prev was made
 	}
-	fields := diffValues(before, sets.ValuesOf(u, set), secret)
+	fields := withoutOwnWrites(diffValues(before, sets.ValuesOf(u, set), secret), sets.ValuesOf(u, sets.Owned))
 	if len(fields) == 0 {
-		// No field Holdfast owned before has another value: Holdfast took fields back (its own
-		// correction), which is not drift.
+		// No field Holdfast owned before has another value, or only fields Holdfast still owns
+		// changed: Holdfast took fields back (its own correction) or applied a new declaration,
+		// which is not drift.
 		return nil
 	}
 	return &pendingChange{fields: fields, author: AuthorOf(u, fields)}
@@ -212,4 +213,26 @@ func display(enc string) string {
 	default:
 		return enc
 	}
+}
+
+// withoutOwnWrites drops the changes of fields Holdfast still owns, with a value, in the new
+// object: another manager's Update or forced Apply takes the fields it changes, so a field
+// Holdfast still holds was changed by Holdfast itself (a new declaration applied).
+func withoutOwnWrites(changes []FieldChange, ownedNow []apply.FieldValue) []FieldChange {
+	if len(changes) == 0 {
+		return changes
+	}
+	mine := make(map[string]bool, len(ownedNow))
+	for _, f := range ownedNow {
+		if f.Present {
+			mine[f.Path] = true
+		}
+	}
+	out := changes[:0:0]
+	for _, c := range changes {
+		if !mine[c.Path] {
+			out = append(out, c)
+		}
+	}
+	return out
 }

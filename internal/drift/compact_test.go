@@ -191,7 +191,8 @@ func TestSnapshotKeepsWhatDriftNeeds(t *testing.T) {
 }
 
 func TestSnapshotHoldsNoSecretValue(t *testing.T) {
-	secret := func(rv, password string, entries ...string) *unstructured.Unstructured {
+	// kubectl-edit's Update takes the field it changes from Holdfast, as the API server does.
+	secret := func(rv, password, holdfastFields string, entries ...string) *unstructured.Unstructured {
 		return parse(t, `apiVersion: v1
 kind: Secret
 metadata:
@@ -200,13 +201,13 @@ metadata:
   uid: s1
   resourceVersion: "`+rv+`"
   managedFields:
-  - {manager: holdfast, operation: Apply, apiVersion: v1, fieldsType: FieldsV1, fieldsV1: {"f:data": {"f:password": {}}}}
+  - {manager: holdfast, operation: Apply, apiVersion: v1, fieldsType: FieldsV1, fieldsV1: `+holdfastFields+`}
 `+strings.Join(entries, "")+`data: {password: `+base64.StdEncoding.EncodeToString([]byte(password))+`}
 `)
 	}
 	c := NewCompactor()
-	first, _ := c.Transform(secret("1", "declared-secret-value"))
-	second, _ := c.Transform(secret("2", "hand-typed-secret-value", `  - {manager: kubectl-edit, operation: Update, apiVersion: v1, fieldsType: FieldsV1, fieldsV1: {"f:data": {"f:password": {}}}}
+	first, _ := c.Transform(secret("1", "declared-secret-value", `{"f:data": {"f:password": {}}}`))
+	second, _ := c.Transform(secret("2", "hand-typed-secret-value", `{"f:metadata": {"f:labels": {}}}`, `  - {manager: kubectl-edit, operation: Update, apiVersion: v1, fieldsType: FieldsV1, fieldsV1: {"f:data": {"f:password": {}}}}
 `))
 	for _, s := range []any{first, second} {
 		snap := s.(*Snapshot)
@@ -235,5 +236,36 @@ func TestLongValuesAreHashedAndShownTruncated(t *testing.T) {
 	}
 	if f := p.fields[0]; f.Old != `"`+long[:maxValue-1]+"…" || f.New != f.Old {
 		t.Fatalf("shown %q -> %q, want the first %d bytes of the JSON", f.Old, f.New, maxValue)
+	}
+}
+
+// TestOwnNewDeclarationIsNoDrift: Holdfast applying a new declared value changes a field it
+// keeps owning; another manager's Update takes the field with it. Only the latter is drift.
+func TestOwnNewDeclarationIsNoDrift(t *testing.T) {
+	cm := func(rv, value string, entries string) *unstructured.Unstructured {
+		return parse(t, `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+  namespace: demo
+  uid: c1
+  resourceVersion: "`+rv+`"
+  managedFields:
+`+entries+`data: {level: `+value+`}
+`)
+	}
+	const mine = "  - {manager: holdfast, operation: Apply, apiVersion: v1, fieldsType: FieldsV1, fieldsV1: {\"f:data\": {\"f:level\": {}}}}\n"
+	const lost = "  - {manager: holdfast, operation: Apply, apiVersion: v1, fieldsType: FieldsV1, fieldsV1: {\"f:data\": {}}}\n" +
+		"  - {manager: kubectl-edit, operation: Update, apiVersion: v1, fieldsType: FieldsV1, fieldsV1: {\"f:data\": {\"f:level\": {}}}}\n"
+	c := NewCompactor()
+	_, _ = c.Transform(cm("1", "info", mine))
+	redeclared, _ := c.Transform(cm("2", "debug", mine))
+	if p := redeclared.(*Snapshot).pending.Load(); p != nil {
+		t.Fatalf("Holdfast's own new declaration reported as drift: %+v", p.fields)
+	}
+	edited, _ := c.Transform(cm("3", "trace", lost))
+	p := edited.(*Snapshot).pending.Load()
+	if p == nil || len(p.fields) != 1 || p.fields[0] != (FieldChange{Path: ".data.level", Old: `"debug"`, New: `"trace"`}) || p.author.Manager != "kubectl-edit" {
+		t.Fatalf("edit by another manager: %+v, want .data.level debug -> trace by kubectl-edit", p)
 	}
 }

@@ -122,3 +122,22 @@ func Without(changes []FieldChange, pointers []string) []FieldChange {
 	}
 	return out
 }
+
+// show formats a compared value for a FieldChange: JSON, cut at maxValue, Redacted for Secret
+// data, "" when absent.
+func show(f apply.FieldValue, secret bool) string {
+	if !f.Present {
+		return ""
+	}
+	if secret {
+		return Redacted
+	}
+	b, err := json.Marshal(f.Value)
+	if err != nil {
+		return "?"
+	}
+	if v := string(b); len(v) > maxValue {
+		return v[:maxValue] + "…"
+	}
+	return string(b)
+}
