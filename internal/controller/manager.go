@@ -132,8 +132,8 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 				opts.OnTargetWatch(cluster, resource)
 			}
 		},
-		QPS:            opts.TargetQPS,
-		Burst:          opts.TargetBurst,
+		QPS:   opts.TargetQPS,
+		Burst: opts.TargetBurst,
 	})
 	if err := mgr.Add(registry); err != nil {
 		return nil, nil, fmt.Errorf("adding the fleet registry: %w", err)

@@ -3,6 +3,7 @@ package clusterservicestatus_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -409,6 +410,19 @@ func TestScaleRelabelAndNoFalseDrift(t *testing.T) {
 		g.Expect(statusOf(g, name, "cluster-1").Status.DriftCount).To(BeZero())
 	})
 
+	t.Log("A new declaration applied by Holdfast is no drift either")
+	updateTemplate(t, name, func(st *holdfastv1.ServiceTemplate) {
+		st.Spec.Inline = strings.ReplaceAll(st.Spec.Inline, "registry.example/app:1", "registry.example/app:2")
+	})
+	eventually(t, func(g Gomega) {
+		g.Expect(c1.Get(ctx, key, dep)).To(Succeed())
+		g.Expect(dep.Spec.Template.Spec.Containers[0].Image).To(Equal("registry.example/app:2"))
+	})
+	consistently(t, 2*time.Second, func(g Gomega) {
+		g.Expect(statusOf(g, name, "cluster-1").Status.DriftCount).To(BeZero())
+	})
+	deployedImage := "registry.example/app:2"
+
 	t.Log("Scaled through the scale subresource")
 	eventually(t, func(g Gomega) {
 		g.Expect(c1.Get(ctx, key, dep)).To(Succeed())
@@ -418,6 +432,7 @@ func TestScaleRelabelAndNoFalseDrift(t *testing.T) {
 	eventually(t, func(g Gomega) {
 		g.Expect(c1.Get(ctx, key, dep)).To(Succeed())
 		g.Expect(*dep.Spec.Replicas).To(BeEquivalentTo(2))
+		g.Expect(dep.Spec.Template.Spec.Containers[0].Image).To(Equal(deployedImage))
 		g.Expect(statusOf(g, name, "cluster-1").Status.Drifts).To(ContainElement(And(HaveField("Name", "web"),
 			HaveField("Manager", "kubectl-scale"), HaveField("Subresource", "scale"),
 			HaveField("Fields", ContainElement(holdfastv1.FieldChange{Path: ".spec.replicas", Old: "2", New: "4"})),
