@@ -98,7 +98,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		if err := r.patchStatus(ctx, s); err != nil {
 			if apierrors.IsConflict(err) {
 				// The cache was behind our own last write: nothing is lost (the drifts were put
-				// back); read again shortly, without an error's backoff and log.
+				// back, and the next reconcile compares with the cluster again, as this one's
+				// findings were not written); read again shortly, without an error's backoff and
+				// log.
+				if s.deployed {
+					r.rechecking.Store(req.NamespacedName, true)
+				}
 				res, retErr = ctrl.Result{RequeueAfter: 50 * time.Millisecond}, nil
 				return
 			}
