@@ -23,8 +23,11 @@ import (
 // The suite runs one hub and one target control plane and a manager running the Cluster
 // controller with short intervals, shared by every test in the package.
 const (
-	probeInterval   = 250 * time.Millisecond
-	connectionGrace = 3 * time.Second
+	probeInterval = 250 * time.Millisecond
+	// connectionGrace leaves room to see the "within grace" state even when stopping the
+	// target's API server (graceful, seconds on a loaded machine) eats into it: probes start
+	// failing as the shutdown begins, before StopAPIServer returns.
+	connectionGrace = 8 * time.Second
 )
 
 var (
