@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
 	"holdfast.dev/holdfast/internal/apply"
 )
 
@@ -129,7 +131,7 @@ func changeSince(prev, s *Snapshot, u *unstructured.Unstructured, sets apply.Man
 	if err != nil {
 		return nil // cannot happen: the set was parsed when prev was made
 	}
-	fields := withoutOwnWrites(diffValues(before, sets.ValuesOf(u, set), secret), sets.ValuesOf(u, sets.Owned))
+	fields := ownedChanges(before, set, u, sets, secret)
 	if len(fields) == 0 {
 		// No field Holdfast owned before has another value, or only fields Holdfast still owns
 		// changed: Holdfast took fields back (its own correction) or applied a new declaration,
@@ -137,6 +139,13 @@ func changeSince(prev, s *Snapshot, u *unstructured.Unstructured, sets apply.Man
 		return nil
 	}
 	return &pendingChange{fields: fields, author: AuthorOf(u, fields)}
+}
+
+// ownedChanges compares the encodings of the fields Holdfast owned before (field set was, values
+// before) with their values in u (whose parsed managedFields are now), and drops the changes
+// Holdfast made itself (see withoutOwnWrites). Both the snapshots and Diff decide drift with it.
+func ownedChanges(before []string, was *fieldpath.Set, u *unstructured.Unstructured, now apply.ManagedSets, secret bool) []FieldChange {
+	return withoutOwnWrites(diffValues(before, now.ValuesOf(u, was), secret), now.ValuesOf(u, now.Owned))
 }
 
 // diffValues compares the encodings of fields before with their values now, leaf by leaf (both

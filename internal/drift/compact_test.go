@@ -263,6 +263,12 @@ metadata:
 	if p := redeclared.(*Snapshot).pending.Load(); p != nil {
 		t.Fatalf("Holdfast's own new declaration reported as drift: %+v", p.fields)
 	}
+	if ch, err := Diff(cm("1", "info", mine), cm("2", "debug", mine)); err != nil || len(ch) != 0 {
+		t.Fatalf("Diff of Holdfast's own new declaration = %+v, %v; want nothing", ch, err)
+	}
+	if ch, err := Diff(cm("2", "debug", mine), cm("3", "trace", lost)); err != nil || len(ch) != 1 || ch[0].Path != ".data.level" {
+		t.Fatalf("Diff of an edit by another manager = %+v, %v; want .data.level", ch, err)
+	}
 	edited, _ := c.Transform(cm("3", "trace", lost))
 	p := edited.(*Snapshot).pending.Load()
 	if p == nil || len(p.fields) != 1 || p.fields[0] != (FieldChange{Path: ".data.level", Old: `"debug"`, New: `"trace"`}) || p.author.Manager != "kubectl-edit" {

@@ -34,8 +34,9 @@ type Author struct {
 	Time metav1.Time
 }
 
-// Diff returns the fields Holdfast owned in oldObj whose values differ in newObj, by path. It is
-// what the drift watches report, computed from two whole objects.
+// Diff returns the fields Holdfast owned in oldObj whose values differ in newObj and that
+// Holdfast no longer holds there (a field Holdfast still holds, it changed itself), by path. It
+// is what the drift watches report, computed from two whole objects.
 func Diff(oldObj, newObj *unstructured.Unstructured) ([]FieldChange, error) {
 	before, err := apply.ParseManagedFields(oldObj, apply.FieldManager)
 	if err != nil || before.Entry == nil {
@@ -51,7 +52,7 @@ func Diff(oldObj, newObj *unstructured.Unstructured) ([]FieldChange, error) {
 		encoded = append(encoded, encodeValue(f, secret))
 	}
 	// The same paths, read in the new object.
-	return diffValues(encoded, after.ValuesOf(newObj, before.Owned), secret), nil
+	return ownedChanges(encoded, before.Owned, newObj, after, secret), nil
 }
 
 func sortChanges(c []FieldChange) {

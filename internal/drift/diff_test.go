@@ -66,8 +66,16 @@ metadata:
   - {manager: holdfast, operation: Apply, apiVersion: v1, fieldsType: FieldsV1, fieldsV1: {"f:data": {"f:password": {}}}}
 data: {password: c2VjcmV0LW9uZQ==}
 `)
-	after := before.DeepCopy()
-	after.Object["data"] = map[string]any{"password": "c2VjcmV0LXR3bw=="}
+	// An Update by another manager takes the field it changes from Holdfast, as the API server does.
+	after := parse(t, `apiVersion: v1
+kind: Secret
+metadata:
+  name: creds
+  managedFields:
+  - {manager: holdfast, operation: Apply, apiVersion: v1, fieldsType: FieldsV1, fieldsV1: {"f:data": {}}}
+  - {manager: kubectl-edit, operation: Update, apiVersion: v1, fieldsType: FieldsV1, fieldsV1: {"f:data": {"f:password": {}}}}
+data: {password: c2VjcmV0LXR3bw==}
+`)
 	changes, err := Diff(before, after)
 	if err != nil {
 		t.Fatal(err)
