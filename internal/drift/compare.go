@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -75,10 +74,10 @@ func (c *comparison) walk(path string, want, have any, present bool) {
 	if present && equalJSON(want, have) {
 		return
 	}
-	hide := c.secret && (strings.HasPrefix(path, ".data") || strings.HasPrefix(path, ".stringData"))
+	// As the watches show values: redacted Secret data, long values cut.
 	c.out = append(c.out, FieldChange{Path: path,
-		Old: show(apply.FieldValue{Path: path, Value: want, Present: true}, hide),
-		New: show(apply.FieldValue{Path: path, Value: have, Present: present}, hide)})
+		Old: display(encodeValue(apply.FieldValue{Path: path, Value: want, Present: true}, c.secret)),
+		New: display(encodeValue(apply.FieldValue{Path: path, Value: have, Present: present}, c.secret))})
 }
 
 // namedItems reports whether every item is an object with a string name.
@@ -121,23 +120,4 @@ func Without(changes []FieldChange, pointers []string) []FieldChange {
 		}
 	}
 	return out
-}
-
-// show formats a compared value for a FieldChange: JSON, cut at maxValue, Redacted for Secret
-// data, "" when absent.
-func show(f apply.FieldValue, secret bool) string {
-	if !f.Present {
-		return ""
-	}
-	if secret {
-		return Redacted
-	}
-	b, err := json.Marshal(f.Value)
-	if err != nil {
-		return "?"
-	}
-	if v := string(b); len(v) > maxValue {
-		return v[:maxValue] + "…"
-	}
-	return string(b)
 }
