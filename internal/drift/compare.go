@@ -101,23 +101,27 @@ func equalJSON(a, b any) bool {
 	return err1 == nil && err2 == nil && string(ja) == string(jb)
 }
 
-// Without returns the changes no JSON pointer covers (see apply.PointerCovers).
+// Without returns the changes no JSON pointer covers.
 func Without(changes []FieldChange, pointers []string) []FieldChange {
 	if len(pointers) == 0 {
 		return changes
 	}
 	out := changes[:0:0]
 	for _, ch := range changes {
-		ignored := false
-		for _, p := range pointers {
-			if apply.PointerCovers(p, ch.Path) {
-				ignored = true
-				break
-			}
-		}
-		if !ignored {
+		if !Covered(ch.Path, pointers) {
 			out = append(out, ch)
 		}
 	}
 	return out
+}
+
+// Covered reports whether one of the JSON pointers covers the field at path (see
+// apply.PointerCovers).
+func Covered(path string, pointers []string) bool {
+	for _, p := range pointers {
+		if apply.PointerCovers(p, path) {
+			return true
+		}
+	}
+	return false
 }

@@ -225,7 +225,7 @@ func keepDrifts(s *scope, rendered []renderedService) []holdfastv1.DriftRecord {
 			ignored := decl.pol.ignoredPaths(decl.obj)
 			var fields []holdfastv1.FieldChange
 			for _, f := range d.Fields {
-				if len(drift.Without([]drift.FieldChange{{Path: f.Path}}, ignored)) == 1 {
+				if !drift.Covered(f.Path, ignored) {
 					fields = append(fields, f)
 				}
 			}
