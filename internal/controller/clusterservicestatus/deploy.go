@@ -74,10 +74,10 @@ func (r *Reconciler) reconcileDeploy(ctx context.Context, s *scope) (ctrl.Result
 			out.revision = revisionOf(css, rs.svc.Name)
 			inventory = append(inventory, prev...)
 		default:
-			pol := policyFor(mcs, rs.svc)
+			pol := s.policy(rs.svc)
 			s.policyProblems = append(s.policyProblems, pol.problems...)
 			opts := r.applyOptions(ctx, s, rs.svc, prev)
-			opts.Correct, opts.IgnoredFields = r.correctFunc(s, rs.svc.Name, &pol), pol.ignoredPaths
+			opts.Correct, opts.IgnoredFields = r.correctFunc(s, rs.svc.Name, pol), pol.ignoredPaths
 			res, err := applier.Apply(ctx, rs.objects, opts)
 			out.result, out.applyErr = res, err
 			if err != nil {
@@ -131,7 +131,7 @@ func (r *Reconciler) comparisonDue(s *scope) bool {
 	}
 	if s.css.Status.DriftedCount > 0 {
 		for _, svc := range s.mcs.Spec.Services {
-			if pol := policyFor(s.mcs, svc); pol.action == holdfastv1.DriftActionReport && inWindow(pol.windows, s.now) {
+			if pol := s.policy(svc); pol.action == holdfastv1.DriftActionReport && inWindow(pol.windows, s.now) {
 				return true
 			}
 		}

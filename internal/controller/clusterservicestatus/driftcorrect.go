@@ -196,12 +196,12 @@ func keepDrifts(s *scope, rendered []renderedService) []holdfastv1.DriftRecord {
 		return nil
 	}
 	type declared struct {
-		pol driftPolicy
+		pol *driftPolicy
 		obj *unstructured.Unstructured
 	}
 	byRef := map[apply.Ref]declared{}
 	for _, rs := range rendered {
-		pol := policyFor(s.mcs, rs.svc)
+		pol := s.policy(rs.svc)
 		for _, o := range rs.objects {
 			ref := unversioned(apply.RefOf(o))
 			byRef[ref] = declared{pol, o}

@@ -36,6 +36,20 @@ type ignoreRule struct {
 	labels labels.Selector
 }
 
+// policy returns the drift policy of one of the service set's services, resolved once per
+// reconcile.
+func (s *scope) policy(svc holdfastv1.Service) *driftPolicy {
+	if p, ok := s.policies[svc.Name]; ok {
+		return p
+	}
+	if s.policies == nil {
+		s.policies = map[string]*driftPolicy{}
+	}
+	p := policyFor(s.mcs, svc)
+	s.policies[svc.Name] = &p
+	return &p
+}
+
 // policyFor resolves the drift policy of one service: the service set's, with the service's
 // overrides.
 func policyFor(mcs *holdfastv1.MultiClusterService, svc holdfastv1.Service) driftPolicy {

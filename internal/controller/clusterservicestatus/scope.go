@@ -64,6 +64,8 @@ type scope struct {
 	previous map[apply.Ref]holdfastv1.ResourceStatus
 	// decisions are drift handling's decisions on drifted objects in this reconcile.
 	decisions driftDecisions
+	// policies are the services' drift policies (see policy).
+	policies map[string]*driftPolicy
 	// policyProblems are parts of the drift policy that cannot be used.
 	policyProblems []string
 	// reportedWithWindows: some drift waits for a correction window; the reconcile comes back
