@@ -335,33 +335,28 @@ func recordDrifts(s *scope) {
 			}
 		}
 	}
-	var history []holdfastv1.DriftRecord
-	if len(corrected) > 0 {
-		history = make([]holdfastv1.DriftRecord, len(st.Drifts))
-		for i, d := range st.Drifts {
-			if d.CorrectedTime == nil && corrected[unversioned(toRef(d.ResourceRef))] {
-				d.CorrectedTime = &now
-			}
-			history[i] = d
-		}
-	} else {
-		history = st.Drifts
-	}
-	if len(seen) == 0 {
-		st.Drifts = history
+	if len(seen) == 0 && len(corrected) == 0 {
 		return
 	}
-	fresh := make([]holdfastv1.DriftRecord, 0, len(seen))
-	for i := len(seen) - 1; i >= 0; i-- {
-		d := seen[i]
-		if ref := unversioned(toRef(d.ResourceRef)); corrected[ref] || inSync[ref] {
+	drifts := make([]holdfastv1.DriftRecord, 0, len(seen)+len(st.Drifts))
+	add := func(d holdfastv1.DriftRecord, correctNow bool) {
+		if correctNow && len(drifts) < holdfastv1.MaxDriftRecords {
 			d.CorrectedTime = &now
+			s.correctedDrifts = append(s.correctedDrifts, len(drifts))
 		}
-		fresh = append(fresh, d)
+		drifts = append(drifts, d)
 	}
+	for i := len(seen) - 1; i >= 0; i-- {
+		ref := unversioned(toRef(seen[i].ResourceRef))
+		add(seen[i], corrected[ref] || inSync[ref])
+	}
+	for _, d := range st.Drifts {
+		add(d, d.CorrectedTime == nil && corrected[unversioned(toRef(d.ResourceRef))])
+	}
+	if len(drifts) > holdfastv1.MaxDriftRecords {
+		drifts = drifts[:holdfastv1.MaxDriftRecords]
+	}
+	s.freshDrifts = min(len(seen), len(drifts))
 	st.DriftCount += int64(len(seen))
-	st.Drifts = append(fresh, history...)
-	if len(st.Drifts) > holdfastv1.MaxDriftRecords {
-		st.Drifts = st.Drifts[:holdfastv1.MaxDriftRecords]
-	}
+	st.Drifts = drifts
 }

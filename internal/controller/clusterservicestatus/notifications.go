@@ -3,7 +3,6 @@ package clusterservicestatus
 import (
 	"context"
 	"fmt"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -23,13 +22,13 @@ func driftEvents(s *scope) []driftEvent {
 	cluster := types.NamespacedName{Namespace: s.css.Namespace, Name: s.css.Spec.Cluster}
 	base := notify.Event{Time: s.end, MultiClusterService: s.css.Spec.MultiClusterService, Cluster: cluster}
 	var out []driftEvent
-	// Status times went through JSON (microseconds) when the status was patched.
-	end := s.end.Truncate(time.Microsecond)
+	correctedNow := map[int]bool{}
+	for _, i := range s.correctedDrifts {
+		correctedNow[i] = true
+	}
 	for i := range s.css.Status.Drifts {
 		d := s.css.Status.Drifts[i]
-		ref := unversioned(toRef(d.ResourceRef))
-		fresh := i < newRecords(s)
-		corrected := d.CorrectedTime != nil && d.CorrectedTime.Time.Equal(end)
+		fresh, corrected := i < s.freshDrifts, correctedNow[i]
 		if !fresh && !corrected {
 			continue
 		}
@@ -40,9 +39,9 @@ func driftEvents(s *scope) []driftEvent {
 			e.Type = notify.DriftCorrected
 			t := d.CorrectedTime.Time
 			e.CorrectedTime = &t
-		}
-		if prev, ok := s.previous[ref]; ok && prev.State == holdfastv1.ResourceContested && corrected {
-			e.Type, e.Message = notify.Resumed, "corrected again after a manual request"
+			if prev, ok := s.previous[unversioned(toRef(d.ResourceRef))]; ok && prev.State == holdfastv1.ResourceContested {
+				e.Type, e.Message = notify.Resumed, "corrected again after a manual request"
+			}
 		}
 		out = append(out, driftEvent{Event: e, fresh: fresh})
 	}
@@ -61,15 +60,6 @@ func driftEvents(s *scope) []driftEvent {
 type driftEvent struct {
 	notify.Event
 	fresh bool
-}
-
-// newRecords is how many of status.drifts this reconcile added (they come first).
-func newRecords(s *scope) int {
-	n := len(s.drifts) + len(s.decisions.found)
-	if n > len(s.css.Status.Drifts) {
-		n = len(s.css.Status.Drifts)
-	}
-	return n
 }
 
 // report records drift metrics and sends notifications for what this reconcile did, after its

@@ -64,6 +64,10 @@ type scope struct {
 	previous map[apply.Ref]holdfastv1.ResourceStatus
 	// decisions are drift handling's decisions on drifted objects in this reconcile.
 	decisions driftDecisions
+	// freshDrifts is how many of status.drifts (the first ones) this reconcile added, and
+	// correctedDrifts the indices of those it marked corrected.
+	freshDrifts     int
+	correctedDrifts []int
 	// policies are the services' drift policies (see policy).
 	policies map[string]*driftPolicy
 	// policyProblems are parts of the drift policy that cannot be used.
