@@ -542,3 +542,34 @@ func TestDeletedCRDIsRecreated(t *testing.T) {
 		g.Expect(condition(css.Status.Conditions, holdfastv1.ReadyCondition).Status).To(Equal(metav1.ConditionTrue))
 	}, "CRD and its Gadget recreated")
 }
+
+// TestInvalidDriftPolicy: a drift policy part that cannot be used (a window longer than a day,
+// a bad label selector in an ignore rule) is named on the Drifted condition with reason
+// InvalidDriftPolicy; the services still deploy and drift is still corrected.
+func TestInvalidDriftPolicy(t *testing.T) {
+	name, ns := objName(t, ""), objName(t, "ns")
+	createTemplate(t, name, holdfastv1.ServiceTemplateSpec{Templating: holdfastv1.TemplatingGoTemplate, Inline: configMaps(ns, "a")})
+	createServiceSet(t, name, holdfastv1.MultiClusterServiceSpec{
+		ClusterSelector: selectEnv("dev"), SyncMode: holdfastv1.SyncModeContinuousWithDriftDetection,
+		Drift: &holdfastv1.DriftPolicy{
+			CorrectionWindows: []holdfastv1.CorrectionWindow{{Start: "02:00", Duration: metav1.Duration{Duration: 25 * time.Hour}}},
+			Ignore: []holdfastv1.IgnoreRule{{Paths: []string{"/data/x"}, Target: &holdfastv1.ResourceSelector{
+				LabelSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "tier", Operator: "Near"}}}}}},
+		},
+		Services: []holdfastv1.Service{service("web", name, ns)},
+	})
+	eventually(t, func(g Gomega) {
+		css := statusOf(g, name, "cluster-1")
+		drifted := condition(css.Status.Conditions, holdfastv1.DriftedCondition)
+		g.Expect(drifted.Status).To(Equal(metav1.ConditionUnknown))
+		g.Expect(drifted.Reason).To(Equal(holdfastv1.InvalidDriftPolicyReason))
+		g.Expect(drifted.Message).To(ContainSubstring("correctionWindows[0]"))
+		g.Expect(drifted.Message).To(ContainSubstring("labelSelector"))
+		g.Expect(condition(css.Status.Conditions, holdfastv1.AppliedCondition).Status).To(Equal(metav1.ConditionTrue))
+		getConfigMap(g, "cluster-1", ns, "a")
+	})
+	editConfigMap(t, "cluster-1", ns, "a", "kubectl-edit", "cluster", "edited-by-hand")
+	eventually(t, func(g Gomega) {
+		g.Expect(getConfigMap(g, "cluster-1", ns, "a").Data).To(HaveKeyWithValue("cluster", "cluster-1"))
+	})
+}

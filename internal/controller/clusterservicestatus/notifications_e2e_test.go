@@ -16,6 +16,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -132,4 +133,15 @@ func TestDriftNotifications(t *testing.T) {
 		t.Fatal("a notification URL or signing key was logged")
 	}
 	NewWithT(t).Expect(logs.String()).To(ContainSubstring(`"target": "broken"`))
+	eventually(t, func(g Gomega) {
+		events := &eventsv1.EventList{}
+		g.Expect(hub.List(ctx, events, client.InNamespace(clusterNamespace))).To(Succeed())
+		var notes []string
+		for _, e := range events.Items {
+			if e.Regarding.Name == statusOf(g, name, "cluster-1").Name && e.Reason == "NotificationTargetInvalid" && e.Type == corev1.EventTypeWarning {
+				notes = append(notes, e.Note)
+			}
+		}
+		g.Expect(notes).To(ContainElement(And(ContainSubstring(name+"-broken"), ContainSubstring(`"url"`))))
+	})
 }
