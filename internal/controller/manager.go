@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -105,7 +106,14 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 		LeaderElectionNamespace:       opts.LeaderElectionNamespace,
 		LeaderElectionID:              opts.LeaderElectionID,
 		LeaderElectionReleaseOnCancel: true,
-		Cache:                         cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
+		Cache: cache.Options{
+			DefaultTransform: cache.TransformStripManagedFields(),
+			// Status objects are cached without their per-object lists: the hub keeps nothing
+			// per managed object (see clusterservicestatus.CacheTransform).
+			ByObject: map[client.Object]cache.ByObject{
+				&holdfastv1.ClusterServiceStatus{}: {Transform: clusterservicestatus.CacheTransform},
+			},
+		},
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("creating the manager: %w", err)

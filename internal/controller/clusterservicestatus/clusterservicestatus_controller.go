@@ -41,7 +41,8 @@ const (
 type Reconciler struct {
 	// Client reads the hub's objects from the cache and writes status.
 	Client client.Client
-	// APIReader reads Secrets straight from the API server.
+	// APIReader reads Secrets and the status objects being reconciled straight from the API
+	// server (the cache holds status objects without their inventories).
 	APIReader client.Reader
 	// Fleet gives the connection to each target cluster.
 	Fleet *fleet.Registry
@@ -83,8 +84,9 @@ type Reconciler struct {
 
 // Reconcile deploys, prunes or withdraws, and writes the status once, at the end.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, retErr error) {
+	// From the API server: the cache holds status objects without their inventories.
 	css := &holdfastv1.ClusterServiceStatus{}
-	if err := r.Client.Get(ctx, req.NamespacedName, css); err != nil {
+	if err := r.APIReader.Get(ctx, req.NamespacedName, css); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	s := &scope{css: css, before: css.DeepCopy(), now: r.Clock.Now(), drifts: r.takeDrifts(req.NamespacedName)}

@@ -120,14 +120,14 @@ func clusterChanged() predicate.Predicate {
 }
 
 // inventoryChanged passes status-object events that can free objects another service set is in
-// conflict over: deletion, and a smaller inventory.
+// conflict over: deletion, and an inventory that changed size.
 func inventoryChanged() predicate.Predicate {
 	return predicate.Funcs{
 		CreateFunc: func(event.CreateEvent) bool { return false },
 		UpdateFunc: func(e event.UpdateEvent) bool {
 			o, n := e.ObjectOld.(*holdfastv1.ClusterServiceStatus), e.ObjectNew.(*holdfastv1.ClusterServiceStatus)
-			return o != nil && n != nil && (n.Status.ResourceCount < o.Status.ResourceCount ||
-				len(n.Status.Resources) != len(o.Status.Resources) || !n.DeletionTimestamp.IsZero())
+			// The cache holds counts, not inventories (see CacheTransform).
+			return o != nil && n != nil && (n.Status.ResourceCount != o.Status.ResourceCount || !n.DeletionTimestamp.IsZero())
 		},
 		DeleteFunc:  func(event.DeleteEvent) bool { return true },
 		GenericFunc: func(event.GenericEvent) bool { return false },

@@ -304,7 +304,7 @@ func (r *Reconciler) claim(ctx context.Context, s *scope) func(live *unstructure
 		}
 		otherStatus := &holdfastv1.ClusterServiceStatus{}
 		key := client.ObjectKey{Namespace: s.css.Namespace, Name: naming.StatusName(owner, s.css.Spec.Cluster)}
-		if err := r.Client.Get(ctx, key, otherStatus); err != nil || !otherStatus.DeletionTimestamp.IsZero() {
+		if err := r.APIReader.Get(ctx, key, otherStatus); err != nil || !otherStatus.DeletionTimestamp.IsZero() {
 			return "", true
 		}
 		if c := conditions.Get(otherStatus, holdfastv1.AppliedCondition); c == nil ||

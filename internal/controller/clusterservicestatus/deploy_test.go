@@ -135,6 +135,36 @@ func TestPruneAndTemplateChange(t *testing.T) {
 	})
 }
 
+// TestHubCacheKeepsNoInventory checks that the controller's cache holds status objects
+// without their per-object lists, while the status objects themselves keep them.
+func TestHubCacheKeepsNoInventory(t *testing.T) {
+	name, ns := objName(t, ""), objName(t, "ns")
+	createTemplate(t, name, holdfastv1.ServiceTemplateSpec{Inline: configMaps(ns, "a", "b")})
+	createServiceSet(t, name, holdfastv1.MultiClusterServiceSpec{
+		ClusterSelector: selectEnv("dev"), Services: []holdfastv1.Service{service("web", name, ns)},
+		SyncMode: holdfastv1.SyncModeContinuousWithDriftDetection,
+	})
+	expectReady(t, name, "cluster-1")
+	cm := getConfigMap(NewWithT(t), "cluster-1", ns, "a")
+	cm.Data = map[string]string{"changed": "by someone"}
+	if err := targets["cluster-1"].Update(context.Background(), cm, client.FieldOwner("someone")); err != nil {
+		t.Fatalf("changing ConfigMap a: %v", err)
+	}
+	eventually(t, func(g Gomega) {
+		live := statusOf(g, name, "cluster-1")
+		g.Expect(live.Status.Resources).To(HaveLen(3))
+		g.Expect(live.Status.Drifts).NotTo(BeEmpty())
+		cached := &holdfastv1.ClusterServiceStatus{}
+		g.Expect(hubCache.Get(context.Background(), client.ObjectKeyFromObject(live), cached)).To(Succeed())
+		g.Expect(cached.ResourceVersion).To(Equal(live.ResourceVersion))
+		g.Expect(cached.Status.ResourceCount).To(BeEquivalentTo(3))
+		g.Expect(cached.Status.DriftCount).To(Equal(live.Status.DriftCount))
+		g.Expect(cached.Status.Resources).To(BeEmpty())
+		g.Expect(cached.Status.Drifts).To(BeEmpty())
+		g.Expect(cached.ManagedFields).To(BeEmpty())
+	})
+}
+
 func TestConflictHigherPriorityWins(t *testing.T) {
 	low, high, ns := objName(t, "low"), objName(t, "high"), objName(t, "ns")
 	createTemplate(t, low, holdfastv1.ServiceTemplateSpec{Inline: configMaps(ns, "shared")})

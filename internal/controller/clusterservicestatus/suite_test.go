@@ -52,6 +52,8 @@ var (
 	mgrMu     sync.Mutex
 	mgrCancel context.CancelFunc
 	mgrDone   chan error
+	// hubCache is the running manager's cache of hub objects.
+	hubCache client.Reader
 )
 
 func TestMain(m *testing.M) {
@@ -149,7 +151,7 @@ func startManager() error {
 		cancel()
 		return fmt.Errorf("hub cache did not sync")
 	}
-	mgrCancel, mgrDone = cancel, done
+	mgrCancel, mgrDone, hubCache = cancel, done, mgr.GetCache()
 	return nil
 }
 
