@@ -35,6 +35,10 @@ const (
 	// DefaultClusterWait is how often a ClusterServiceStatus whose Cluster is not reachable is
 	// looked at again; the Cluster's own status changes bring it back sooner.
 	DefaultClusterWait = time.Minute
+	// connectionWait is how soon a ClusterServiceStatus whose Cluster is Connected, but not yet
+	// connected in this process (it just started), is looked at again: the Cluster's status does
+	// not change when this process connects, so no event brings it back.
+	connectionWait = time.Second
 )
 
 // Reconciler deploys a MultiClusterService's services to one Cluster.
@@ -84,9 +88,15 @@ type Reconciler struct {
 
 // Reconcile deploys, prunes or withdraws, and writes the status once, at the end.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, retErr error) {
-	// From the API server: the cache holds status objects without their inventories.
+	// The cache holds status objects without their inventories (see CacheTransform): read the
+	// whole object from the API server, at least as new as the cached copy. Asking for that
+	// resourceVersion lets the API server answer from its watch cache instead of etcd.
+	cached := &holdfastv1.ClusterServiceStatus{}
+	if err := r.Client.Get(ctx, req.NamespacedName, cached); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
 	css := &holdfastv1.ClusterServiceStatus{}
-	if err := r.APIReader.Get(ctx, req.NamespacedName, css); err != nil {
+	if err := r.APIReader.Get(ctx, req.NamespacedName, css, &client.GetOptions{Raw: &metav1.GetOptions{ResourceVersion: cached.ResourceVersion}}); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	s := &scope{css: css, before: css.DeepCopy(), now: r.Clock.Now(), drifts: r.takeDrifts(req.NamespacedName)}
@@ -143,7 +153,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	if mcs.Spec.Paused {
 		return ctrl.Result{}, nil
 	}
-	if s.clusterProblem != nil {
+	switch {
+	case s.clusterProblem != nil && s.awaitingConnection:
+		return ctrl.Result{RequeueAfter: connectionWait}, nil
+	case s.clusterProblem != nil:
 		return ctrl.Result{RequeueAfter: DefaultClusterWait}, nil
 	}
 	return r.reconcileDeploy(ctx, s)
@@ -174,6 +187,7 @@ func (r *Reconciler) loadCluster(ctx context.Context, s *scope) {
 	default:
 		if s.conn = r.Fleet.Get(key); s.conn == nil {
 			s.clusterProblem = &problem{holdfastv1.ClusterNotReadyReason, fmt.Sprintf("no connection to Cluster %s yet", key)}
+			s.awaitingConnection = true
 		}
 	}
 }

@@ -41,6 +41,8 @@ type scope struct {
 	cluster        *holdfastv1.Cluster
 	conn           *fleet.Connection
 	clusterProblem *problem
+	// awaitingConnection: the Cluster is Connected, this process has not connected yet.
+	awaitingConnection bool
 
 	deleting bool
 	gone     bool
