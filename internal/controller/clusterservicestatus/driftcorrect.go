@@ -61,19 +61,31 @@ type fightKey struct {
 
 // fights remembers recent corrections per object, to notice another field manager reverting
 // them again and again. It lives in memory: after a restart, counting starts again (objects
-// already Contested stay so, from status).
+// already Contested stay so, from status). Objects not corrected within the longest window
+// asked for are dropped, at most once per such window, so it holds only recent corrections.
 type fights struct {
 	mu          sync.Mutex
 	corrections map[fightKey][]time.Time
+	longest     time.Duration
+	swept       time.Time
 }
 
 // correct records a correction at now and reports whether the object had already been
-// corrected max times within window before it: then it is contested and not corrected.
-func (f *fights) correct(k fightKey, now time.Time, max int, window time.Duration) bool {
+// corrected limit times within window before it: then it is contested and not corrected.
+func (f *fights) correct(k fightKey, now time.Time, limit int, window time.Duration) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.corrections == nil {
 		f.corrections = map[fightKey][]time.Time{}
+	}
+	f.longest = max(f.longest, window)
+	if now.Sub(f.swept) >= f.longest {
+		for other, times := range f.corrections {
+			if len(times) == 0 || now.Sub(times[len(times)-1]) >= f.longest {
+				delete(f.corrections, other)
+			}
+		}
+		f.swept = now
 	}
 	recent := f.corrections[k][:0:0]
 	for _, t := range f.corrections[k] {
@@ -81,7 +93,7 @@ func (f *fights) correct(k fightKey, now time.Time, max int, window time.Duratio
 			recent = append(recent, t)
 		}
 	}
-	if len(recent) >= max {
+	if len(recent) >= limit {
 		f.corrections[k] = recent
 		return false
 	}

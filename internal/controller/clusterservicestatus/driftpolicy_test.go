@@ -1,6 +1,7 @@
 package clusterservicestatus
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -116,5 +117,25 @@ func TestFightsCountWithinTheWindow(t *testing.T) {
 		if !f.correct(k, t0.Add(2*time.Minute), 3, time.Minute) {
 			t.Fatal("counting did not restart after forget")
 		}
+	}
+}
+
+func TestFightsForgetObjectsNotCorrectedRecently(t *testing.T) {
+	var f fights
+	t0 := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	for i := range 100 {
+		f.correct(fightKey{ref: apply.Ref{Kind: "ConfigMap", Name: fmt.Sprint("old-", i)}}, t0, 5, 10*time.Minute)
+	}
+	recent := fightKey{ref: apply.Ref{Kind: "ConfigMap", Name: "recent"}}
+	f.correct(recent, t0.Add(5*time.Minute), 5, time.Minute) // a shorter window elsewhere
+	if len(f.corrections) != 101 {
+		t.Fatalf("%d objects remembered within the window, want 101", len(f.corrections))
+	}
+	f.correct(fightKey{ref: apply.Ref{Kind: "ConfigMap", Name: "new"}}, t0.Add(11*time.Minute), 5, 10*time.Minute)
+	if len(f.corrections) != 2 {
+		t.Fatalf("%d objects remembered after the longest window passed, want the recent one and the new one", len(f.corrections))
+	}
+	if _, ok := f.corrections[recent]; !ok {
+		t.Fatal("an object corrected within the longest window was forgotten")
 	}
 }
