@@ -3,6 +3,7 @@ package clusterservicestatus_test
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -28,6 +29,21 @@ func editConfigMap(t *testing.T, cluster, ns, name, manager, key, value string) 
 		cm.Data[key] = value
 		g.Expect(targets[cluster].Update(context.Background(), cm, client.FieldOwner(manager))).To(Succeed())
 	})
+}
+
+// deployWatched deploys ConfigMaps a and b in a namespace of their own, in drift-detection mode,
+// to the clusters labelled env, and waits until cluster has them; it returns the service set's
+// and the namespace's names.
+func deployWatched(t *testing.T, env, cluster string) (name, ns string) {
+	t.Helper()
+	name, ns = objName(t, ""), objName(t, "ns")
+	createTemplate(t, name, holdfastv1.ServiceTemplateSpec{Templating: holdfastv1.TemplatingGoTemplate, Inline: configMaps(ns, "a", "b")})
+	createServiceSet(t, name, holdfastv1.MultiClusterServiceSpec{
+		ClusterSelector: selectEnv(env), SyncMode: holdfastv1.SyncModeContinuousWithDriftDetection,
+		Services: []holdfastv1.Service{service("web", name, ns)},
+	})
+	expectReady(t, name, cluster)
+	return name, ns
 }
 
 func requestCorrection(t *testing.T, name, token string) {
@@ -285,13 +301,7 @@ func TestFightIsDetected(t *testing.T) {
 // TestDriftWhileDisconnectedIsFound: changes made while Holdfast cannot reach the cluster (its
 // watches broken) are found and corrected once it can again.
 func TestDriftWhileDisconnectedIsFound(t *testing.T) {
-	name, ns := objName(t, ""), objName(t, "ns")
-	createTemplate(t, name, holdfastv1.ServiceTemplateSpec{Templating: holdfastv1.TemplatingGoTemplate, Inline: configMaps(ns, "a", "b")})
-	createServiceSet(t, name, holdfastv1.MultiClusterServiceSpec{
-		ClusterSelector: selectEnv("prod"), SyncMode: holdfastv1.SyncModeContinuousWithDriftDetection,
-		Services: []holdfastv1.Service{service("web", name, ns)},
-	})
-	expectReady(t, name, "cluster-2")
+	name, ns := deployWatched(t, "prod", "cluster-2")
 
 	partitioned.Store("cluster-2", true)
 	healed := false
@@ -324,16 +334,61 @@ func TestDriftWhileDisconnectedIsFound(t *testing.T) {
 	}
 }
 
+// TestDriftWhileWatchesExpireIsFound: the controller's watches on a cluster break while the
+// cluster stays reachable, a change is made while no watch is open, and by the time the
+// watches can be opened again the revision they would resume from is gone (410 Gone, as after
+// an etcd compaction). The relist that follows finds the change, with its author, and it is
+// corrected.
+func TestDriftWhileWatchesExpireIsFound(t *testing.T) {
+	name, ns := deployWatched(t, "dev", "cluster-1")
+
+	const cms = "cluster-1/configmaps"
+	refusedBefore, expiredBefore := countOf(&refusedWatches, cms), countOf(&expiredWatches, cms)
+	breakWatches("cluster-1")
+	t.Cleanup(func() { healWatches("cluster-1") })
+	eventually(t, func(g Gomega) {
+		g.Expect(countOf(&refusedWatches, cms)).To(BeNumerically(">", refusedBefore), "the controller has not tried to watch ConfigMaps again yet")
+	})
+	// No watch of the controller's is open now.
+	editConfigMap(t, "cluster-1", ns, "b", "kubectl-edit", "cluster", "changed-while-not-watched")
+	rv, err := strconv.ParseInt(getConfigMap(NewWithT(t), "cluster-1", ns, "b").ResourceVersion, 10, 64)
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	consistently(t, 2*time.Second, func(g Gomega) {
+		g.Expect(getConfigMap(g, "cluster-1", ns, "b").Data).To(HaveKeyWithValue("cluster", "changed-while-not-watched"),
+			"the change was seen while no watch was open")
+	})
+	expireWatches("cluster-1", rv)
+
+	eventually(t, func(g Gomega) {
+		g.Expect(getConfigMap(g, "cluster-1", ns, "b").Data).To(HaveKeyWithValue("cluster", "cluster-1"))
+		css := statusOf(g, name, "cluster-1")
+		g.Expect(css.Status.Drifts).To(ContainElement(And(HaveField("Name", "b"), HaveField("Manager", "kubectl-edit"),
+			HaveField("Detection", holdfastv1.DriftDetectedByWatch),
+			HaveField("Fields", ContainElement(holdfastv1.FieldChange{Path: ".data.cluster", Old: `"cluster-1"`, New: `"changed-while-not-watched"`})),
+			HaveField("CorrectedTime", Not(BeNil())))))
+	})
+	NewWithT(t).Expect(countOf(&expiredWatches, cms)).To(BeNumerically(">", expiredBefore), "no watch was answered 410 Gone")
+	c := &holdfastv1.Cluster{}
+	NewWithT(t).Expect(hub.Get(context.Background(), clusterKey("cluster-1"), c)).To(Succeed())
+	NewWithT(t).Expect(condition(c.Status.Conditions, holdfastv1.ClusterConnectedCondition).Status).To(Equal(metav1.ConditionTrue),
+		"the cluster stayed reachable: found by the relist, not by a reconnect comparison")
+	t.Logf("watch requests refused: %d, answered 410 Gone: %d",
+		countOf(&refusedWatches, cms)-refusedBefore, countOf(&expiredWatches, cms)-expiredBefore)
+
+	t.Log("The watches resumed: a later change is seen as it happens")
+	healWatches("cluster-1")
+	editConfigMap(t, "cluster-1", ns, "a", "kubectl-edit", "cluster", "changed-after")
+	eventually(t, func(g Gomega) {
+		g.Expect(getConfigMap(g, "cluster-1", ns, "a").Data).To(HaveKeyWithValue("cluster", "cluster-1"))
+		g.Expect(statusOf(g, name, "cluster-1").Status.Drifts).To(ContainElement(And(HaveField("Name", "a"),
+			HaveField("Manager", "kubectl-edit"), HaveField("Detection", holdfastv1.DriftDetectedByWatch), HaveField("CorrectedTime", Not(BeNil())))))
+	})
+}
+
 // TestDriftWhileControllerDownIsFound: drift made while the controller is not running is found
 // and corrected when it starts, by comparison (the change itself was never seen).
 func TestDriftWhileControllerDownIsFound(t *testing.T) {
-	name, ns := objName(t, ""), objName(t, "ns")
-	createTemplate(t, name, holdfastv1.ServiceTemplateSpec{Templating: holdfastv1.TemplatingGoTemplate, Inline: configMaps(ns, "a", "b")})
-	createServiceSet(t, name, holdfastv1.MultiClusterServiceSpec{
-		ClusterSelector: selectEnv("dev"), SyncMode: holdfastv1.SyncModeContinuousWithDriftDetection,
-		Services: []holdfastv1.Service{service("web", name, ns)},
-	})
-	expectReady(t, name, "cluster-1")
+	name, ns := deployWatched(t, "dev", "cluster-1")
 
 	NewWithT(t).Expect(stopManager()).To(Succeed())
 	deleteOutOfBand(t, "cluster-1", ns, "a")

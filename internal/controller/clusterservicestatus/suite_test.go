@@ -8,8 +8,11 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -310,30 +313,112 @@ func (c *shiftedClock) SetTime(t time.Time) {
 // partition between Holdfast and the cluster; the tests' own clients still reach it).
 var partitioned sync.Map
 
+// watchFault is what happens to the controller's watches of one cluster (see breakWatches and
+// expireWatches); watchFaults holds it by cluster name. refusedWatches and expiredWatches
+// count the watch requests refused and answered 410 by cluster and resource ("cluster-1/
+// configmaps"; *atomic.Int64); openWatches
+// holds the controller's open watch streams (*cuttableBody) with their cluster's name.
+type watchFault struct{ expiredUpTo int64 }
+
+var watchFaults, refusedWatches, expiredWatches, openWatches sync.Map
+
+// breakWatches breaks the controller's open watch streams to cluster and refuses new watch
+// requests (connection refused), as a proxy dropping long-lived connections does; everything
+// else (lists, applies, probes) still goes through. healWatches ends it.
+func breakWatches(cluster string) {
+	watchFaults.Store(cluster, watchFault{})
+	openWatches.Range(func(body, name any) bool {
+		if name == cluster {
+			_ = body.(*cuttableBody).ReadCloser.Close()
+		}
+		return true
+	})
+}
+
+// expireWatches lets watches to cluster through again, but answers a watch resuming from a
+// resourceVersion up to rv with 410 Gone ("too old resource version"), as an API server does
+// once etcd compacted that revision away: the client must list again.
+func expireWatches(cluster string, rv int64) { watchFaults.Store(cluster, watchFault{expiredUpTo: rv}) }
+
+func healWatches(cluster string) { watchFaults.Delete(cluster) }
+
+func countOf(counts *sync.Map, clusterResource string) int64 {
+	if n, ok := counts.Load(clusterResource); ok {
+		return n.(*atomic.Int64).Load()
+	}
+	return 0
+}
+
+func count(counts *sync.Map, cluster string, req *http.Request) {
+	n, _ := counts.LoadOrStore(cluster+"/"+path.Base(req.URL.Path), &atomic.Int64{})
+	n.(*atomic.Int64).Add(1)
+}
+
+// watchBroken reports whether the controller's watches to cluster are being refused.
+func watchBroken(cluster string) bool {
+	f, ok := watchFaults.Load(cluster)
+	return ok && f.(watchFault).expiredUpTo == 0
+}
+
 // partitionable wraps the controller's transport to a target so a test can cut it off: new
 // requests are refused, and open responses (watch streams) break at their next read, losing
-// what they carried, as a dropped connection does.
+// what they carried, as a dropped connection does. It also breaks or expires the watches alone
+// (breakWatches, expireWatches).
 func partitionable(cluster types.NamespacedName, rt http.RoundTripper) http.RoundTripper {
 	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
 		if _, cut := partitioned.Load(cluster.Name); cut {
 			return nil, &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
 		}
+		watch := req.URL.Query().Get("watch") != ""
+		if f, faulty := watchFaults.Load(cluster.Name); faulty && watch {
+			rv, _ := strconv.ParseInt(req.URL.Query().Get("resourceVersion"), 10, 64)
+			switch upTo := f.(watchFault).expiredUpTo; {
+			case upTo == 0:
+				count(&refusedWatches, cluster.Name, req)
+				return nil, &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+			case rv > 0 && rv <= upTo:
+				count(&expiredWatches, cluster.Name, req)
+				return goneResponse(req), nil
+			}
+		}
 		resp, err := rt.RoundTrip(req)
 		if resp != nil {
-			resp.Body = &cuttableBody{ReadCloser: resp.Body, cluster: cluster.Name}
+			body := &cuttableBody{ReadCloser: resp.Body, cluster: cluster.Name, watch: watch}
+			if watch {
+				openWatches.Store(body, cluster.Name)
+			}
+			resp.Body = body
 		}
 		return resp, err
 	})
 }
 
+// goneResponse is the API server's answer to a watch from a resourceVersion it no longer has.
+func goneResponse(req *http.Request) *http.Response {
+	const body = `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",` +
+		`"message":"too old resource version","reason":"Expired","code":410}`
+	return &http.Response{
+		StatusCode: http.StatusGone, Status: "410 Gone", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header:        http.Header{"Content-Type": []string{"application/json"}},
+		Body:          io.NopCloser(strings.NewReader(body)),
+		ContentLength: int64(len(body)), Request: req,
+	}
+}
+
 type cuttableBody struct {
 	io.ReadCloser
 	cluster string
+	watch   bool
+}
+
+func (b *cuttableBody) Close() error {
+	openWatches.Delete(b)
+	return b.ReadCloser.Close()
 }
 
 func (b *cuttableBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
-	if _, cut := partitioned.Load(b.cluster); cut {
+	if _, cut := partitioned.Load(b.cluster); cut || (b.watch && watchBroken(b.cluster)) {
 		return 0, io.ErrUnexpectedEOF
 	}
 	return n, err
