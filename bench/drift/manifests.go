@@ -2,7 +2,8 @@ package main
 
 import (
 	"fmt"
-	"strings"
+
+	"holdfast.dev/holdfast/bench/internal/measure"
 )
 
 // Kinds of managed objects the benchmark drifts.
@@ -54,20 +55,8 @@ func declaredValue(name string) string { return "declared-" + name }
 // the benchmark edits (ConfigMap data.value, Secret data.token) or replicas it scales
 // (Deployments). Namespaced objects carry no namespace: the service's applies.
 func manifests(m mix, ns string) string {
-	var b strings.Builder
-	doc := func(format string, args ...any) {
-		if b.Len() > 0 {
-			b.WriteString("---\n")
-		}
-		fmt.Fprintf(&b, format, args...)
-	}
-	doc(`apiVersion: v1
-kind: Namespace
-metadata:
-  name: %s
-  labels:
-    app.kubernetes.io/part-of: bench
-`, ns)
+	b := measure.NewDocs(ns)
+	doc := b.Add
 	objs := m.objects()
 	for _, o := range objs[kindConfigMap] {
 		doc(`apiVersion: v1

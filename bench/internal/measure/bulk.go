@@ -49,20 +49,8 @@ func MixOf(n int) Mix {
 // Namespaced objects carry no namespace: the service's target namespace (ns) applies, as it
 // would for a reusable template.
 func (m Mix) Manifests(ns string) string {
-	var b strings.Builder
-	doc := func(format string, args ...any) {
-		if b.Len() > 0 {
-			b.WriteString("---\n")
-		}
-		fmt.Fprintf(&b, format, args...)
-	}
-	doc(`apiVersion: v1
-kind: Namespace
-metadata:
-  name: %s
-  labels:
-    app.kubernetes.io/part-of: bench
-`, ns)
+	b := NewDocs(ns)
+	doc := b.Add
 	for i := range m.ConfigMaps {
 		doc(`apiVersion: v1
 kind: ConfigMap
@@ -153,3 +141,29 @@ subjects:
 	}
 	return b.String()
 }
+
+// Docs builds the multi-document YAML of a benchmark's template.
+type Docs struct{ b strings.Builder }
+
+// NewDocs starts with the Namespace ns, labelled as part of the benchmarks.
+func NewDocs(ns string) *Docs {
+	d := &Docs{}
+	d.Add(`apiVersion: v1
+kind: Namespace
+metadata:
+  name: %s
+  labels:
+    app.kubernetes.io/part-of: bench
+`, ns)
+	return d
+}
+
+// Add appends one document, formatted as fmt.Sprintf does.
+func (d *Docs) Add(format string, args ...any) {
+	if d.b.Len() > 0 {
+		d.b.WriteString("---\n")
+	}
+	fmt.Fprintf(&d.b, format, args...)
+}
+
+func (d *Docs) String() string { return d.b.String() }
