@@ -86,6 +86,9 @@ const (
 	DriftDeleted DriftType = "Deleted"
 )
 
+// MaxDriftFields bounds the fields of one drift record (DriftDetail.Fields' MaxItems).
+const MaxDriftFields = 32
+
 // FieldChange is one field Holdfast applied whose value someone else changed.
 type FieldChange struct {
 	// Path in structured-merge-diff notation, e.g. `.spec.replicas`.

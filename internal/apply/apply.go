@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"holdfast.dev/holdfast/internal/drift"
+
 	"github.com/fluxcd/cli-utils/pkg/kstatus/polling"
 	"github.com/fluxcd/pkg/ssa"
 	"github.com/fluxcd/pkg/ssa/utils"
@@ -17,6 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"holdfast.dev/holdfast/internal/fieldset"
 )
 
 // Applier applies sets of objects to one target cluster. It is safe for concurrent use; calls
@@ -61,7 +65,7 @@ func New(c client.Client, opts ...Option) *Applier {
 		o(a)
 	}
 	poller := polling.NewStatusPoller(c, a.mapper, polling.Options{})
-	a.waiter = ssa.NewResourceManager(c, poller, ssa.Owner{Field: FieldManager, Group: "holdfast.dev"})
+	a.waiter = ssa.NewResourceManager(c, poller, ssa.Owner{Field: fieldset.FieldManager, Group: "holdfast.dev"})
 	return a
 }
 
@@ -225,7 +229,7 @@ func (r *run) applyOne(ctx context.Context, it *item) {
 	}
 	if prev, ok := r.prev[it.ref.key()]; ok && !r.opts.Force && prev.DesiredDigest == it.desiredDigest {
 		if it.live != nil {
-			owned, err := OwnedDigest(it.live, FieldManager)
+			owned, err := fieldset.OwnedDigest(it.live, fieldset.FieldManager)
 			if err == nil && owned == prev.OwnedDigest {
 				it.result.Action, it.result.Applied = Unchanged, !r.opts.DryRun
 				it.current = it.live
@@ -238,7 +242,7 @@ func (r *run) applyOne(ctx context.Context, it *item) {
 		}
 		// Declared as before, but the cluster's copy changed or is gone: drift.
 		it.result.Drift = true
-		if !r.opts.DryRun && r.opts.Correct != nil && !r.opts.Correct(it.obj, it.live) {
+		if !r.opts.DryRun && r.opts.Correct != nil && !r.opts.Correct(it.obj, r.verdict(it)) {
 			it.result.Action, it.result.Message = Drifted, "differs from the declaration; not corrected now"
 			if it.live == nil {
 				it.result.Action, it.result.Message = Missing, "deleted on the cluster; not recreated now"
@@ -258,12 +262,12 @@ func (r *run) applyOne(ctx context.Context, it *item) {
 			log.V(1).Info("Leaving fields to another field manager", "fields", dropped)
 		}
 	}
-	if err := r.a.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.ForceOwnership, client.FieldOwner(FieldManager)); err != nil {
+	if err := r.a.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.ForceOwnership, client.FieldOwner(fieldset.FieldManager)); err != nil {
 		it.fail(err)
 		log.Info("Object not applied", "error", it.result.Message, "transient", it.result.Transient)
 		return
 	}
-	owned, err := OwnedDigest(obj, FieldManager)
+	owned, err := fieldset.OwnedDigest(obj, fieldset.FieldManager)
 	if err != nil {
 		// The object is applied; an empty digest only means it is re-applied next time.
 		log.Info("Cannot compute owned digest", "error", err.Error())
@@ -280,6 +284,15 @@ func (r *run) applyOne(ctx context.Context, it *item) {
 		it.result.Action = Configured
 	}
 	log.V(1).Info("Applied object", "action", it.result.Action)
+}
+
+// verdict is drift's verdict on an object whose live copy is no longer as last applied.
+func (r *run) verdict(it *item) drift.Verdict {
+	var ignored []string
+	if r.opts.IgnoredFields != nil {
+		ignored = r.opts.IgnoredFields(it.obj)
+	}
+	return drift.Decide(drift.Declaration(it.obj), it.live, ignored)
 }
 
 // readOne gets the live object of it; a missing object is not an error.

@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
+
+	"holdfast.dev/holdfast/internal/fieldset"
 )
 
 // maxDiffLines caps a diff so that a huge object cannot bloat the status it is reported in.
@@ -41,7 +43,7 @@ func (r *run) dryRunOne(ctx context.Context, it *item) {
 
 	dry := it.obj.DeepCopy()
 	err := r.a.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(dry),
-		client.DryRunAll, client.ForceOwnership, client.FieldOwner(FieldManager))
+		client.DryRunAll, client.ForceOwnership, client.FieldOwner(fieldset.FieldManager))
 	if err != nil {
 		it.fail(err)
 		return

@@ -5,31 +5,9 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-)
 
-func TestPointerCovers(t *testing.T) {
-	cases := []struct {
-		pointer, path string
-		want          bool
-	}{
-		{"/spec/replicas", ".spec.replicas", true},
-		{"/spec", ".spec.replicas", true},
-		{"/spec/replica", ".spec.replicas", false},
-		{"/spec/replicas", ".spec", false},
-		{"/data/a", ".data.ab", false},
-		{"/metadata/annotations/example.com~1rotated", ".metadata.annotations.example.com/rotated", true},
-		{"/spec/template/spec/containers/0/image", `.spec.template.spec.containers[name="app"].image`, true},
-		{"/spec/template/spec/containers/*/image", `.spec.template.spec.containers[name="a]b"].image`, true},
-		{"/spec/template/spec/containers/*/image", `.spec.template.spec.containers[name="app"].env`, false},
-		{"spec/replicas", ".spec.replicas", false},
-		{"", ".anything", true},
-	}
-	for _, c := range cases {
-		if got := PointerCovers(c.pointer, c.path); got != c.want {
-			t.Errorf("PointerCovers(%q, %q) = %v, want %v", c.pointer, c.path, got, c.want)
-		}
-	}
-}
+	"holdfast.dev/holdfast/internal/fieldset"
+)
 
 func deployment(replicas int64, managed ...metav1.ManagedFieldsEntry) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: map[string]any{
@@ -51,12 +29,12 @@ func TestLeaveOut(t *testing.T) {
 		wantDrop bool
 	}{
 		{"another manager owns a different value", deployment(5,
-			entry(FieldManager, metav1.ManagedFieldsOperationApply, pausedOnly),
+			entry(fieldset.FieldManager, metav1.ManagedFieldsOperationApply, pausedOnly),
 			entry("hpa", metav1.ManagedFieldsOperationUpdate, replicasOnly)), true},
 		{"Holdfast still owns it: the declaration decides", deployment(5,
-			entry(FieldManager, metav1.ManagedFieldsOperationApply, both)), false},
+			entry(fieldset.FieldManager, metav1.ManagedFieldsOperationApply, both)), false},
 		{"same value: nothing to protect", deployment(2,
-			entry(FieldManager, metav1.ManagedFieldsOperationApply, pausedOnly),
+			entry(fieldset.FieldManager, metav1.ManagedFieldsOperationApply, pausedOnly),
 			entry("hpa", metav1.ManagedFieldsOperationUpdate, replicasOnly)), false},
 	}
 	for _, c := range cases {

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"holdfast.dev/holdfast/internal/apply"
+	"holdfast.dev/holdfast/internal/fieldset"
 )
 
 // TestOwnedDigestAgainstTheAPIServer changes a Deployment Holdfast applied in every way another
@@ -30,7 +31,7 @@ func TestOwnedDigestAgainstTheAPIServer(t *testing.T) {
 	key := client.ObjectKey{Namespace: ns, Name: "web"}
 	digest := func() string {
 		t.Helper()
-		d, err := apply.OwnedDigest(live(t, "apps/v1", "Deployment", ns, "web"), apply.FieldManager)
+		d, err := fieldset.OwnedDigest(live(t, "apps/v1", "Deployment", ns, "web"), fieldset.FieldManager)
 		g.Expect(err).NotTo(HaveOccurred())
 		return d
 	}

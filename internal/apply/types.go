@@ -5,12 +5,11 @@ import (
 	"fmt"
 	"time"
 
+	"holdfast.dev/holdfast/internal/drift"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
-
-// FieldManager is the server-side apply field manager of every write Holdfast makes.
-const FieldManager = "holdfast"
 
 // DefaultCRDWaitTimeout bounds the wait for an applied CustomResourceDefinition to become
 // Established when Options.CRDWaitTimeout is zero.
@@ -129,7 +128,8 @@ type ObjectResult struct {
 	Transient bool `json:"transient,omitempty"`
 	// Drift reports that the declaration did not change since the last apply but the live
 	// object did, or is gone: with Applied the call put it back (a correction), otherwise the
-	// Action is Drifted or Missing.
+	// Action is Drifted or Missing. Whether the change counts as drift is drift.Decide's
+	// verdict, which Options.Correct receives.
 	Drift bool `json:"drift,omitempty"`
 	// ConflictWith names the owner Options.Claim reported for a Conflict.
 	ConflictWith string `json:"conflictWith,omitempty"`
@@ -206,11 +206,12 @@ type Options struct {
 	// Ignore, if set, is called with the live object after Claim: true leaves the object as it
 	// is (Ignored), for example when its owner on the cluster exempted it from correction.
 	Ignore func(live *unstructured.Unstructured) bool
-	// Correct, if set, is called for every object that drifted (see ObjectResult.Drift) before
-	// it would be put back, with the declared object and the live one (nil when it is gone).
-	// false leaves it as it is (Drifted or Missing). Not called in a dry run. It may be called
-	// concurrently.
-	Correct func(desired, live *unstructured.Unstructured) bool
+	// Correct, if set, is called for every object whose declaration did not change since the
+	// last apply but whose live copy did or is gone (see ObjectResult.Drift), before it would be
+	// put back, with the declared object and drift.Decide's verdict on the live one (ignoring
+	// the fields IgnoredFields names). false leaves it as it is (Drifted or Missing). Not called
+	// in a dry run. It may be called concurrently.
+	Correct func(desired *unstructured.Unstructured, v drift.Verdict) bool
 	// IgnoredFields, if set, returns JSON pointers (RFC 6901) of fields of a declared object
 	// that Holdfast must not force over another field manager: when the live object has a
 	// different value there and Holdfast does not own it, the field is left out of the apply,

@@ -1,11 +1,7 @@
 package drift
 
 import (
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"strings"
 	"sync"
 	"unique"
@@ -13,9 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
-
-	"holdfast.dev/holdfast/internal/apply"
+	"holdfast.dev/holdfast/internal/fieldset"
 )
 
 // Compactor is the cache transform of one target cluster (cache.Options.DefaultTransform): it
@@ -75,16 +69,16 @@ func (c *Compactor) compact(u *unstructured.Unstructured) *Snapshot {
 		from:              c,
 	}
 	secret := isSecret(u)
-	sets, err := apply.ParseManagedFields(u, apply.FieldManager)
+	sets, err := fieldset.ParseManagedFields(u, fieldset.FieldManager)
 	var values strings.Builder
 	if err == nil && sets.Entry != nil {
 		now := sets.ValuesOf(u, sets.Owned)
-		s.fieldSet = intern(string(sets.Entry.FieldsV1.Raw))
+		s.fieldSet = intern(sets.Entry.FieldsV1.GetRawString())
 		for _, f := range now {
 			values.WriteString(encodeValue(f, secret))
 			values.WriteByte(0)
 		}
-		if d, err := apply.FieldsDigest(sets.Entry.APIVersion, now); err == nil {
+		if d, err := fieldset.FieldsDigest(sets.Entry.APIVersion, now); err == nil {
 			_, _ = hex.Decode(s.digest[:], []byte(strings.TrimPrefix(d, "sha256:")))
 		}
 	}
@@ -122,126 +116,24 @@ func (c *Compactor) forget(s *Snapshot) {
 }
 
 // changeSince returns how the fields Holdfast owned in prev changed in u (whose snapshot is s
-// and parsed managedFields sets), or nil if none did.
-func changeSince(prev, s *Snapshot, u *unstructured.Unstructured, sets apply.ManagedSets, secret bool) *pendingChange {
+// and parsed managedFields sets), or nil if none did in a way that counts (see Decide).
+func changeSince(prev, s *Snapshot, u *unstructured.Unstructured, sets fieldset.ManagedSets, secret bool) *pendingChange {
 	if prev.fieldSet == (unique.Handle[string]{}) || (prev.fieldSet == s.fieldSet && prev.values() == s.values()) {
 		return nil
 	}
-	set, before, err := prev.owned()
-	if err != nil {
-		return nil // cannot happen: the set was parsed when prev was made
-	}
-	fields := ownedChanges(before, set, u, sets, secret)
-	if len(fields) == 0 {
-		// No field Holdfast owned before has another value, or only fields Holdfast still owns
-		// changed: Holdfast took fields back (its own correction) or applied a new declaration,
-		// which is not drift.
+	v := decide(prev, observed{obj: u, sets: sets, secret: secret}, nil)
+	if !v.Drifted {
 		return nil
 	}
-	return &pendingChange{fields: fields, author: AuthorOf(u, fields)}
+	return &pendingChange{fields: v.Fields, author: v.Author}
 }
 
-// ownedChanges compares the encodings of the fields Holdfast owned before (field set was, values
-// before) with their values in u (whose parsed managedFields are now), and drops the changes
-// Holdfast made itself (see withoutOwnWrites). Both the snapshots and Diff decide drift with it.
-func ownedChanges(before []string, was *fieldpath.Set, u *unstructured.Unstructured, now apply.ManagedSets, secret bool) []FieldChange {
-	return withoutOwnWrites(diffValues(before, now.ValuesOf(u, was), secret), now.ValuesOf(u, now.Owned))
-}
-
-// diffValues compares the encodings of fields before with their values now, leaf by leaf (both
-// follow the same field set).
-func diffValues(before []string, now []apply.FieldValue, secret bool) []FieldChange {
-	var out []FieldChange
-	for i, f := range now {
-		if i >= len(before) {
-			break
-		}
-		if enc := encodeValue(f, secret); enc != before[i] {
-			out = append(out, FieldChange{Path: f.Path, Old: display(before[i]), New: display(enc)})
-		}
+// candidates compares the encodings of the fields Holdfast owned in s with their values in
+// live, leaf by leaf (both follow s's field set).
+func (s *Snapshot) candidates(live observed) []FieldChange {
+	set, before, err := s.owned()
+	if err != nil || set == nil {
+		return nil // cannot happen: the set was parsed when s was made
 	}
-	sortChanges(out)
-	return out
-}
-
-func isSecret(u *unstructured.Unstructured) bool {
-	return u.GetKind() == "Secret" && u.GroupVersionKind().Group == ""
-}
-
-// Markers of value encodings that are not the value's JSON.
-const (
-	markRedacted  = "\x01" // a Secret value: its keyed hash only
-	markTruncated = "\x02" // a long value: its hash, then the start shown to users
-)
-
-// hashLen is the length, in hex digits, of the hashes in value encodings (128 bits).
-const hashLen = 32
-
-// secretKey keys the hashes of Secret values, so that a memory dump does not allow guessing
-// short secrets by hashing candidates. It is per process: encodings are only ever compared
-// within one.
-var secretKey = func() []byte {
-	k := make([]byte, 32)
-	_, _ = rand.Read(k) // never fails (crypto/rand panics instead on an unusable system)
-	return k
-}()
-
-// encodeValue is what a snapshot keeps of one owned field: "" when absent; for a Secret's data,
-// a keyed hash; else its JSON when that is at most maxValue bytes, or a hash of the JSON and its
-// first maxValue bytes. Two values are equal exactly when their encodings are (up to hash
-// collisions), and display(encodeValue(v)) is what a FieldChange shows of v. No encoding holds
-// a NUL byte (JSON escapes control characters).
-func encodeValue(f apply.FieldValue, secret bool) string {
-	if !f.Present {
-		return ""
-	}
-	b, err := json.Marshal(f.Value)
-	if err != nil {
-		return "?"
-	}
-	switch {
-	case secret && (strings.HasPrefix(f.Path, ".data") || strings.HasPrefix(f.Path, ".stringData")):
-		m := hmac.New(sha256.New, secretKey)
-		m.Write(b)
-		return markRedacted + hex.EncodeToString(m.Sum(nil))[:hashLen]
-	case len(b) <= maxValue:
-		return string(b)
-	default:
-		sum := sha256.Sum256(b)
-		return markTruncated + hex.EncodeToString(sum[:])[:hashLen] + string(b[:maxValue])
-	}
-}
-
-// display is what a FieldChange shows of an encoded value.
-func display(enc string) string {
-	switch {
-	case strings.HasPrefix(enc, markRedacted):
-		return Redacted
-	case strings.HasPrefix(enc, markTruncated):
-		return enc[len(markTruncated)+hashLen:] + "…"
-	default:
-		return enc
-	}
-}
-
-// withoutOwnWrites drops the changes of fields Holdfast still owns, with a value, in the new
-// object: another manager's Update or forced Apply takes the fields it changes, so a field
-// Holdfast still holds was changed by Holdfast itself (a new declaration applied).
-func withoutOwnWrites(changes []FieldChange, ownedNow []apply.FieldValue) []FieldChange {
-	if len(changes) == 0 {
-		return changes
-	}
-	mine := make(map[string]bool, len(ownedNow))
-	for _, f := range ownedNow {
-		if f.Present {
-			mine[f.Path] = true
-		}
-	}
-	out := changes[:0:0]
-	for _, c := range changes {
-		if !mine[c.Path] {
-			out = append(out, c)
-		}
-	}
-	return out
+	return diffValues(before, live.sets.ValuesOf(live.obj, set), live.secret)
 }

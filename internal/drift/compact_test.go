@@ -8,7 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"holdfast.dev/holdfast/internal/apply"
+	"holdfast.dev/holdfast/internal/fieldset"
 )
 
 // configMap is a ConfigMap Holdfast applied (data.value and its labels and annotation), with
@@ -178,12 +178,12 @@ func TestSnapshotKeepsWhatDriftNeeds(t *testing.T) {
 		fmt.Sprint(o.GetAnnotations()) != "map[holdfast.dev/multiclusterservice:shop]" {
 		t.Fatalf("labels %v, annotations %v: want only Holdfast's", o.GetLabels(), o.GetAnnotations())
 	}
-	want, err := apply.OwnedDigest(u, apply.FieldManager)
+	want, err := fieldset.OwnedDigest(u, fieldset.FieldManager)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if snap.OwnedDigest() != want || want == "" {
-		t.Fatalf("digest %q, want apply.OwnedDigest %q", snap.OwnedDigest(), want)
+		t.Fatalf("digest %q, want fieldset.OwnedDigest %q", snap.OwnedDigest(), want)
 	}
 	if len(snap.values()) > 200 {
 		t.Fatalf("owned values take %d bytes: %q", len(snap.values()), snap.values())
@@ -263,11 +263,11 @@ metadata:
 	if p := redeclared.(*Snapshot).pending.Load(); p != nil {
 		t.Fatalf("Holdfast's own new declaration reported as drift: %+v", p.fields)
 	}
-	if ch, err := Diff(cm("1", "info", mine), cm("2", "debug", mine)); err != nil || len(ch) != 0 {
-		t.Fatalf("Diff of Holdfast's own new declaration = %+v, %v; want nothing", ch, err)
+	if v := Decide(Declaration(cm("1", "info", "")), cm("2", "debug", mine), nil); v.Drifted {
+		t.Fatalf("Decide on Holdfast's own new declaration = %+v; want no drift", v)
 	}
-	if ch, err := Diff(cm("2", "debug", mine), cm("3", "trace", lost)); err != nil || len(ch) != 1 || ch[0].Path != ".data.level" {
-		t.Fatalf("Diff of an edit by another manager = %+v, %v; want .data.level", ch, err)
+	if v := Decide(Declaration(cm("2", "debug", "")), cm("3", "trace", lost), nil); !v.Drifted || len(v.Fields) != 1 || v.Fields[0].Path != ".data.level" {
+		t.Fatalf("Decide on an edit by another manager = %+v; want .data.level", v)
 	}
 	edited, _ := c.Transform(cm("3", "trace", lost))
 	p := edited.(*Snapshot).pending.Load()

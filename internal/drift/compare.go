@@ -7,7 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"holdfast.dev/holdfast/internal/apply"
+	"holdfast.dev/holdfast/internal/fieldset"
 )
 
 // Compare returns the declared fields whose live values differ, for drift found by comparing
@@ -76,8 +76,8 @@ func (c *comparison) walk(path string, want, have any, present bool) {
 	}
 	// As the watches show values: redacted Secret data, long values cut.
 	c.out = append(c.out, FieldChange{Path: path,
-		Old: display(encodeValue(apply.FieldValue{Path: path, Value: want, Present: true}, c.secret)),
-		New: display(encodeValue(apply.FieldValue{Path: path, Value: have, Present: present}, c.secret))})
+		Old: display(encodeValue(fieldset.FieldValue{Path: path, Value: want, Present: true}, c.secret)),
+		New: display(encodeValue(fieldset.FieldValue{Path: path, Value: have, Present: present}, c.secret))})
 }
 
 // namedItems reports whether every item is an object with a string name.
@@ -99,29 +99,4 @@ func equalJSON(a, b any) bool {
 	ja, err1 := json.Marshal(a)
 	jb, err2 := json.Marshal(b)
 	return err1 == nil && err2 == nil && string(ja) == string(jb)
-}
-
-// Without returns the changes no JSON pointer covers.
-func Without(changes []FieldChange, pointers []string) []FieldChange {
-	if len(pointers) == 0 {
-		return changes
-	}
-	out := changes[:0:0]
-	for _, ch := range changes {
-		if !Covered(ch.Path, pointers) {
-			out = append(out, ch)
-		}
-	}
-	return out
-}
-
-// Covered reports whether one of the JSON pointers covers the field at path (see
-// apply.PointerCovers).
-func Covered(path string, pointers []string) bool {
-	for _, p := range pointers {
-		if apply.PointerCovers(p, path) {
-			return true
-		}
-	}
-	return false
 }

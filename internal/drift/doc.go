@@ -13,7 +13,7 @@
 // identity (apiVersion, kind, namespace, name, uid, resourceVersion, deletionTimestamp), its
 // holdfast.dev/ labels and annotations, Holdfast's field set (the FieldsV1 of its apply entry,
 // interned, so objects declared alike share one copy), one compact encoding per owned value, and
-// the owned digest (apply.OwnedDigest, what the inventory records). A value is kept as its JSON
+// the owned digest (fieldset.OwnedDigest, what the inventory records). A value is kept as its JSON
 // when that is short, else as a hash and the start shown to users; a Secret's data only as a
 // hash keyed per process, never in plain text. The strings are packed into one allocation: a
 // ConfigMap's snapshot takes about 350 bytes, the Compactor's index of it included, against

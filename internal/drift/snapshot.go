@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	"holdfast.dev/holdfast/internal/apply"
+	"holdfast.dev/holdfast/internal/fieldset"
 )
 
 // keptPrefix selects the labels and annotations a Snapshot keeps: Holdfast's own (managed-by,
@@ -42,7 +42,7 @@ type Snapshot struct {
 	text                  string
 	uidAt, rvAt, valuesAt uint32
 	deletionTimestamp     *metav1.Time
-	// digest is apply.OwnedDigest of the object, as raw bytes; zero when nothing is owned.
+	// digest is fieldset.OwnedDigest of the object, as raw bytes; zero when nothing is owned.
 	digest [32]byte
 
 	// pending is how the owned fields changed from the previous snapshot of the object, until
@@ -74,7 +74,7 @@ type pendingChange struct {
 var _ metav1.Object = &Snapshot{}
 var _ runtime.Object = &Snapshot{}
 
-// OwnedDigest is apply.OwnedDigest of the object the snapshot was taken of: the value the
+// OwnedDigest is fieldset.OwnedDigest of the object the snapshot was taken of: the value the
 // inventory records for it.
 func (s *Snapshot) OwnedDigest() string {
 	if s.digest == ([32]byte{}) {
@@ -111,7 +111,7 @@ func (s *Snapshot) owned() (*fieldpath.Set, []string, error) {
 	if s.fieldSet == (unique.Handle[string]{}) {
 		return nil, nil, nil
 	}
-	set, err := apply.ParseFieldSet([]byte(s.fieldSet.Value()))
+	set, err := fieldset.ParseFieldSet(s.fieldSet.Value())
 	if err != nil {
 		return nil, nil, err
 	}

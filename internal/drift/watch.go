@@ -11,22 +11,18 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
-
-	"holdfast.dev/holdfast/internal/apply"
 )
 
-// Change is a managed object that changed in a way that matters.
+// Change is a managed object that drifted, as a watch saw it.
 type Change struct {
-	// Object is the object after the change (before it, for a deletion). From a compact cache
-	// it holds only the identity, resourceVersion, deletionTimestamp and the holdfast.dev/
-	// labels and annotations (see Snapshot.Object); read the live object for more.
+	// Object is the object after the change (before it, for a deletion). It holds only the
+	// identity, resourceVersion, deletionTimestamp and the holdfast.dev/ labels and annotations
+	// (see Snapshot.Object); read the live object for more.
 	Object *unstructured.Unstructured
-	// Deleted is true when the object is gone.
-	Deleted bool
-	// Fields are the changed fields Holdfast applied (none for a deletion).
-	Fields []FieldChange
-	// Author made the change, as far as managedFields tell (unknown for a deletion).
-	Author Author
+	// Verdict is what changed and who changed it (see Decide); Deleted for a deletion. Fields
+	// may be empty when the new version's managedFields could not be read: the reconcile then
+	// compares.
+	Verdict
 }
 
 // Watches keeps one informer handler per (cluster cache, kind). It is safe for concurrent use.
@@ -78,22 +74,14 @@ func (w *Watches) Ensure(ctx context.Context, cluster types.NamespacedName, c ca
 	return nil
 }
 
-// handler reports the changes of one cluster's objects. With a Compactor as the cache's
-// transform, the informer holds Snapshots, each carrying the change that made it; without one,
-// it holds whole objects and the change is computed here.
+// handler reports the changes of one cluster's objects. The cache's transform is a Compactor,
+// so the informer holds Snapshots, each carrying the change that made it.
 func (w *Watches) handler(cluster types.NamespacedName) toolscache.ResourceEventHandlerFuncs {
 	return toolscache.ResourceEventHandlerFuncs{
 		UpdateFunc: func(oldObj, newObj any) {
-			switch n := newObj.(type) {
-			case *Snapshot:
-				if p := n.pending.Swap(nil); p != nil && oldObj != newObj {
-					w.OnChange(cluster, Change{Object: n.Object(), Fields: p.fields, Author: p.author})
-				}
-			case *unstructured.Unstructured:
-				if o, ok := oldObj.(*unstructured.Unstructured); ok {
-					if c, changed := changeOf(o, n); changed {
-						w.OnChange(cluster, c)
-					}
+			if n, ok := newObj.(*Snapshot); ok && oldObj != newObj {
+				if p := n.pending.Swap(nil); p != nil {
+					w.OnChange(cluster, Change{Object: n.Object(), Verdict: Verdict{Drifted: true, Fields: p.fields, Author: p.author}})
 				}
 			}
 		},
@@ -101,33 +89,14 @@ func (w *Watches) handler(cluster types.NamespacedName) toolscache.ResourceEvent
 			if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 				obj = d.Obj
 			}
-			switch o := obj.(type) {
-			case *Snapshot:
+			if o, ok := obj.(*Snapshot); ok {
 				if o.from != nil {
 					o.from.forget(o)
 				}
-				w.OnChange(cluster, Change{Object: o.Object(), Deleted: true})
-			case *unstructured.Unstructured:
-				w.OnChange(cluster, Change{Object: o, Deleted: true})
+				w.OnChange(cluster, Change{Object: o.Object(), Verdict: Decide(o, nil, nil)})
 			}
 		},
 	}
-}
-
-// changeOf is the change from o to n, two whole objects, if it matters.
-func changeOf(o, n *unstructured.Unstructured) (Change, bool) {
-	if !OwnedChanged(o, n) {
-		return Change{}, false
-	}
-	fields, err := Diff(o, n)
-	if err != nil {
-		ctrl.Log.WithName("drift").V(1).Info("Cannot diff a changed object", "error", err.Error())
-	} else if len(fields) == 0 {
-		// No field Holdfast owned before has another value: Holdfast took fields back (its own
-		// correction), which is not drift.
-		return Change{}, false
-	}
-	return Change{Object: n, Fields: fields, Author: AuthorOf(n, fields)}, true
 }
 
 // Forget drops the record of handlers on a cache that is gone, so a rebuilt connection gets new
@@ -140,19 +109,4 @@ func (w *Watches) Forget(c cache.Cache) {
 			delete(w.watched, k)
 		}
 	}
-}
-
-// OwnedChanged reports whether an update changed what Holdfast owns in the object: the values of
-// its server-side-apply fields, or the ownership marks Holdfast relies on. Other managers'
-// fields, status and metadata churn do not count.
-func OwnedChanged(oldObj, newObj *unstructured.Unstructured) bool {
-	if oldObj.GetResourceVersion() == newObj.GetResourceVersion() {
-		return false // a resync
-	}
-	before, err1 := apply.OwnedDigest(oldObj, apply.FieldManager)
-	after, err2 := apply.OwnedDigest(newObj, apply.FieldManager)
-	if err1 != nil || err2 != nil {
-		return true // cannot tell: let the reconcile decide, it compares with the inventory
-	}
-	return before != after
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"holdfast.dev/holdfast/internal/testsupport"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -44,6 +46,17 @@ spec:
 	return &unstructured.Unstructured{Object: m}
 }
 
+// scaledBy moves spec.replicas of u to manager, as the API server does when manager changes it.
+func scaledBy(t *testing.T, u *unstructured.Unstructured, manager string) *unstructured.Unstructured {
+	t.Helper()
+	entries := u.GetManagedFields()
+	entries[0].FieldsV1.SetRawString(`{"f:spec": {}}`)
+	entries = append(entries, testsupport.ManagedFieldsEntry(manager, "Update", "apps/v1", `{"f:spec": {"f:replicas": {}}}`))
+	u.SetManagedFields(entries)
+	return u
+}
+
+// TestOwnedChanged: only a change to a value Holdfast owns is reported by the watch path.
 func TestOwnedChanged(t *testing.T) {
 	cases := []struct {
 		name     string
@@ -52,12 +65,12 @@ func TestOwnedChanged(t *testing.T) {
 	}{
 		{"resync", obj(t, "1", "2", "a"), obj(t, "1", "2", "a"), false},
 		{"another manager's annotation", obj(t, "1", "2", "a"), obj(t, "2", "2", "b"), false},
-		{"an owned value", obj(t, "1", "2", "a"), obj(t, "2", "5", "a"), true},
+		{"an owned value", obj(t, "1", "2", "a"), scaledBy(t, obj(t, "2", "5", "a"), "kubectl"), true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := OwnedChanged(c.old, c.new); got != c.want {
-				t.Fatalf("OwnedChanged = %v, want %v", got, c.want)
+			if got := compactPair(t, c.old, c.new).pending.Load() != nil; got != c.want {
+				t.Fatalf("change reported = %v, want %v", got, c.want)
 			}
 		})
 	}

@@ -3,7 +3,6 @@ package clusterservicestatus
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -60,23 +59,13 @@ type Reconciler struct {
 	Clock clock.PassiveClock
 
 	// recheck receives status objects to reconcile again: those whose objects another
-	// MultiClusterService just took over, so they report the Conflict at once.
+	// MultiClusterService just took over, so they report the Conflict at once, and those whose
+	// objects drifted.
 	recheck chan event.TypedGenericEvent[*holdfastv1.ClusterServiceStatus]
-	// rechecking holds the keys sent to recheck; their next reconcile compares with the
-	// cluster even if no full reconcile is due.
-	rechecking sync.Map
 	// watches report changes to managed objects in ContinuousWithDriftDetection mode.
 	watches *drift.Watches
-	// pendingDrifts holds drifts seen by the watches, per status object, until its next
-	// reconcile records them.
-	pendingMu     sync.Mutex
-	pendingDrifts map[types.NamespacedName][]holdfastv1.DriftRecord
-	// fights counts recent corrections per object.
-	fights fights
-	// compared holds, per status object in drift-detection mode, when its objects were last
-	// compared with the cluster by this process: a restart or a reconnect compares again, so
-	// drift made meanwhile is found.
-	compared sync.Map
+	// memory is what this process knows about status objects between reconciles.
+	memory *memory
 }
 
 // +kubebuilder:rbac:groups=holdfast.dev,resources=clusterservicestatuses,verbs=get;list;watch;update;patch;delete
@@ -93,13 +82,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	// resourceVersion lets the API server answer from its watch cache instead of etcd.
 	cached := &holdfastv1.ClusterServiceStatus{}
 	if err := r.Client.Get(ctx, req.NamespacedName, cached); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		return ctrl.Result{}, r.forgetIfGone(req.NamespacedName, err)
 	}
 	css := &holdfastv1.ClusterServiceStatus{}
 	if err := r.APIReader.Get(ctx, req.NamespacedName, css, &client.GetOptions{Raw: &metav1.GetOptions{ResourceVersion: cached.ResourceVersion}}); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		return ctrl.Result{}, r.forgetIfGone(req.NamespacedName, err)
 	}
-	s := &scope{css: css, before: css.DeepCopy(), now: r.Clock.Now(), drifts: r.takeDrifts(req.NamespacedName)}
+	s := &scope{css: css, before: css.DeepCopy(), now: r.Clock.Now(), drifts: r.memory.takeDrifts(req.NamespacedName)}
 	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("multiClusterService", css.Spec.MultiClusterService, "cluster", css.Spec.Cluster))
 	defer func() {
 		if ctx.Err() != nil {
@@ -114,7 +103,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 				// findings were not written); read again shortly, without an error's backoff and
 				// log.
 				if s.deployed {
-					r.rechecking.Store(req.NamespacedName, true)
+					r.memory.markRecheck(req.NamespacedName, css.Spec.Cluster)
 				}
 				res, retErr = ctrl.Result{RequeueAfter: 50 * time.Millisecond}, nil
 				return
@@ -168,6 +157,7 @@ func (r *Reconciler) loadCluster(ctx context.Context, s *scope) {
 	c := &holdfastv1.Cluster{}
 	if err := r.Client.Get(ctx, key, c); err != nil {
 		if apierrors.IsNotFound(err) {
+			r.memory.forgetCluster(key)
 			s.clusterProblem = &problem{holdfastv1.ClusterNotFoundReason, fmt.Sprintf("Cluster %s not found", key)}
 		} else {
 			s.clusterProblem = &problem{holdfastv1.ClusterNotReadyReason, fmt.Sprintf("reading Cluster %s: %v", key, err)}
@@ -251,87 +241,50 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope) error {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
-		r.returnDrifts(client.ObjectKeyFromObject(s.css), s.drifts)
+		r.memory.returnDrifts(client.ObjectKeyFromObject(s.css), s.css.Spec.Cluster, s.drifts)
 		return fmt.Errorf("patching the status of ClusterServiceStatus %s: %w", klog.KObj(s.css), err)
 	}
 	r.report(ctx, s)
 	return nil
 }
 
+// forgetIfGone forgets what this process knew of a status object that is gone, and returns
+// the error of reading it otherwise.
+func (r *Reconciler) forgetIfGone(key types.NamespacedName, err error) error {
+	if apierrors.IsNotFound(err) {
+		r.memory.forget(key)
+		return nil
+	}
+	return err
+}
+
 // onDrift asks for a reconcile of the status object of the service set owning a changed object.
 // It runs on informer goroutines and never blocks.
 func (r *Reconciler) onDrift(cluster types.NamespacedName, c drift.Change) {
 	owner := c.Object.GetAnnotations()[holdfastv1.OwnerAnnotation]
-	if owner == "" || driftIgnored(c.Object) {
+	if owner == "" || drift.Exempt(c.Object) {
 		return
 	}
 	key := types.NamespacedName{Namespace: cluster.Namespace, Name: naming.StatusName(owner, cluster.Name)}
 	rec := holdfastv1.DriftRecord{
 		ResourceRef: fromRef(apply.RefOf(c.Object)),
 		Service:     c.Object.GetLabels()[holdfastv1.ServiceLabel],
-		DriftDetail: holdfastv1.DriftDetail{
-			Type:         holdfastv1.DriftChanged,
-			Manager:      c.Author.Manager,
-			Operation:    c.Author.Operation,
-			Subresource:  c.Author.Subresource,
-			DetectedTime: metav1.NewMicroTime(r.Clock.Now()),
-			Detection:    holdfastv1.DriftDetectedByWatch,
-		},
+		DriftDetail: drift.DetailOf(c.Verdict, r.Clock.Now(), holdfastv1.DriftDetectedByWatch),
 	}
-	if c.Deleted {
-		rec.Type, rec.Manager, rec.Operation, rec.Subresource = holdfastv1.DriftDeleted, "", "", ""
-	} else if !c.Author.Time.IsZero() {
+	if !c.Deleted && !c.Author.Time.IsZero() {
 		// The API server records the change's time to the second only.
 		metrics.ObserveDetection(rec.Kind, rec.DetectedTime.Sub(c.Author.Time.Time))
 	}
-	for i, f := range c.Fields {
-		if i == 32 {
-			break
-		}
-		rec.Fields = append(rec.Fields, holdfastv1.FieldChange{Path: f.Path, Old: f.Old, New: f.New})
+	if !r.memory.addDrift(key, cluster.Name, rec) {
+		ctrl.Log.WithName("drift").V(1).Info("Too many status objects with pending drifts; the reconcile finds this one by comparison",
+			"statusObject", key.String())
 	}
-	r.pendingMu.Lock()
-	if r.pendingDrifts == nil {
-		r.pendingDrifts = map[types.NamespacedName][]holdfastv1.DriftRecord{}
-	}
-	p := append(r.pendingDrifts[key], rec)
-	if len(p) > holdfastv1.MaxDriftRecords {
-		p = p[len(p)-holdfastv1.MaxDriftRecords:]
-	}
-	r.pendingDrifts[key] = p
-	r.pendingMu.Unlock()
-	r.enqueueRecheck(key)
-}
-
-// returnDrifts puts back drifts a reconcile took but could not record.
-func (r *Reconciler) returnDrifts(key types.NamespacedName, drifts []holdfastv1.DriftRecord) {
-	if len(drifts) == 0 {
-		return
-	}
-	r.pendingMu.Lock()
-	defer r.pendingMu.Unlock()
-	if r.pendingDrifts == nil {
-		r.pendingDrifts = map[types.NamespacedName][]holdfastv1.DriftRecord{}
-	}
-	p := append(append([]holdfastv1.DriftRecord{}, drifts...), r.pendingDrifts[key]...)
-	if len(p) > holdfastv1.MaxDriftRecords {
-		p = p[len(p)-holdfastv1.MaxDriftRecords:]
-	}
-	r.pendingDrifts[key] = p
-}
-
-// takeDrifts returns and forgets the drifts seen for a status object.
-func (r *Reconciler) takeDrifts(key types.NamespacedName) []holdfastv1.DriftRecord {
-	r.pendingMu.Lock()
-	defer r.pendingMu.Unlock()
-	d := r.pendingDrifts[key]
-	delete(r.pendingDrifts, key)
-	return d
+	r.enqueueRecheck(key, cluster.Name)
 }
 
 // enqueueRecheck reconciles a status object even if no full reconcile is due.
-func (r *Reconciler) enqueueRecheck(key types.NamespacedName) bool {
-	r.rechecking.Store(key, true)
+func (r *Reconciler) enqueueRecheck(key types.NamespacedName, cluster string) bool {
+	r.memory.markRecheck(key, cluster)
 	css := &holdfastv1.ClusterServiceStatus{}
 	css.Namespace, css.Name = key.Namespace, key.Name
 	select {
@@ -347,7 +300,7 @@ func (r *Reconciler) enqueueRecheck(key types.NamespacedName) bool {
 func (r *Reconciler) recheckTakenFrom(ctx context.Context, s *scope) {
 	for owner := range s.takenFrom {
 		key := types.NamespacedName{Namespace: s.css.Namespace, Name: naming.StatusName(owner, s.css.Spec.Cluster)}
-		if !r.enqueueRecheck(key) {
+		if !r.enqueueRecheck(key, s.css.Spec.Cluster) {
 			ctrl.LoggerFrom(ctx).Info("Recheck queue full; the previous owner reports the conflict at its next reconcile", "owner", owner)
 		}
 	}

@@ -33,6 +33,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	}
 	r.recheck = make(chan event.TypedGenericEvent[*holdfastv1.ClusterServiceStatus], 1024)
 	r.watches = &drift.Watches{OnChange: r.onDrift}
+	r.memory = newMemory()
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&holdfastv1.ClusterServiceStatus{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
@@ -155,7 +156,7 @@ func (r *Reconciler) conflictingNeighbours(ctx context.Context, obj client.Objec
 		}
 		key := client.ObjectKeyFromObject(&statuses[i])
 		if leaving {
-			r.rechecking.Store(key, true)
+			r.memory.markRecheck(key, css.Spec.Cluster)
 		}
 		reqs = append(reqs, reconcile.Request{NamespacedName: key})
 	}

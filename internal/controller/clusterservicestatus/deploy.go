@@ -17,6 +17,7 @@ import (
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/apply"
 	"holdfast.dev/holdfast/internal/conditions"
+	"holdfast.dev/holdfast/internal/drift"
 	"holdfast.dev/holdfast/internal/naming"
 	"holdfast.dev/holdfast/internal/render"
 )
@@ -40,7 +41,7 @@ func (r *Reconciler) reconcileDeploy(ctx context.Context, s *scope) (ctrl.Result
 	due := !s.now.Before(nextFullReconcile(mcs, css, s.now))
 	changed := declarationChanged(css, mcs, rendered)
 	unsettled := !conditions.IsTrue(css, holdfastv1.AppliedCondition)
-	_, recheck := r.rechecking.LoadAndDelete(client.ObjectKeyFromObject(css))
+	recheck := r.memory.takeRecheck(client.ObjectKeyFromObject(css))
 	compare := r.comparisonDue(s)
 	if !due && !changed && !unsettled && !recheck && !compare && s.requested == "" {
 		// Nothing to do until the next full reconcile; a restart lands here too, so a recent
@@ -75,9 +76,9 @@ func (r *Reconciler) reconcileDeploy(ctx context.Context, s *scope) (ctrl.Result
 			inventory = append(inventory, prev...)
 		default:
 			pol := s.policy(rs.svc)
-			s.policyProblems = append(s.policyProblems, pol.problems...)
+			s.policyProblems = append(s.policyProblems, pol.Problems...)
 			opts := r.applyOptions(ctx, s, rs.svc, prev)
-			opts.Correct, opts.IgnoredFields = r.correctFunc(s, rs.svc.Name, pol), pol.ignoredPaths
+			opts.Correct, opts.IgnoredFields = r.correctFunc(s, rs.svc.Name, pol), pol.IgnoredPaths
 			res, err := applier.Apply(ctx, rs.objects, opts)
 			out.result, out.applyErr = res, err
 			if err != nil {
@@ -86,8 +87,8 @@ func (r *Reconciler) reconcileDeploy(ctx context.Context, s *scope) (ctrl.Result
 				break
 			}
 			inventory = append(inventory, s.withDriftStates(resourcesFromResult(rs.svc.Name, res, prev))...)
-			if pol.detect && pol.action == holdfastv1.DriftActionReport && len(pol.windows) > 0 {
-				s.noteNextWindow(pol.windows)
+			if pol.WaitsForWindows() {
+				s.noteNextWindow(pol.Windows)
 			}
 			if ferr := transientFailures(res); ferr != nil {
 				transient = append(transient, fmt.Errorf("service %q: %w", rs.svc.Name, ferr))
@@ -104,7 +105,7 @@ func (r *Reconciler) reconcileDeploy(ctx context.Context, s *scope) (ctrl.Result
 	if len(transient) > 0 {
 		return ctrl.Result{}, errors.Join(transient...)
 	}
-	r.compared.Store(client.ObjectKeyFromObject(css), s.now)
+	r.memory.setCompared(client.ObjectKeyFromObject(css), css.Spec.Cluster, s.now)
 	after := interval(mcs)
 	if !s.nextWindow.IsZero() && s.nextWindow.Sub(s.now) < after {
 		after = s.nextWindow.Sub(s.now)
@@ -121,17 +122,17 @@ func (r *Reconciler) comparisonDue(s *scope) bool {
 	if s.mcs.Spec.SyncMode != holdfastv1.SyncModeContinuousWithDriftDetection {
 		return false
 	}
-	last, ok := r.compared.Load(client.ObjectKeyFromObject(s.css))
+	last, ok := r.memory.lastCompared(client.ObjectKeyFromObject(s.css))
 	if !ok {
 		return true
 	}
 	if c := conditions.Get(s.cluster, holdfastv1.ClusterConnectedCondition); c != nil &&
-		!c.LastTransitionTime.Time.Before(last.(time.Time).Truncate(time.Second)) {
+		!c.LastTransitionTime.Time.Before(last.Truncate(time.Second)) {
 		return true
 	}
 	if s.css.Status.DriftedCount > 0 {
 		for _, svc := range s.mcs.Spec.Services {
-			if pol := s.policy(svc); pol.action == holdfastv1.DriftActionReport && inWindow(pol.windows, s.now) {
+			if pol := s.policy(svc); pol.Action == holdfastv1.DriftActionReport && drift.InWindow(pol.Windows, s.now) {
 				return true
 			}
 		}
@@ -141,7 +142,7 @@ func (r *Reconciler) comparisonDue(s *scope) bool {
 
 // noteNextWindow remembers the earliest opening of windows after now.
 func (s *scope) noteNextWindow(windows []holdfastv1.CorrectionWindow) {
-	if next := nextWindowStart(windows, s.now); !next.IsZero() && (s.nextWindow.IsZero() || next.Before(s.nextWindow)) {
+	if next := drift.NextWindowStart(windows, s.now); !next.IsZero() && (s.nextWindow.IsZero() || next.Before(s.nextWindow)) {
 		s.nextWindow = next
 	}
 }
@@ -214,7 +215,7 @@ func (r *Reconciler) applyOptions(ctx context.Context, s *scope, svc holdfastv1.
 		Prune:         true,
 		DryRun:        s.mcs.Spec.SyncMode == holdfastv1.SyncModeDryRun,
 		Claim:         r.claim(ctx, s),
-		Ignore:        driftIgnored,
+		Ignore:        func(live *unstructured.Unstructured) bool { return drift.Exempt(live) },
 	}
 }
 
@@ -384,9 +385,4 @@ func (r *Reconciler) watchInventory(ctx context.Context, s *scope) {
 			ctrl.LoggerFrom(ctx).Error(err, "Cannot watch managed objects; drift is found at the next full reconcile", "kind", gvk.String())
 		}
 	}
-}
-
-// driftIgnored reports whether someone on the cluster exempted a live object from correction.
-func driftIgnored(live *unstructured.Unstructured) bool {
-	return live.GetAnnotations()[holdfastv1.DriftIgnoreAnnotation] == "true"
 }

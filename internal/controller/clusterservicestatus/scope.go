@@ -5,6 +5,7 @@ import (
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/apply"
+	"holdfast.dev/holdfast/internal/drift"
 	"holdfast.dev/holdfast/internal/fleet"
 )
 
@@ -71,12 +72,26 @@ type scope struct {
 	freshDrifts     int
 	correctedDrifts []int
 	// policies are the services' drift policies (see policy).
-	policies map[string]*driftPolicy
+	policies map[string]*drift.Policy
 	// policyProblems are parts of the drift policy that cannot be used.
 	policyProblems []string
-	// reportedWithWindows: some drift waits for a correction window; the reconcile comes back
-	// when the next one opens.
+	// nextWindow: some drift waits for a correction window; the reconcile comes back when the
+	// next one opens.
 	nextWindow time.Time
 	// takenFrom names the MultiClusterServices whose objects this reconcile took over.
 	takenFrom map[string]bool
+}
+
+// policy returns the drift policy of one of the service set's services, resolved once per
+// reconcile.
+func (s *scope) policy(svc holdfastv1.Service) *drift.Policy {
+	if p, ok := s.policies[svc.Name]; ok {
+		return p
+	}
+	if s.policies == nil {
+		s.policies = map[string]*drift.Policy{}
+	}
+	p := drift.PolicyFor(s.mcs, svc)
+	s.policies[svc.Name] = &p
+	return &p
 }

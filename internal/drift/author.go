@@ -1,28 +1,12 @@
 package drift
 
 import (
-	"sort"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	"holdfast.dev/holdfast/internal/apply"
+	"holdfast.dev/holdfast/internal/fieldset"
 )
-
-// Redacted replaces every value shown from a Secret.
-const Redacted = "<redacted>"
-
-// maxValue bounds a value shown in a field change.
-const maxValue = 256
-
-// FieldChange is one field Holdfast applied whose value someone else changed.
-type FieldChange struct {
-	// Path in structured-merge-diff notation, e.g. `.spec.replicas`.
-	Path string
-	// Old and New are JSON; "" when the field was absent. Secret values are Redacted.
-	Old, New string
-}
 
 // Author is who made a change, as far as the API server recorded it in managedFields.
 type Author struct {
@@ -32,31 +16,6 @@ type Author struct {
 	Operation, Subresource string
 	// Time is the time of the manager's managedFields entry.
 	Time metav1.Time
-}
-
-// Diff returns the fields Holdfast owned in oldObj whose values differ in newObj and that
-// Holdfast no longer holds there (a field Holdfast still holds, it changed itself), by path. It
-// is what the drift watches report, computed from two whole objects.
-func Diff(oldObj, newObj *unstructured.Unstructured) ([]FieldChange, error) {
-	before, err := apply.ParseManagedFields(oldObj, apply.FieldManager)
-	if err != nil || before.Entry == nil {
-		return nil, err
-	}
-	after, err := apply.ParseManagedFields(newObj, apply.FieldManager)
-	if err != nil {
-		return nil, err
-	}
-	secret := isSecret(newObj)
-	var encoded []string
-	for _, f := range before.ValuesOf(oldObj, before.Owned) {
-		encoded = append(encoded, encodeValue(f, secret))
-	}
-	// The same paths, read in the new object.
-	return ownedChanges(encoded, before.Owned, newObj, after, secret), nil
-}
-
-func sortChanges(c []FieldChange) {
-	sort.Slice(c, func(i, j int) bool { return c[i].Path < c[j].Path })
 }
 
 // AuthorOf returns who made a change: the manager, other than Holdfast, whose managedFields now
@@ -69,14 +28,14 @@ func AuthorOf(newObj *unstructured.Unstructured, changed []FieldChange) Author {
 		paths[c.Path] = true
 	}
 	for i := range entries {
-		if e := &entries[i]; e.Manager != apply.FieldManager && len(paths) > 0 && holdsAny(e, paths) {
+		if e := &entries[i]; e.Manager != fieldset.FieldManager && len(paths) > 0 && holdsAny(e, paths) {
 			return authorFrom(e)
 		}
 	}
 	var best *metav1.ManagedFieldsEntry
 	for i := range entries {
 		e := &entries[i]
-		if e.Manager == apply.FieldManager || e.Time == nil {
+		if e.Manager == fieldset.FieldManager || e.Time == nil {
 			continue
 		}
 		if best == nil || best.Time.Before(e.Time) ||
@@ -103,7 +62,7 @@ func holdsAny(e *metav1.ManagedFieldsEntry, paths map[string]bool) bool {
 	if e.FieldsV1 == nil {
 		return false
 	}
-	set, err := apply.ParseFieldSet(e.FieldsV1.Raw)
+	set, err := fieldset.ParseFieldsV1(e.FieldsV1)
 	if err != nil {
 		return false
 	}

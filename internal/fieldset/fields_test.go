@@ -1,9 +1,11 @@
-package apply
+package fieldset
 
 import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"holdfast.dev/holdfast/internal/testsupport"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -15,7 +17,7 @@ func mustSet(t *testing.T, fieldsV1 string) *fieldpath.Set {
 	if fieldsV1 == "" {
 		return &fieldpath.Set{}
 	}
-	s, err := parseFieldsV1([]byte(fieldsV1))
+	s, err := ParseFieldSet(fieldsV1)
 	if err != nil {
 		t.Fatalf("parsing %s: %v", fieldsV1, err)
 	}
@@ -24,19 +26,7 @@ func mustSet(t *testing.T, fieldsV1 string) *fieldpath.Set {
 
 func mustJSON(t *testing.T, s string) map[string]any {
 	t.Helper()
-	u := &unstructured.Unstructured{}
-	if err := u.UnmarshalJSON([]byte(s)); err != nil {
-		t.Fatalf("decoding %s: %v", s, err)
-	}
-	return u.Object
-}
-
-// unstructuredObj is an object written as JSON in a test table.
-type unstructuredObj struct{ json string }
-
-func (o *unstructuredObj) get(t *testing.T) *unstructured.Unstructured {
-	t.Helper()
-	return &unstructured.Unstructured{Object: mustJSON(t, o.json)}
+	return testsupport.FromJSON(t, s).Object
 }
 
 // A Deployment as the API server returns it: defaulted fields, a sidecar another manager added.
@@ -135,8 +125,7 @@ func withManagedFields(t *testing.T, content map[string]any, entries ...metav1.M
 }
 
 func entry(manager string, op metav1.ManagedFieldsOperationType, fields string) metav1.ManagedFieldsEntry {
-	return metav1.ManagedFieldsEntry{Manager: manager, Operation: op, APIVersion: "apps/v1", FieldsType: "FieldsV1",
-		FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}}
+	return testsupport.ManagedFieldsEntry(manager, op, "apps/v1", fields)
 }
 
 const ownedByHoldfast = `{"f:metadata":{"f:labels":{"f:app":{},"f:team":{}}},"f:spec":{"f:replicas":{},"f:template":{"f:spec":{"f:containers":{"k:{\"name\":\"app\"}":{".":{},"f:name":{},"f:image":{}}}}}}}`
@@ -217,15 +206,5 @@ func TestOwnedDigest(t *testing.T) {
 	u.SetManagedFields(nil)
 	if got := digest(u); got != "" {
 		t.Errorf("digest without our entry = %q, want empty", got)
-	}
-}
-
-func TestDesiredDigestIsCanonical(t *testing.T) {
-	a := mustJSON(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","labels":{"x":"1","y":"2"}},"data":{"k":"v"}}`)
-	b := mustJSON(t, `{"data":{"k":"v"},"metadata":{"labels":{"y":"2","x":"1"},"name":"a"},"kind":"ConfigMap","apiVersion":"v1"}`)
-	da, _ := DesiredDigest(&unstructured.Unstructured{Object: a})
-	db, _ := DesiredDigest(&unstructured.Unstructured{Object: b})
-	if da != db || !strings.HasPrefix(da, "sha256:") {
-		t.Errorf("digests differ or malformed: %s %s", da, db)
 	}
 }

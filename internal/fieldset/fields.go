@@ -1,14 +1,19 @@
-package apply
+package fieldset
 
 import (
-	"bytes"
 	"fmt"
+	"io"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/value"
 )
+
+// FieldManager is the server-side apply field manager of every write Holdfast makes: the owner
+// whose field set package apply writes and package drift reads.
+const FieldManager = "holdfast"
 
 // FieldValue is the value of one field a manager owns in an object.
 type FieldValue struct {
@@ -63,7 +68,7 @@ func ParseManagedFields(obj *unstructured.Unstructured, manager string) (Managed
 		if e.Subresource != "" {
 			continue
 		}
-		set, err := parseFieldsV1(e.FieldsV1.Raw)
+		set, err := ParseFieldsV1(e.FieldsV1)
 		if err != nil {
 			return ManagedSets{}, fmt.Errorf("parsing managedFields of %q: %w", e.Manager, err)
 		}
@@ -72,7 +77,7 @@ func ParseManagedFields(obj *unstructured.Unstructured, manager string) (Managed
 	if sets.Entry == nil {
 		return sets, nil
 	}
-	owned, err := parseFieldsV1(sets.Entry.FieldsV1.Raw)
+	owned, err := ParseFieldsV1(sets.Entry.FieldsV1)
 	if err != nil {
 		return ManagedSets{}, fmt.Errorf("parsing managedFields of %q: %w", manager, err)
 	}
@@ -87,12 +92,17 @@ func (m ManagedSets) ValuesOf(obj *unstructured.Unstructured, set *fieldpath.Set
 	return ownedValues(obj.Object, set, m.Others)
 }
 
-// ParseFieldSet parses a managedFields entry's FieldsV1 JSON.
-func ParseFieldSet(fieldsV1 []byte) (*fieldpath.Set, error) { return parseFieldsV1(fieldsV1) }
+// ParseFieldsV1 parses a managedFields entry's field set.
+func ParseFieldsV1(f *metav1.FieldsV1) (*fieldpath.Set, error) { return parseJSON(f.GetRawReader()) }
 
-func parseFieldsV1(raw []byte) (*fieldpath.Set, error) {
+// ParseFieldSet parses a field set kept as its FieldsV1 JSON (see FieldsV1.GetRawString).
+func ParseFieldSet(fieldsV1 string) (*fieldpath.Set, error) {
+	return parseJSON(strings.NewReader(fieldsV1))
+}
+
+func parseJSON(r io.Reader) (*fieldpath.Set, error) {
 	set := &fieldpath.Set{}
-	if err := set.FromJSON(bytes.NewReader(raw)); err != nil {
+	if err := set.FromJSON(r); err != nil {
 		return nil, err
 	}
 	return set, nil

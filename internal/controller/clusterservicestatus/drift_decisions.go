@@ -1,0 +1,154 @@
+package clusterservicestatus
+
+import (
+	"sync"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+
+	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/apply"
+	"holdfast.dev/holdfast/internal/drift"
+)
+
+// objectDrift is what drift handling decided about one drifted object in this reconcile.
+type objectDrift struct {
+	state  holdfastv1.ResourceState
+	detail *holdfastv1.DriftDetail
+	// corrected: put back in this reconcile.
+	corrected bool
+	message   string
+}
+
+// driftDecisions collects, for one reconcile, the decision on every drifted object and the
+// drifts found by comparison. Apply calls it concurrently.
+type driftDecisions struct {
+	mu      sync.Mutex
+	objects map[apply.Ref]objectDrift
+	// found are drift records a comparison found that no watch event reported.
+	found []holdfastv1.DriftRecord
+	// contested lists objects that became Contested in this reconcile.
+	contested []holdfastv1.DriftRecord
+}
+
+func (d *driftDecisions) note(ref apply.Ref, od objectDrift) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.objects == nil {
+		d.objects = map[apply.Ref]objectDrift{}
+	}
+	d.objects[ref] = od
+}
+
+func (d *driftDecisions) get(ref apply.Ref) (objectDrift, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	od, ok := d.objects[ref]
+	return od, ok
+}
+
+func (d *driftDecisions) add(list *[]holdfastv1.DriftRecord, rec holdfastv1.DriftRecord) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	*list = append(*list, rec)
+}
+
+// correctFunc returns apply's Correct callback for one service: it asks the service's drift
+// policy what to do about each object drift.Decide judged, and notes the answer and the drift.
+func (r *Reconciler) correctFunc(s *scope, svc string, pol *drift.Policy) func(*unstructured.Unstructured, drift.Verdict) bool {
+	if !pol.Detect {
+		return nil // drift is simply corrected at full reconciles, as ever
+	}
+	statusKey := types.NamespacedName{Namespace: s.css.Namespace, Name: s.css.Name}
+	return func(desired *unstructured.Unstructured, v drift.Verdict) bool {
+		ref := unversioned(apply.RefOf(desired))
+		detail, isNew := s.driftDetail(ref, v)
+		prev := s.previous[ref]
+		resp := pol.Respond(v, drift.Situation{
+			Key:     drift.ObjectKey{Status: statusKey, Group: ref.Group, Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name},
+			Service: svc, Previous: prev.State, PreviousMessage: prev.Message,
+			Manual: s.requested != "", Now: s.now, Manager: detail.Manager,
+		}, r.memory.fights)
+		switch {
+		case resp.Record:
+			if isNew {
+				s.decisions.add(&s.decisions.found, holdfastv1.DriftRecord{ResourceRef: fromRef(apply.RefOf(desired)),
+					Service: desired.GetLabels()[holdfastv1.ServiceLabel], DriftDetail: *detail})
+			}
+			s.decisions.note(ref, objectDrift{state: resp.State, detail: detail, message: resp.Message, corrected: resp.Correct})
+			if resp.Contested {
+				s.decisions.add(&s.decisions.contested, holdfastv1.DriftRecord{ResourceRef: fromRef(apply.RefOf(desired)), Service: svc, DriftDetail: *detail})
+			}
+		case !resp.Correct:
+			s.decisions.note(ref, objectDrift{state: resp.State, message: resp.Message})
+		}
+		return resp.Correct
+	}
+}
+
+// driftDetail returns what is known about the drift of ref: the newest drift a watch reported
+// in this reconcile, else the one recorded before (the object stayed drifted), else a new one
+// from the verdict on the live object (isNew: it goes into the history if it counts).
+func (s *scope) driftDetail(ref apply.Ref, v drift.Verdict) (detail *holdfastv1.DriftDetail, isNew bool) {
+	for i := len(s.drifts) - 1; i >= 0; i-- {
+		if unversioned(toRef(s.drifts[i].ResourceRef)) == ref {
+			d := s.drifts[i].DriftDetail
+			return &d, false
+		}
+	}
+	if prev, ok := s.previous[ref]; ok && prev.LastDrift != nil {
+		return prev.LastDrift, false
+	}
+	d := drift.DetailOf(v, s.now, holdfastv1.DriftDetectedByComparison)
+	return &d, true
+}
+
+// keepDrifts drops the drifts watches reported that the policy exempts: of services that opted
+// out, and changes only to ignored fields. The rest keep only their fields not ignored.
+func keepDrifts(s *scope, rendered []renderedService) []holdfastv1.DriftRecord {
+	if len(s.drifts) == 0 {
+		return nil
+	}
+	type declared struct {
+		pol *drift.Policy
+		obj *unstructured.Unstructured
+	}
+	byRef := map[apply.Ref]declared{}
+	for _, rs := range rendered {
+		pol := s.policy(rs.svc)
+		for _, o := range rs.objects {
+			ref := unversioned(apply.RefOf(o))
+			byRef[ref] = declared{pol, o}
+			if ref.Namespace == "" {
+				ref.Namespace = rs.svc.Namespace // as apply defaults it
+				byRef[ref] = declared{pol, o}
+			}
+		}
+	}
+	var out []holdfastv1.DriftRecord
+	for _, d := range s.drifts {
+		decl, ok := byRef[unversioned(toRef(d.ResourceRef))]
+		if !ok {
+			out = append(out, d)
+			continue
+		}
+		if decl.pol.OptOut {
+			continue
+		}
+		if d.Type == holdfastv1.DriftChanged {
+			ignored := decl.pol.IgnoredPaths(decl.obj)
+			var fields []holdfastv1.FieldChange
+			for _, f := range d.Fields {
+				if !drift.Covered(f.Path, ignored) {
+					fields = append(fields, f)
+				}
+			}
+			if len(fields) == 0 && len(d.Fields) > 0 {
+				continue
+			}
+			d.Fields = fields
+		}
+		out = append(out, d)
+	}
+	return out
+}

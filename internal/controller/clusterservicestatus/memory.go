@@ -1,0 +1,190 @@
+package clusterservicestatus
+
+import (
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/drift"
+)
+
+// maxPendingStatuses bounds how many status objects can hold drifts the watches saw and no
+// reconcile has taken yet. Objects on a target carry their owner in an annotation anyone with
+// write access there can set, so without a bound a hostile cluster could make the controller
+// remember drifts for any number of made-up status objects. A drift dropped over the bound is
+// not lost: its reconcile compares with the cluster and finds it again (detection Comparison).
+const maxPendingStatuses = 10000
+
+// memory is what this process knows about status objects between their reconciles, kept apart
+// from the API server because it is written from informer goroutines (the drift watches), map
+// functions and reconciles at once: the drifts watches saw and no reconcile recorded yet, the
+// status objects whose next reconcile must compare with the cluster, when this process last
+// compared each with its cluster, and the corrections counted to notice fights.
+//
+// It lives in memory by design: a restart forgets it, and the first reconcile of each status
+// object after a start compares with the cluster, which finds what was pending. It forgets a
+// status object when the object is gone and every status object of a Cluster that is gone, and
+// it holds pending drifts for at most maxPendingStatuses status objects, MaxDriftRecords each.
+// It is safe for concurrent use.
+type memory struct {
+	mu      sync.Mutex
+	entries map[types.NamespacedName]*remembered
+	pending int // entries with drifts
+	// fights counts recent corrections per object.
+	fights *drift.Fights
+}
+
+// remembered is what memory holds about one status object.
+type remembered struct {
+	// cluster is the name of the status object's Cluster (in its namespace).
+	cluster string
+	// drifts are drifts watches saw since the last reconcile took them, oldest first.
+	drifts []holdfastv1.DriftRecord
+	// recheck: the next reconcile compares with the cluster even if nothing is due.
+	recheck bool
+	// compared is when this process last compared the objects with the cluster; zero if never.
+	compared time.Time
+}
+
+func newMemory() *memory {
+	return &memory{entries: map[types.NamespacedName]*remembered{}, fights: &drift.Fights{}}
+}
+
+// entry returns the entry of key, made if needed; the caller holds mu.
+func (m *memory) entry(key types.NamespacedName, cluster string) *remembered {
+	e := m.entries[key]
+	if e == nil {
+		e = &remembered{cluster: cluster}
+		m.entries[key] = e
+	}
+	return e
+}
+
+// tidy drops e, the entry of key, when it holds nothing; the caller holds mu.
+func (m *memory) tidy(key types.NamespacedName, e *remembered) {
+	if len(e.drifts) == 0 && !e.recheck && e.compared.IsZero() {
+		delete(m.entries, key)
+	}
+}
+
+// setDrifts replaces the drifts of e, keeping the newest MaxDriftRecords; the caller holds mu.
+func (m *memory) setDrifts(e *remembered, drifts []holdfastv1.DriftRecord) {
+	if len(drifts) > holdfastv1.MaxDriftRecords {
+		drifts = drifts[len(drifts)-holdfastv1.MaxDriftRecords:]
+	}
+	switch {
+	case len(e.drifts) == 0 && len(drifts) > 0:
+		m.pending++
+	case len(e.drifts) > 0 && len(drifts) == 0:
+		m.pending--
+	}
+	e.drifts = drifts
+}
+
+// addDrift remembers a drift a watch saw for the status object key of a Cluster, until its
+// reconcile takes it. It reports false when the drift was dropped because too many status
+// objects hold drifts already.
+func (m *memory) addDrift(key types.NamespacedName, cluster string, rec holdfastv1.DriftRecord) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e := m.entries[key]; (e == nil || len(e.drifts) == 0) && m.pending >= maxPendingStatuses {
+		return false
+	}
+	e := m.entry(key, cluster)
+	m.setDrifts(e, append(e.drifts, rec))
+	return true
+}
+
+// takeDrifts returns and forgets the drifts seen for a status object.
+func (m *memory) takeDrifts(key types.NamespacedName) []holdfastv1.DriftRecord {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.entries[key]
+	if e == nil {
+		return nil
+	}
+	d := e.drifts
+	m.setDrifts(e, nil)
+	m.tidy(key, e)
+	return d
+}
+
+// returnDrifts puts back, before any seen since, drifts a reconcile took but could not record.
+func (m *memory) returnDrifts(key types.NamespacedName, cluster string, drifts []holdfastv1.DriftRecord) {
+	if len(drifts) == 0 {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.entry(key, cluster)
+	m.setDrifts(e, append(append([]holdfastv1.DriftRecord{}, drifts...), e.drifts...))
+}
+
+// markRecheck makes the next reconcile of a status object compare with the cluster even if no
+// full reconcile is due.
+func (m *memory) markRecheck(key types.NamespacedName, cluster string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.entry(key, cluster).recheck = true
+}
+
+// takeRecheck reports whether a recheck was asked for since the last call, and clears it.
+func (m *memory) takeRecheck(key types.NamespacedName) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.entries[key]
+	if e == nil {
+		return false
+	}
+	was := e.recheck
+	e.recheck = false
+	m.tidy(key, e)
+	return was
+}
+
+// setCompared records that this process compared a status object's objects with the cluster.
+func (m *memory) setCompared(key types.NamespacedName, cluster string, at time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.entry(key, cluster).compared = at
+}
+
+// lastCompared returns when this process last compared a status object's objects with the
+// cluster, and false if it never did.
+func (m *memory) lastCompared(key types.NamespacedName) (time.Time, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e := m.entries[key]; e != nil && !e.compared.IsZero() {
+		return e.compared, true
+	}
+	return time.Time{}, false
+}
+
+// forget drops everything known about a status object that is gone.
+func (m *memory) forget(key types.NamespacedName) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.drop(key)
+}
+
+// forgetCluster drops everything known about the status objects of a Cluster that is gone.
+func (m *memory) forgetCluster(cluster types.NamespacedName) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for key, e := range m.entries {
+		if key.Namespace == cluster.Namespace && e.cluster == cluster.Name {
+			m.drop(key)
+		}
+	}
+}
+
+// drop forgets key; the caller holds mu.
+func (m *memory) drop(key types.NamespacedName) {
+	if e := m.entries[key]; e != nil {
+		m.setDrifts(e, nil)
+		delete(m.entries, key)
+	}
+	m.fights.ForgetStatus(key)
+}

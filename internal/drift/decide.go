@@ -1,0 +1,135 @@
+package drift
+
+import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/fieldset"
+)
+
+// What counts as drift is decided in this file, and only here. The watches (a changed version
+// of an object against the one before), the apply path (the live object against the
+// declaration, when it is no longer as Holdfast left it) and so the comparison after an outage
+// or a restart (which runs the apply path) all call Decide. The rule:
+//
+//   - An object exempted on the cluster (Exempt) is never drift; the callers leave it alone.
+//   - A deleted object is always drift.
+//   - A changed object drifted when a field Holdfast declared has another value (or is gone),
+//     unless Holdfast itself still holds the field with a value (then Holdfast changed it: a new
+//     declaration applied, or its own correction), or an ignore rule covers it (a JSON pointer,
+//     see Covered). Fields Holdfast never declared — defaulting, status, other managers' fields
+//     and list items, metadata churn — are not compared at all.
+//   - The author is the field manager that now holds a changed field (see AuthorOf).
+
+// Verdict is what Decide found about one managed object.
+type Verdict struct {
+	// Drifted is true when the object is gone or a field it declares counts as changed.
+	Drifted bool
+	// Deleted is true when the object is gone.
+	Deleted bool
+	// Fields are the changed fields that count, by path (none for a deletion). Secret values
+	// are Redacted; long values are cut.
+	Fields []FieldChange
+	// Author made the change, as far as managedFields tell (unknown for a deletion).
+	Author Author
+}
+
+// Declared is what an object is compared against: the declaration (Declaration), or, on the
+// watch path, the values Holdfast owned in the version before (a Snapshot).
+type Declared interface {
+	// candidates returns the declared fields whose values differ in live, before the rules of
+	// Decide drop any.
+	candidates(live observed) []FieldChange
+}
+
+// observed is a live object with its managedFields parsed for Holdfast.
+type observed struct {
+	obj    *unstructured.Unstructured
+	sets   fieldset.ManagedSets
+	secret bool
+}
+
+// Declaration is the object as declared now (labelled and defaulted as applied), to compare a
+// live object with.
+func Declaration(desired *unstructured.Unstructured) Declared { return declaration{desired} }
+
+type declaration struct{ obj *unstructured.Unstructured }
+
+func (d declaration) candidates(live observed) []FieldChange { return Compare(d.obj, live.obj) }
+
+// Decide says whether live (nil when the object is gone) drifted from what was declared,
+// leaving out the fields the JSON pointers in ignored cover.
+func Decide(declared Declared, live *unstructured.Unstructured, ignored []string) Verdict {
+	if live == nil {
+		return Verdict{Drifted: true, Deleted: true}
+	}
+	sets, err := fieldset.ParseManagedFields(live, fieldset.FieldManager)
+	if err != nil {
+		// Who owns what cannot be read, so neither can what Holdfast still holds: compare the
+		// values alone.
+		sets = fieldset.ManagedSets{Owned: &fieldpath.Set{}, Others: &fieldpath.Set{}}
+	}
+	return decide(declared, observed{obj: live, sets: sets, secret: isSecret(live)}, ignored)
+}
+
+func decide(declared Declared, live observed, ignored []string) Verdict {
+	fields := Without(withoutOwnWrites(declared.candidates(live), live), ignored)
+	if len(fields) == 0 {
+		return Verdict{}
+	}
+	return Verdict{Drifted: true, Fields: fields, Author: AuthorOf(live.obj, fields)}
+}
+
+// withoutOwnWrites drops the changes of fields Holdfast still owns, with a value, in the live
+// object: another manager's Update or forced Apply takes the fields it changes, so a field
+// Holdfast still holds was changed by Holdfast itself.
+func withoutOwnWrites(changes []FieldChange, live observed) []FieldChange {
+	if len(changes) == 0 || live.sets.Entry == nil {
+		return changes
+	}
+	mine := map[string]bool{}
+	for _, f := range live.sets.ValuesOf(live.obj, live.sets.Owned) {
+		if f.Present {
+			mine[f.Path] = true
+		}
+	}
+	out := changes[:0:0]
+	for _, c := range changes {
+		if !mine[c.Path] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Without returns the changes no JSON pointer covers.
+func Without(changes []FieldChange, pointers []string) []FieldChange {
+	if len(pointers) == 0 {
+		return changes
+	}
+	out := changes[:0:0]
+	for _, ch := range changes {
+		if !Covered(ch.Path, pointers) {
+			out = append(out, ch)
+		}
+	}
+	return out
+}
+
+// Covered reports whether one of the JSON pointers covers the field at path (see
+// fieldset.PointerCovers).
+func Covered(path string, pointers []string) bool {
+	for _, p := range pointers {
+		if fieldset.PointerCovers(p, path) {
+			return true
+		}
+	}
+	return false
+}
+
+// Exempt reports whether someone on the cluster exempted a live object from drift handling
+// (holdfastv1.DriftIgnoreAnnotation "true"): its changes are neither reported nor corrected.
+func Exempt(live interface{ GetAnnotations() map[string]string }) bool {
+	return live.GetAnnotations()[holdfastv1.DriftIgnoreAnnotation] == "true"
+}

@@ -1,0 +1,109 @@
+package drift
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"holdfast.dev/holdfast/internal/fieldset"
+)
+
+// Redacted replaces every value shown from a Secret.
+const Redacted = "<redacted>"
+
+// maxValue bounds a value shown in a field change.
+const maxValue = 256
+
+// FieldChange is one field Holdfast applied whose value someone else changed.
+type FieldChange struct {
+	// Path in structured-merge-diff notation, e.g. `.spec.replicas`.
+	Path string
+	// Old and New are JSON; "" when the field was absent. Secret values are Redacted.
+	Old, New string
+}
+
+// diffValues compares the encodings of fields before with their values now, leaf by leaf (both
+// follow the same field set).
+func diffValues(before []string, now []fieldset.FieldValue, secret bool) []FieldChange {
+	var out []FieldChange
+	for i, f := range now {
+		if i >= len(before) {
+			break
+		}
+		if enc := encodeValue(f, secret); enc != before[i] {
+			out = append(out, FieldChange{Path: f.Path, Old: display(before[i]), New: display(enc)})
+		}
+	}
+	sortChanges(out)
+	return out
+}
+
+func isSecret(u *unstructured.Unstructured) bool {
+	return u.GetKind() == "Secret" && u.GroupVersionKind().Group == ""
+}
+
+// Markers of value encodings that are not the value's JSON.
+const (
+	markRedacted  = "\x01" // a Secret value: its keyed hash only
+	markTruncated = "\x02" // a long value: its hash, then the start shown to users
+)
+
+// hashLen is the length, in hex digits, of the hashes in value encodings (128 bits).
+const hashLen = 32
+
+// secretKey keys the hashes of Secret values, so that a memory dump does not allow guessing
+// short secrets by hashing candidates. It is per process: encodings are only ever compared
+// within one.
+var secretKey = func() []byte {
+	k := make([]byte, 32)
+	_, _ = rand.Read(k) // never fails (crypto/rand panics instead on an unusable system)
+	return k
+}()
+
+// encodeValue is what a snapshot keeps of one owned field: "" when absent; for a Secret's data,
+// a keyed hash; else its JSON when that is at most maxValue bytes, or a hash of the JSON and its
+// first maxValue bytes. Two values are equal exactly when their encodings are (up to hash
+// collisions), and display(encodeValue(v)) is what a FieldChange shows of v. No encoding holds
+// a NUL byte (JSON escapes control characters).
+func encodeValue(f fieldset.FieldValue, secret bool) string {
+	if !f.Present {
+		return ""
+	}
+	b, err := json.Marshal(f.Value)
+	if err != nil {
+		return "?"
+	}
+	switch {
+	case secret && (strings.HasPrefix(f.Path, ".data") || strings.HasPrefix(f.Path, ".stringData")):
+		m := hmac.New(sha256.New, secretKey)
+		m.Write(b)
+		return markRedacted + hex.EncodeToString(m.Sum(nil))[:hashLen]
+	case len(b) <= maxValue:
+		return string(b)
+	default:
+		sum := sha256.Sum256(b)
+		return markTruncated + hex.EncodeToString(sum[:])[:hashLen] + string(b[:maxValue])
+	}
+}
+
+// display is what a FieldChange shows of an encoded value.
+func display(enc string) string {
+	switch {
+	case strings.HasPrefix(enc, markRedacted):
+		return Redacted
+	case strings.HasPrefix(enc, markTruncated):
+		return enc[len(markTruncated)+hashLen:] + "…"
+	default:
+		return enc
+	}
+}
+
+func sortChanges(c []FieldChange) {
+	sort.Slice(c, func(i, j int) bool { return c[i].Path < c[j].Path })
+}

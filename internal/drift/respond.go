@@ -1,0 +1,75 @@
+package drift
+
+import (
+	"fmt"
+	"time"
+
+	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+)
+
+// Situation is what Respond needs to know about one object whose cluster copy is no longer as
+// Holdfast left it, besides the Verdict.
+type Situation struct {
+	// Key identifies the object for fight counting.
+	Key ObjectKey
+	// Service declares the object.
+	Service string
+	// Previous and PreviousMessage are the object's state and message in status before.
+	Previous        holdfastv1.ResourceState
+	PreviousMessage string
+	// Manual is true while a manual correction request is handled.
+	Manual bool
+	// Now is the time of the reconcile.
+	Now time.Time
+	// Manager is who made the drift, as recorded (for the Contested message).
+	Manager string
+}
+
+// Response is what drift handling does about the object.
+type Response struct {
+	// Correct: put it back now.
+	Correct bool
+	// Record: the object drifted in a way that counts; its drift belongs in status.
+	Record bool
+	// State and Message are the object's status when it is not corrected now (InSync when it is).
+	State   holdfastv1.ResourceState
+	Message string
+	// Contested is true when the object became Contested now.
+	Contested bool
+}
+
+// Respond decides what to do about one object whose cluster copy changed or is gone, in this
+// order: a service that opted out keeps the change; a change that does not count (only ignored
+// fields, see Decide) is re-applied, which leaves ignored fields to their owner; a manual request
+// corrects (and resumes a Contested object); a Contested object waits for one; in Report mode
+// outside a correction window the drift is reported and waits; an object corrected FightMax
+// times within FightWindow becomes Contested; anything else is corrected. fights counts the
+// corrections.
+func (p *Policy) Respond(v Verdict, s Situation, fights *Fights) Response {
+	switch {
+	case p.OptOut:
+		return Response{State: holdfastv1.ResourceIgnored,
+			Message: fmt.Sprintf("service %q opted out of drift handling: changes on the cluster are kept", s.Service)}
+	case !v.Drifted:
+		return Response{Correct: true}
+	case s.Manual:
+		fights.Forget(s.Key)
+	case s.Previous == holdfastv1.ResourceContested:
+		return Response{Record: true, State: holdfastv1.ResourceContested, Message: s.PreviousMessage}
+	case !p.CorrectsNow(s.Now):
+		state := holdfastv1.ResourceDrifted
+		if v.Deleted {
+			state = holdfastv1.ResourceMissing
+		}
+		return Response{Record: true, State: state,
+			Message: "drift reported; corrected on request (holdfast correct) or in a correction window"}
+	case !fights.Correct(s.Key, s.Now, p.FightMax, p.FightWindow):
+		msg := fmt.Sprintf("corrected %d times in %s and changed back each time", p.FightMax, p.FightWindow)
+		if s.Manager != "" {
+			msg += " by field manager " + s.Manager
+		}
+		msg += "; not corrected until a manual request (holdfast correct)"
+		return Response{Record: true, State: holdfastv1.ResourceContested, Message: msg, Contested: true}
+	}
+	return Response{Correct: true, Record: true, State: holdfastv1.ResourceInSync}
+}
