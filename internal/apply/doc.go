@@ -15,12 +15,14 @@
 // able to run a full reconcile without any. Applier instead keeps two digests per object in an
 // inventory that the caller persists (InventoryEntry): the digest of the object as declared
 // (DesiredDigest) and the digest of the values of the fields Holdfast owns in the live object, as
-// recorded by the API server's managedFields (OwnedDigest). An object whose declaration did not
+// recorded by the API server's managedFields (fieldset.OwnedDigest). An object whose declaration did not
 // change and whose owned fields still hold the values Holdfast last wrote is left untouched; the
 // only requests are reads (one List per kind and namespace, selected by Holdfast's labels).
 // OwnedDigest ignores server defaulting, status, other managers' fields and metadata churn, and
-// changes when anyone else changes or removes a value Holdfast owns, which is what drift
-// detection (package drift) builds on.
+// changes when anyone else changes or removes a value Holdfast owns. Apply does not judge such a
+// change itself: when the declaration is unchanged but the live copy is not as left (or is
+// gone), it asks drift.Decide whether the change counts and passes the verdict to
+// Options.Correct, which decides whether to put it back now.
 //
 // Failures are per object: an object the API server rejects, of a kind the cluster does not
 // serve, without a namespace or too large is reported as Failed with the reason, and the other
@@ -34,6 +36,5 @@
 // an object that changed hands is dropped from the inventory and left in place.
 //
 // Secret values are never shown: dry-run diffs mask Secret data, stringData and kubectl's
-// last-applied annotation, and the inventory holds only digests. OwnedFields is the exception by
-// design (it returns raw values for drift diffs); its callers redact.
+// last-applied annotation, and the inventory holds only digests.
 package apply

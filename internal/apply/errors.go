@@ -77,11 +77,9 @@ func IsTransient(err error) bool {
 
 // unknownKindError explains what to do about a kind the cluster does not serve.
 func unknownKindError(gvk schema.GroupVersionKind, cause error) error {
-	what := gvk.Kind
+	what := fmt.Sprintf("%s (%s)", gvk.Kind, gvk.Version)
 	if gvk.Group != "" {
 		what = fmt.Sprintf("%s (%s/%s)", gvk.Kind, gvk.Group, gvk.Version)
-	} else {
-		what = fmt.Sprintf("%s (%s)", gvk.Kind, gvk.Version)
 	}
 	if cause != nil && !meta.IsNoMatchError(cause) {
 		return fmt.Errorf("%w: %s: install its CustomResourceDefinition first (%v)", ErrUnknownKind, what, cause)

@@ -1,9 +1,25 @@
-// Package drift watches what Holdfast manages on target clusters and says when a managed object
-// needs another look. The watches go through each cluster's cache, which selects only objects
-// labelled holdfast.dev/managed-by, so the controller holds what it manages, not the cluster.
-// An update counts only when it changes the values of the fields Holdfast owns (its
-// server-side-apply field set): API defaulting, status updates, resourceVersion churn and fields
-// other managers add are not drift. A deleted object always is.
+// Package drift is Holdfast's drift domain: what counts as drift, how a drift is recorded,
+// and what the policy says to do about it. The ClusterServiceStatus controller wires it to the
+// clusters and writes status; the rules live here, as functions with table tests.
+//
+//   - decide.go: what counts as drift — one function, Decide, for the watch path (a changed
+//     version against the one before), the apply path and the comparison after an outage or a
+//     restart (the live object against the declaration). A deleted object always is; a change
+//     is drift when a field Holdfast declared has another value that Holdfast did not set, and
+//     no ignore rule covers it. API defaulting, status updates, resourceVersion churn and
+//     fields other managers add are not drift. Exempt is the per-object opt-out.
+//   - author.go: who made a change, from managedFields. fields.go: how a changed value is shown
+//     (Secret data redacted, long values cut). records.go: a verdict as status records it.
+//   - policy.go: a service's drift policy resolved from its service set (action, ignore rules,
+//     opt-out, fight limits, problems to report). respond.go: what the policy does about one
+//     drifted object (correct, report, contested). windows.go: correction windows. fights.go:
+//     counting corrections to notice another manager reverting them.
+//   - watch.go, compact.go, snapshot.go: the watches on target clusters, below.
+//
+// The watches go through each cluster's cache, which selects only objects labelled
+// holdfast.dev/managed-by, so the controller holds what it manages, not the cluster. The
+// server-side-apply field-set model both the watches and package apply build on (owned fields,
+// their digest, JSON pointers) is package fieldset.
 //
 // # Compact caches
 //
@@ -26,8 +42,8 @@
 // which would have to be kept too (for every object, whether it ever drifts or not), and the
 // author is found from the new object's managedFields, which a snapshot does not keep. The
 // transform has neither problem: it reads the new object's values at the paths the previous
-// snapshot owned and its managedFields for the author, exactly as Diff and AuthorOf do on whole
-// objects, and keeps nothing of them.
+// snapshot owned and its managedFields for the author, and hands both to Decide (the Snapshot is
+// the Declared side), and keeps nothing of them.
 //
 // To compare, the Compactor keeps the latest snapshot of each object (the one the informer
 // stores next, so no extra copy) in the order the watch delivers versions; the informer's store
@@ -36,7 +52,4 @@
 // as deletions (DeletedFinalStateUnknown) of their stored snapshots. A version seen before (a
 // relist of an unchanged object, or an informer transforming an object twice) returns the stored
 // snapshot, so a relist allocates nothing for what did not change.
-//
-// This is the first increment of drift handling: detection feeds the one apply path, which
-// corrects. Field-level records, authors, Report mode, exclusions and fight detection build on it.
 package drift

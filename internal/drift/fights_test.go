@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/types"
 )
 
 func TestFightsCountWithinTheWindow(t *testing.T) {
@@ -46,5 +48,22 @@ func TestFightsForgetObjectsNotCorrectedRecently(t *testing.T) {
 	}
 	if _, ok := f.corrections[recent]; !ok {
 		t.Fatal("an object corrected within the longest window was forgotten")
+	}
+}
+
+func nn(namespace, name string) types.NamespacedName {
+	return types.NamespacedName{Namespace: namespace, Name: name}
+}
+
+func TestFightsForgetStatus(t *testing.T) {
+	var f Fights
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	a := ObjectKey{Status: nn("fleet", "a.c1"), Kind: "ConfigMap", Name: "x"}
+	b := ObjectKey{Status: nn("fleet", "b.c1"), Kind: "ConfigMap", Name: "x"}
+	f.Correct(a, now, 5, time.Minute)
+	f.Correct(b, now, 5, time.Minute)
+	f.ForgetStatus(a.Status)
+	if f.tracked() != 1 {
+		t.Fatalf("%d objects tracked after forgetting one status object, want 1", f.tracked())
 	}
 }

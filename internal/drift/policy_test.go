@@ -53,4 +53,3 @@ func TestPolicyFor(t *testing.T) {
 		t.Fatal("Report without windows corrects")
 	}
 }
-

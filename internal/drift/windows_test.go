@@ -49,4 +49,3 @@ func TestCorrectionWindows(t *testing.T) {
 		}
 	}
 }
-

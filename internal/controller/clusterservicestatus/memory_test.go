@@ -1,0 +1,131 @@
+package clusterservicestatus
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/drift"
+)
+
+func record(name string) holdfastv1.DriftRecord {
+	return holdfastv1.DriftRecord{ResourceRef: holdfastv1.ResourceRef{Version: "v1", Kind: "ConfigMap", Name: name}}
+}
+
+func TestMemoryKeepsTheNewestDriftsAndReturnsThemFirst(t *testing.T) {
+	m := newMemory()
+	key := types.NamespacedName{Namespace: "fleet", Name: "web.c1"}
+	for i := range holdfastv1.MaxDriftRecords + 5 {
+		if !m.addDrift(key, "c1", record(fmt.Sprint(i))) {
+			t.Fatalf("drift %d dropped", i)
+		}
+	}
+	taken := m.takeDrifts(key)
+	if len(taken) != holdfastv1.MaxDriftRecords || taken[0].Name != "5" || taken[len(taken)-1].Name != fmt.Sprint(holdfastv1.MaxDriftRecords+4) {
+		t.Fatalf("took %d drifts from %s to %s, want the newest %d", len(taken), taken[0].Name, taken[len(taken)-1].Name, holdfastv1.MaxDriftRecords)
+	}
+	if again := m.takeDrifts(key); len(again) != 0 {
+		t.Fatalf("drifts taken twice: %v", again)
+	}
+	m.addDrift(key, "c1", record("later"))
+	m.returnDrifts(key, "c1", taken[:2])
+	back := m.takeDrifts(key)
+	if len(back) != 3 || back[0].Name != "5" || back[2].Name != "later" {
+		t.Fatalf("after returning two, took %v; want the returned ones before the later one", back)
+	}
+	if len(m.entries) != 0 {
+		t.Fatalf("%d entries kept for nothing", len(m.entries))
+	}
+}
+
+func TestMemoryIsBounded(t *testing.T) {
+	m := newMemory()
+	for i := range maxPendingStatuses {
+		if !m.addDrift(types.NamespacedName{Namespace: "fleet", Name: fmt.Sprint("made-up-", i)}, "c1", record("x")) {
+			t.Fatalf("drift of status object %d dropped below the bound", i)
+		}
+	}
+	over := types.NamespacedName{Namespace: "fleet", Name: "one-more"}
+	if m.addDrift(over, "c1", record("x")) {
+		t.Fatal("a drift for one status object more than the bound was kept")
+	}
+	if len(m.entries) != maxPendingStatuses {
+		t.Fatalf("%d entries, want %d", len(m.entries), maxPendingStatuses)
+	}
+	// A status object that already holds drifts still gets more.
+	if !m.addDrift(types.NamespacedName{Namespace: "fleet", Name: "made-up-0"}, "c1", record("y")) {
+		t.Fatal("a further drift of a status object already pending was dropped")
+	}
+	// Taking one frees a place.
+	m.takeDrifts(types.NamespacedName{Namespace: "fleet", Name: "made-up-1"})
+	if !m.addDrift(over, "c1", record("x")) {
+		t.Fatal("no place after a reconcile took a status object's drifts")
+	}
+}
+
+func TestMemoryForgetsStatusObjectsAndClusters(t *testing.T) {
+	m := newMemory()
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	a1 := types.NamespacedName{Namespace: "fleet", Name: "a.c1"}
+	b1 := types.NamespacedName{Namespace: "fleet", Name: "b.c1"}
+	a2 := types.NamespacedName{Namespace: "fleet", Name: "a.c2"}
+	other := types.NamespacedName{Namespace: "team", Name: "a.c1"} // a Cluster c1 in another namespace
+	for _, k := range []types.NamespacedName{a1, b1, a2, other} {
+		cluster := "c1"
+		if k == a2 {
+			cluster = "c2"
+		}
+		m.addDrift(k, cluster, record("x"))
+		m.markRecheck(k, cluster)
+		m.setCompared(k, cluster, now)
+		m.fights.Correct(drift.ObjectKey{Status: k, Kind: "ConfigMap", Name: "x"}, now, 5, time.Minute)
+	}
+
+	m.forget(b1)
+	if _, ok := m.lastCompared(b1); ok || m.takeRecheck(b1) || len(m.takeDrifts(b1)) != 0 {
+		t.Fatal("a deleted status object is still remembered")
+	}
+	m.forgetCluster(types.NamespacedName{Namespace: "fleet", Name: "c1"})
+	if _, ok := m.lastCompared(a1); ok {
+		t.Fatal("a status object of a deleted Cluster is still remembered")
+	}
+	for _, k := range []types.NamespacedName{a2, other} {
+		if _, ok := m.lastCompared(k); !ok || !m.takeRecheck(k) || len(m.takeDrifts(k)) != 1 {
+			t.Fatalf("%s, of another Cluster, was forgotten", k)
+		}
+	}
+	if m.pending != 0 {
+		t.Fatalf("pending count %d after every drift was taken or forgotten", m.pending)
+	}
+	// Fights of forgotten status objects are gone; the others' stay.
+	for k, want := range map[types.NamespacedName]bool{a1: false, b1: false, a2: true, other: true} {
+		key := drift.ObjectKey{Status: k, Kind: "ConfigMap", Name: "x"}
+		// With a limit of 1, a correction is refused exactly when one is remembered.
+		if remembered := !m.fights.Correct(key, now, 1, time.Minute); remembered != want {
+			t.Fatalf("fights of %s remembered = %v, want %v", k, remembered, want)
+		}
+	}
+}
+
+func TestMemoryRecheckAndCompared(t *testing.T) {
+	m := newMemory()
+	key := types.NamespacedName{Namespace: "fleet", Name: "a.c1"}
+	if m.takeRecheck(key) {
+		t.Fatal("recheck without a mark")
+	}
+	m.markRecheck(key, "c1")
+	if !m.takeRecheck(key) || m.takeRecheck(key) {
+		t.Fatal("a recheck mark is not taken exactly once")
+	}
+	if _, ok := m.lastCompared(key); ok {
+		t.Fatal("compared before any comparison")
+	}
+	at := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	m.setCompared(key, "c1", at)
+	if got, ok := m.lastCompared(key); !ok || !got.Equal(at) {
+		t.Fatalf("lastCompared = %v, %v", got, ok)
+	}
+}
