@@ -1,6 +1,7 @@
 // Package measure reads what Holdfast's benchmarks report from /proc (resident memory, CPU time,
-// the machine they ran on) and prints it as Markdown tables, so that a run's output can be pasted
-// into bench/RESULTS.md as it is.
+// the machine they ran on) and prints it as Markdown tables, so that a run's output can be kept
+// as it is in the program's results folder (bench/<program>/results/, summarised in
+// bench/RESULTS.md).
 //
 // It also counts the requests a Kubernetes client sends (RequestCounter wraps an
 // http.RoundTripper), so that benchmarks can report what the controller asked of each API server,
