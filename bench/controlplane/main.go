@@ -16,8 +16,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"holdfast.dev/holdfast/bench/internal/measure"
@@ -28,15 +26,9 @@ func main() {
 	runs := flag.Int("runs", 5, "how many times to start a control plane without kube-controller-manager")
 	idle := flag.Duration("idle", 5*time.Second, "how long a ready control plane idles before its memory is read")
 	kcm := flag.Bool("kcm", true, "also start one control plane with kube-controller-manager")
-	flag.Parse()
+	measure.ParseFlags(measure.AtLeast("runs", 1))
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, *runs, *idle, *kcm); err != nil {
-		fmt.Fprintln(os.Stderr, "Error:", err)
-		stop()
-		os.Exit(1)
-	}
+	measure.Main(func(ctx context.Context) error { return run(ctx, *runs, *idle, *kcm) })
 }
 
 // sample is one start of a control plane.
@@ -56,9 +48,6 @@ func (s sample) total(rss map[string]int64) int64 {
 }
 
 func run(ctx context.Context, runs int, idle time.Duration, withKCM bool) error {
-	if runs < 1 {
-		return errors.New("-runs must be at least 1")
-	}
 	binDir, err := sandbox.BinaryDir()
 	if err != nil {
 		return err

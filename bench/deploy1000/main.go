@@ -79,11 +79,7 @@ func main() {
 	flag.IntVar(&cfg.reconciles, "reconciles", 2, "full reconciles with nothing changed, one after another")
 	flag.DurationVar(&cfg.quiet, "quiet", 2*time.Second, "a window closes once no counted request was sent or answered for this long")
 	flag.DurationVar(&cfg.timeout, "timeout", 10*time.Minute, "how long to wait for the deployment, and for each reconcile")
-	flag.Parse()
-	if cfg.objects < 10 || cfg.clusters < 1 {
-		fmt.Fprintln(os.Stderr, "Error: -objects must be at least 10 and -clusters at least 1")
-		os.Exit(2)
-	}
+	measure.ParseFlags(measure.AtLeast("objects", 10), measure.AtLeast("clusters", 1))
 
 	measure.Main(func(ctx context.Context) error { return run(ctx, cfg) })
 }

@@ -123,11 +123,8 @@ func main() {
 	flag.DurationVar(&cfg.quiet, "quiet", 2*time.Second, "the drift phase closes once no counted request was sent or answered for this long")
 	flag.DurationVar(&cfg.timeout, "timeout", 5*time.Minute, "how long to wait for the deployment")
 	flag.Float64Var(&cfg.hubQPS, "hub-qps", 0, "QPS of the controller's hub client: 0 leaves it unset, so controller.NewManager's default applies (50/s, burst 100), as for `holdfast controller --kubeconfig` and `holdfast sandbox`; -1 turns client-side limiting off, as ctrl.GetConfig does in-cluster")
-	flag.Parse()
-	if cfg.clusters < 1 || cfg.drifts < 4 || cfg.configMaps < 4 || cfg.secrets < 4 || cfg.services < 4 || cfg.deployments < 4 {
-		fmt.Fprintln(os.Stderr, "Error: need -clusters >= 1, -drifts >= 4 and at least 4 objects of each kind")
-		os.Exit(2)
-	}
+	measure.ParseFlags(measure.AtLeast("clusters", 1), measure.AtLeast("drifts", 4),
+		measure.AtLeast("configmaps", 4), measure.AtLeast("secrets", 4), measure.AtLeast("services", 4), measure.AtLeast("deployments", 4))
 
 	measure.Main(func(ctx context.Context) error { return run(ctx, cfg) })
 }

@@ -25,17 +25,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
 	"runtime"
-	"syscall"
 	"time"
 
-	"go.uber.org/zap/zapcore"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/klog/v2"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
@@ -49,20 +43,11 @@ func main() {
 	clusters := flag.Int("clusters", 10, "number of target clusters")
 	steady := flag.Duration("steady", 30*time.Second, "how long the controller probes the Ready fleet before it is measured")
 	readyTimeout := flag.Duration("ready-timeout", 5*time.Minute, "how long to wait for every Cluster to become Ready")
-	flag.Parse()
+	measure.ParseFlags(measure.AtLeast("clusters", 1))
 
-	// Only errors: the controller's info logs would cost CPU in the measured period.
-	logger := zap.New(zap.Level(zapcore.ErrorLevel), zap.WriteTo(os.Stderr))
-	ctrl.SetLogger(logger)
-	klog.SetLogger(logger)
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, *clusters, *steady, *readyTimeout); err != nil {
-		fmt.Fprintln(os.Stderr, "Error:", err)
-		stop()
-		os.Exit(1)
-	}
+	// measure.Main logs errors only: the controller's info logs would cost CPU in the measured
+	// period.
+	measure.Main(func(ctx context.Context) error { return run(ctx, *clusters, *steady, *readyTimeout) })
 }
 
 func run(ctx context.Context, clusters int, steady, readyTimeout time.Duration) (retErr error) {

@@ -65,11 +65,7 @@ func main() {
 	flag.DurationVar(&cfg.quiet, "quiet", 5*time.Second, "the deployment is over once the controller sent no request but probes and watches for this long")
 	flag.DurationVar(&cfg.timeout, "timeout", 20*time.Minute, "how long to wait for the deployment")
 	flag.StringVar(&cfg.heapProfile, "heap-profile", "", "write a heap profile with everything deployed to this file")
-	flag.Parse()
-	if cfg.objects < 10 || cfg.clusters < 1 || cfg.sets < 1 {
-		fmt.Fprintln(os.Stderr, "Error: -objects must be at least 10, -clusters and -sets at least 1")
-		os.Exit(2)
-	}
+	measure.ParseFlags(measure.AtLeast("objects", 10), measure.AtLeast("clusters", 1), measure.AtLeast("sets", 1))
 	measure.Main(func(ctx context.Context) error { return run(ctx, cfg) })
 }
 

@@ -62,11 +62,7 @@ func main() {
 	flag.DurationVar(&cfg.duration, "duration", 5*time.Minute, "length of the measured window")
 	flag.DurationVar(&cfg.quiet, "quiet", 10*time.Second, "the window opens once the controller sent nothing but watches and probes for this long")
 	flag.DurationVar(&cfg.timeout, "timeout", 10*time.Minute, "how long to wait for the deployment, and for the quiet period")
-	flag.Parse()
-	if cfg.objects < 10 || cfg.clusters < 1 {
-		fmt.Fprintln(os.Stderr, "Error: -objects must be at least 10 and -clusters at least 1")
-		os.Exit(2)
-	}
+	measure.ParseFlags(measure.AtLeast("objects", 10), measure.AtLeast("clusters", 1))
 	measure.Main(func(ctx context.Context) error { return run(ctx, cfg) })
 }
 

@@ -1,12 +1,15 @@
 // Package measure reads what Holdfast's benchmarks report from /proc (resident memory, CPU time,
-// the machine they ran on) and prints it as Markdown tables, so that a run's output can be pasted
-// into bench/RESULTS.md as it is.
+// the machine they ran on) and prints it as Markdown tables, so that a run's output can be kept
+// as it is in the program's results folder (bench/<program>/results/, summarised in
+// bench/RESULTS.md).
 //
 // It also counts the requests a Kubernetes client sends (RequestCounter wraps an
 // http.RoundTripper), so that benchmarks can report what the controller asked of each API server,
 // and holds the setup of the benchmarks that run the controller (Harness: a local fleet, this
-// program's own clients, the controller in this process with its requests counted) and the bulk
-// object mix they deploy (MixOf).
+// program's own clients, the controller in this process with its requests counted), the bulk
+// object mix they deploy (MixOf) and the multi-document YAML builder of their templates (Docs),
+// and what every benchmark's main does: check its flags' bounds (ParseFlags, AtLeast) and run
+// with logs and signals set up alike (Main).
 //
 // It reads /proc rather than asking the Go runtime because most of what the benchmarks measure
 // runs in child processes (etcd, kube-apiserver, kube-controller-manager), and because RSS is

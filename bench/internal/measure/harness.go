@@ -6,14 +6,11 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/signal"
 	"runtime"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
-	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -23,10 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/klog/v2"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/controller"
@@ -35,22 +29,6 @@ import (
 	"holdfast.dev/holdfast/internal/naming"
 	"holdfast.dev/holdfast/internal/sandbox"
 )
-
-// Main runs a benchmark: the controller's and client-go's logs go to stderr, errors only (info
-// logs would cost CPU in the measured windows), SIGINT and SIGTERM cancel run's context, and an
-// error ends the program with status 1.
-func Main(run func(context.Context) error) {
-	logger := zap.New(zap.Level(zapcore.ErrorLevel), zap.WriteTo(os.Stderr))
-	ctrl.SetLogger(logger)
-	klog.SetLogger(logger)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx)
-	stop()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "Error:", err)
-		os.Exit(1)
-	}
-}
 
 // FleetOptions describe the fleet a Harness starts.
 type FleetOptions struct {
