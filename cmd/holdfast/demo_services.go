@@ -179,7 +179,7 @@ func (d *serviceDemo) declare(ctx context.Context, repoURL, registryURL string) 
 		for _, s := range m.Spec.Services {
 			services = append(services, fmt.Sprintf("%s (%s -> ns %s)", s.Name, s.Template.Name, s.Namespace))
 		}
-		fmt.Fprintf(tw, "MultiClusterService\t%s\tclusters %s: %s; syncMode %s\n", m.Name, selectorString(m.Spec.ClusterSelector), strings.Join(services, ", "), m.Spec.SyncMode)
+		fmt.Fprintf(tw, "MultiClusterService\t%s\tclusters %s: %s; syncMode %s\n", m.Name, SelectorString(m.Spec.ClusterSelector), strings.Join(services, ", "), m.Spec.SyncMode)
 	}
 	return tw.Flush()
 }
@@ -325,7 +325,7 @@ func (d *serviceDemo) printFleet(ctx context.Context) error {
 		return a.Spec.MultiClusterService < b.Spec.MultiClusterService
 	})
 	fmt.Fprintln(d.out)
-	if err := printServiceStatuses(d.out, list, time.Now()); err != nil {
+	if err := PrintServiceStatuses(d.out, list, time.Now()); err != nil {
 		return err
 	}
 	names := make([]string, 0, len(sets))
@@ -338,7 +338,7 @@ func (d *serviceDemo) printFleet(ctx context.Context) error {
 		ordered = append(ordered, sets[name])
 	}
 	fmt.Fprintln(d.out)
-	return printServiceSets(d.out, ordered)
+	return PrintServiceSets(d.out, ordered)
 }
 
 // printStatusDetails prints every condition and every object not in sync of every
@@ -387,7 +387,7 @@ func (d *serviceDemo) printTargets(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(d.out, "\n%s (%s)\n", c.Name, labelString(c.Labels))
+		fmt.Fprintf(d.out, "\n%s (%s)\n", c.Name, LabelString(c.Labels))
 		tw := tabwriter.NewWriter(d.out, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "  KIND\tOBJECT\tSET/SERVICE\tCONTENT")
 		for _, o := range objects {
@@ -526,7 +526,7 @@ func (d *serviceDemo) rollOutChange(ctx context.Context) error {
 		if css := statuses[naming.StatusName(appsSet, name)]; css != nil {
 			after = serviceRevision(css, "web")
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s -> %s\n", name, dataString(cm.Data), shortDigest(before[name]), shortDigest(after))
+		fmt.Fprintf(tw, "%s\t%s\t%s -> %s\n", name, dataString(cm.Data), ShortDigest(before[name]), ShortDigest(after))
 	}
 	return tw.Flush()
 }
@@ -578,7 +578,7 @@ func (d *serviceDemo) promoteCanary(ctx context.Context) error {
 		}
 	}
 	fmt.Fprintf(d.out, "The canary moved %s after the selector change: deployed to %s, withdrawn from %s\n",
-		since(start), orDash(strings.Join(gainedBy, ",")), orDash(strings.Join(withdrawnFrom, ",")))
+		since(start), OrDash(strings.Join(gainedBy, ",")), OrDash(strings.Join(withdrawnFrom, ",")))
 	return nil
 }
 
@@ -620,7 +620,7 @@ func findCondition(conds []metav1.Condition, t string) *metav1.Condition {
 
 func ownerOf(o client.Object) string {
 	l := o.GetLabels()
-	return orDash(l[holdfastv1.OwnerLabel]) + "/" + orDash(l[holdfastv1.ServiceLabel])
+	return OrDash(l[holdfastv1.OwnerLabel]) + "/" + OrDash(l[holdfastv1.ServiceLabel])
 }
 
 func dataString(data map[string]string) string {
@@ -643,15 +643,7 @@ func ptrOr(p *int32, def int32) int32 {
 	return *p
 }
 
-func since(t time.Time) string { return roundDuration(time.Since(t)).String() }
-
-// roundDuration keeps milliseconds below a second and tenths of a second above.
-func roundDuration(d time.Duration) time.Duration {
-	if d < time.Second {
-		return d.Round(time.Millisecond)
-	}
-	return d.Round(100 * time.Millisecond)
-}
+func since(t time.Time) string { return RoundDuration(time.Since(t)).String() }
 
 func plural(n int32, one, many string) string {
 	if n == 1 {

@@ -2,12 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"strings"
 
-	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -27,37 +23,13 @@ const (
 	cliBurst = 100
 )
 
-const (
-	outputTable = "table"
-	outputJSON  = "json"
-)
-
-// hubOptions are the flags every fleet verb has: how to reach the hub and how to print.
-type hubOptions struct {
-	kubeconfig string
-	context    string
-	output     string
-}
-
-func (o *hubOptions) addFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of the hub (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)")
-	fs.StringVar(&o.context, "context", "", "kubeconfig context to use (default: the current context)")
-	fs.StringVarP(&o.output, "output", "o", outputTable, "output format: table or json")
-}
-
-func (o *hubOptions) validate() error {
-	if o.output != outputTable && o.output != outputJSON {
-		return fmt.Errorf("--output %q: want table or json", o.output)
-	}
-	return nil
-}
-
-// client returns a client of the hub that knows Holdfast's types, loading the kubeconfig the
-// way kubectl does.
-func (o *hubOptions) client() (client.Client, error) {
+// NewHubClient returns a client of the hub that knows Holdfast's types, loading the kubeconfig
+// the way kubectl does: kubeconfig and kubeContext are --kubeconfig and --context, each empty
+// for kubectl's default.
+func NewHubClient(kubeconfig, kubeContext string) (client.Client, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = o.kubeconfig
-	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: o.context})
+	rules.ExplicitPath = kubeconfig
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: kubeContext})
 	cfg, err := cc.ClientConfig()
 	if err != nil {
 		return nil, fmt.Errorf("loading the hub's kubeconfig (give --kubeconfig): %w", err)
@@ -75,58 +47,25 @@ func (o *hubOptions) client() (client.Client, error) {
 	return c, nil
 }
 
-// writeJSON prints a CLI document, indented, with a final newline.
-func writeJSON(w io.Writer, doc any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(doc)
-}
-
-// fleetFilter narrows the fleet verbs to a cluster, a service set and a service. An empty field
+// Filter narrows the fleet verbs to a cluster, a service set and a service. An empty field
 // matches everything.
-type fleetFilter struct {
-	clusterNamespace string
-	cluster          string
-	serviceSet       string
-	service          string
+type Filter struct {
+	ClusterNamespace string
+	Cluster          string
+	ServiceSet       string
+	Service          string
 }
 
-// clusterFlags are --cluster and -n/--namespace, shared by the verbs that can target one cluster.
-type clusterFlags struct {
-	cluster   string
-	namespace string
+func (f Filter) matches(css *holdfastv1.ClusterServiceStatus) bool {
+	return (f.ClusterNamespace == "" || css.Namespace == f.ClusterNamespace) &&
+		(f.Cluster == "" || css.Spec.Cluster == f.Cluster) &&
+		(f.ServiceSet == "" || css.Spec.MultiClusterService == f.ServiceSet)
 }
 
-func (c *clusterFlags) addFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&c.cluster, "cluster", "", "only this Cluster: NAMESPACE/NAME, or NAME (in any namespace, or the one -n names)")
-	fs.StringVarP(&c.namespace, "namespace", "n", "", "only Clusters in this namespace")
-}
-
-// resolve splits --cluster into namespace and name, checking it against -n.
-func (c *clusterFlags) resolve() (namespace, name string, err error) {
-	namespace, name = c.namespace, c.cluster
-	if ns, n, ok := strings.Cut(c.cluster, "/"); ok {
-		if ns == "" || n == "" || strings.Contains(n, "/") {
-			return "", "", fmt.Errorf("--cluster %q: want NAMESPACE/NAME or NAME", c.cluster)
-		}
-		if c.namespace != "" && c.namespace != ns {
-			return "", "", fmt.Errorf("--cluster %q is in namespace %s, but -n says %s", c.cluster, ns, c.namespace)
-		}
-		namespace, name = ns, n
-	}
-	return namespace, name, nil
-}
-
-func (f fleetFilter) matches(css *holdfastv1.ClusterServiceStatus) bool {
-	return (f.clusterNamespace == "" || css.Namespace == f.clusterNamespace) &&
-		(f.cluster == "" || css.Spec.Cluster == f.cluster) &&
-		(f.serviceSet == "" || css.Spec.MultiClusterService == f.serviceSet)
-}
-
-func (f fleetFilter) matchesService(name string) bool { return f.service == "" || name == f.service }
+func (f Filter) matchesService(name string) bool { return f.Service == "" || name == f.Service }
 
 // apply returns the status objects that match, sorted by cluster and service set.
-func (f fleetFilter) apply(statuses []holdfastv1.ClusterServiceStatus) []holdfastv1.ClusterServiceStatus {
+func (f Filter) apply(statuses []holdfastv1.ClusterServiceStatus) []holdfastv1.ClusterServiceStatus {
 	var out []holdfastv1.ClusterServiceStatus
 	for i := range statuses {
 		if f.matches(&statuses[i]) {
@@ -139,17 +78,17 @@ func (f fleetFilter) apply(statuses []holdfastv1.ClusterServiceStatus) []holdfas
 
 // listOptions narrows the List on the API server: by namespace, and by the labels the
 // controller puts on every ClusterServiceStatus. The spec fields stay authoritative (apply).
-func (f fleetFilter) listOptions() []client.ListOption {
+func (f Filter) listOptions() []client.ListOption {
 	var opts []client.ListOption
-	if f.clusterNamespace != "" {
-		opts = append(opts, client.InNamespace(f.clusterNamespace))
+	if f.ClusterNamespace != "" {
+		opts = append(opts, client.InNamespace(f.ClusterNamespace))
 	}
 	labels := client.MatchingLabels{}
-	if f.cluster != "" {
-		labels[holdfastv1.ClusterLabel] = naming.LabelValue(f.cluster)
+	if f.Cluster != "" {
+		labels[holdfastv1.ClusterLabel] = naming.LabelValue(f.Cluster)
 	}
-	if f.serviceSet != "" {
-		labels[holdfastv1.MultiClusterServiceLabel] = naming.LabelValue(f.serviceSet)
+	if f.ServiceSet != "" {
+		labels[holdfastv1.MultiClusterServiceLabel] = naming.LabelValue(f.ServiceSet)
 	}
 	if len(labels) > 0 {
 		opts = append(opts, labels)
@@ -157,8 +96,8 @@ func (f fleetFilter) listOptions() []client.ListOption {
 	return opts
 }
 
-// listStatuses reads the ClusterServiceStatuses that match f, page by page.
-func listStatuses(ctx context.Context, c client.Client, f fleetFilter) ([]holdfastv1.ClusterServiceStatus, error) {
+// ListStatuses reads the ClusterServiceStatuses that match f, page by page.
+func ListStatuses(ctx context.Context, c client.Client, f Filter) ([]holdfastv1.ClusterServiceStatus, error) {
 	var out []holdfastv1.ClusterServiceStatus
 	cont := ""
 	for {

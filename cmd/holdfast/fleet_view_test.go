@@ -7,114 +7,9 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/fleetview/fleetviewtest"
 )
-
-// Secret values the fixtures put into drift records unredacted, as a buggy or older controller
-// might: no CLI output may contain them.
-const (
-	secretOld = "c2VjcmV0LW9sZA=="
-	secretNew = "aHVudGVyMg=="
-	secretTok = "plain-token-value"
-)
-
-var fixtureNow = time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)
-
-func micro(ago time.Duration) metav1.MicroTime { return metav1.NewMicroTime(fixtureNow.Add(-ago)) }
-
-func microPtr(ago time.Duration) *metav1.MicroTime {
-	t := micro(ago)
-	return &t
-}
-
-// cond is a condition as the API server accepts it.
-func cond(typ string, status metav1.ConditionStatus, reason, msg string) metav1.Condition {
-	return metav1.Condition{Type: typ, Status: status, Reason: reason, Message: msg, LastTransitionTime: metav1.NewTime(fixtureNow.Add(-time.Hour))}
-}
-
-func ref(group, kind, ns, name string) holdfastv1.ResourceRef {
-	return holdfastv1.ResourceRef{Group: group, Version: "v1", Kind: kind, Namespace: ns, Name: name}
-}
-
-var (
-	deployRef = ref("apps", "Deployment", "shop", "web")
-	cmRef     = ref("", "ConfigMap", "shop", "web-settings")
-	secretRef = ref("", "Secret", "shop", "creds")
-	svcRef    = ref("", "Service", "shop", "cache")
-)
-
-// fixtureStatuses is a small fleet, deliberately out of order:
-//   - fleet/c2 apps: web in sync, service set paused;
-//   - fleet/c1 apps: web with a scaled Deployment (Drifted) and a Contested Secret, cache with a
-//     deleted Service (Missing), and drift records, some corrected;
-//   - other/c1 infra: no services yet, its Cluster not ready.
-func fixtureStatuses() []holdfastv1.ClusterServiceStatus {
-	scale := holdfastv1.DriftDetail{Type: holdfastv1.DriftChanged, Fields: []holdfastv1.FieldChange{{Path: ".spec.replicas", Old: "2", New: "5"}},
-		Manager: "kubectl-scale", Operation: "Update", Subresource: "scale", DetectedTime: micro(3 * time.Minute)}
-	secretEdit := holdfastv1.DriftDetail{Type: holdfastv1.DriftChanged, Fields: []holdfastv1.FieldChange{
-		{Path: ".data.password", Old: `"` + secretOld + `"`, New: `"` + secretNew + `"`},
-		{Path: ".metadata.labels.tier", Old: `"gold"`, New: `"silver"`},
-	}, Manager: "rotator", Operation: "Apply", DetectedTime: micro(time.Minute)}
-	deleted := holdfastv1.DriftDetail{Type: holdfastv1.DriftDeleted, DetectedTime: micro(2 * time.Minute), Detection: holdfastv1.DriftDetectedByComparison}
-	cmEdit := holdfastv1.DriftDetail{Type: holdfastv1.DriftChanged, Fields: []holdfastv1.FieldChange{{Path: ".data.logLevel", Old: `"info"`, New: `"trace"`}},
-		Manager: "kubectl-edit", Operation: "Update", DetectedTime: micro(10 * time.Minute)}
-	tokenEdit := holdfastv1.DriftDetail{Type: holdfastv1.DriftChanged, Fields: []holdfastv1.FieldChange{{Path: ".stringData.token", New: `"` + secretTok + `"`}},
-		Manager: "kubectl-edit", Operation: "Update", DetectedTime: micro(20 * time.Minute)}
-
-	c1 := holdfastv1.ClusterServiceStatus{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "fleet", Name: "apps.c1"},
-		Spec:       holdfastv1.ClusterServiceStatusSpec{MultiClusterService: "apps", Cluster: "c1"},
-		Status: holdfastv1.ClusterServiceStatusStatus{
-			SyncMode: holdfastv1.SyncModeContinuousWithDriftDetection,
-			Conditions: []metav1.Condition{
-				cond(holdfastv1.ReadyCondition, metav1.ConditionFalse, holdfastv1.ApplyFailedReason, ""),
-				cond(holdfastv1.PausedCondition, metav1.ConditionFalse, holdfastv1.NotPausedReason, ""),
-			},
-			Services: []holdfastv1.ServiceStatus{
-				{Name: "web", Ready: metav1.ConditionTrue, Reason: "Ready", Objects: 3},
-				{Name: "cache", Ready: metav1.ConditionFalse, Reason: "Drifted", Message: "Service shop/cache was deleted", Objects: 1},
-			},
-			Resources: []holdfastv1.ResourceStatus{
-				{ResourceRef: secretRef, Service: "web", State: holdfastv1.ResourceContested, Message: "rotator keeps reverting it", LastDrift: &secretEdit},
-				{ResourceRef: deployRef, Service: "web", State: holdfastv1.ResourceDrifted, LastDrift: &scale},
-				{ResourceRef: cmRef, Service: "web", State: holdfastv1.ResourceInSync},
-				{ResourceRef: svcRef, Service: "cache", State: holdfastv1.ResourceMissing, LastDrift: &deleted},
-			},
-			Drifts: []holdfastv1.DriftRecord{
-				{ResourceRef: secretRef, Service: "web", DriftDetail: secretEdit},
-				{ResourceRef: svcRef, Service: "cache", DriftDetail: deleted},
-				{ResourceRef: deployRef, Service: "web", DriftDetail: scale},
-				{ResourceRef: cmRef, Service: "web", DriftDetail: cmEdit, CorrectedTime: microPtr(10*time.Minute - 350*time.Millisecond)},
-				{ResourceRef: secretRef, Service: "web", DriftDetail: tokenEdit, CorrectedTime: microPtr(20*time.Minute - 2*time.Second)},
-			},
-			DriftCount:   5,
-			DriftedCount: 3,
-		},
-	}
-	c2 := holdfastv1.ClusterServiceStatus{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "fleet", Name: "apps.c2"},
-		Spec:       holdfastv1.ClusterServiceStatusSpec{MultiClusterService: "apps", Cluster: "c2"},
-		Status: holdfastv1.ClusterServiceStatusStatus{
-			SyncMode: holdfastv1.SyncModeContinuousWithDriftDetection,
-			Conditions: []metav1.Condition{
-				cond(holdfastv1.ReadyCondition, metav1.ConditionFalse, holdfastv1.PausedReason, ""),
-				cond(holdfastv1.PausedCondition, metav1.ConditionTrue, holdfastv1.PausedReason, ""),
-			},
-			Services:  []holdfastv1.ServiceStatus{{Name: "web", Ready: metav1.ConditionTrue, Reason: "Ready", Objects: 3}},
-			Resources: []holdfastv1.ResourceStatus{{ResourceRef: deployRef, Service: "web", State: holdfastv1.ResourceInSync}},
-		},
-	}
-	infra := holdfastv1.ClusterServiceStatus{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "other", Name: "infra.c1"},
-		Spec:       holdfastv1.ClusterServiceStatusSpec{MultiClusterService: "infra", Cluster: "c1"},
-		Status: holdfastv1.ClusterServiceStatusStatus{Conditions: []metav1.Condition{
-			cond(holdfastv1.ReadyCondition, metav1.ConditionFalse, holdfastv1.ClusterNotReadyReason, "Cluster other/c1 is not Connected"),
-		}},
-	}
-	return []holdfastv1.ClusterServiceStatus{infra, c2, c1}
-}
 
 func rowKeys(items []ServiceState) []string {
 	var out []string
@@ -125,7 +20,7 @@ func rowKeys(items []ServiceState) []string {
 }
 
 func TestBuildFleetStatus(t *testing.T) {
-	fs := buildFleetStatus(fixtureStatuses(), fleetFilter{})
+	fs := BuildFleetStatus(fleetviewtest.Statuses(), Filter{})
 	want := []string{"fleet/c1 apps web", "fleet/c1 apps cache", "fleet/c2 apps web", "other/c1 infra "}
 	if got := rowKeys(fs.Items); strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Fatalf("rows = %q, want %q (by cluster, service set, then declaration order)", got, want)
@@ -134,7 +29,7 @@ func TestBuildFleetStatus(t *testing.T) {
 	if web.DriftedObjects != 2 || web.Objects != 3 || web.Ready != "True" || web.SyncMode != "ContinuousWithDriftDetection" {
 		t.Errorf("web on c1 = %+v, want 2 of 3 objects drifted (Drifted and Contested), Ready True", web)
 	}
-	if web.LastDriftTime == nil || !web.LastDriftTime.Equal(fixtureNow.Add(-time.Minute)) {
+	if web.LastDriftTime == nil || !web.LastDriftTime.Equal(fleetviewtest.Now.Add(-time.Minute)) {
 		t.Errorf("web on c1: lastDriftTime = %v, want the newest web record, 1m ago", web.LastDriftTime)
 	}
 	if cache.DriftedObjects != 1 || cache.Ready != "False" || cache.Reason != "Drifted" || cache.Message == "" {
@@ -155,19 +50,19 @@ func TestBuildFleetStatus(t *testing.T) {
 func TestFleetFilters(t *testing.T) {
 	cases := []struct {
 		name   string
-		filter fleetFilter
+		filter Filter
 		want   []string
 	}{
-		{"cluster name in any namespace", fleetFilter{cluster: "c1"}, []string{"fleet/c1 apps web", "fleet/c1 apps cache", "other/c1 infra "}},
-		{"cluster in a namespace", fleetFilter{clusterNamespace: "fleet", cluster: "c1"}, []string{"fleet/c1 apps web", "fleet/c1 apps cache"}},
-		{"namespace", fleetFilter{clusterNamespace: "fleet"}, []string{"fleet/c1 apps web", "fleet/c1 apps cache", "fleet/c2 apps web"}},
-		{"service set", fleetFilter{serviceSet: "infra"}, []string{"other/c1 infra "}},
-		{"service", fleetFilter{service: "web"}, []string{"fleet/c1 apps web", "fleet/c2 apps web"}},
-		{"nothing matches", fleetFilter{cluster: "c9"}, nil},
+		{"cluster name in any namespace", Filter{Cluster: "c1"}, []string{"fleet/c1 apps web", "fleet/c1 apps cache", "other/c1 infra "}},
+		{"cluster in a namespace", Filter{ClusterNamespace: "fleet", Cluster: "c1"}, []string{"fleet/c1 apps web", "fleet/c1 apps cache"}},
+		{"namespace", Filter{ClusterNamespace: "fleet"}, []string{"fleet/c1 apps web", "fleet/c1 apps cache", "fleet/c2 apps web"}},
+		{"service set", Filter{ServiceSet: "infra"}, []string{"other/c1 infra "}},
+		{"service", Filter{Service: "web"}, []string{"fleet/c1 apps web", "fleet/c2 apps web"}},
+		{"nothing matches", Filter{Cluster: "c9"}, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := rowKeys(buildFleetStatus(fixtureStatuses(), c.filter).Items); strings.Join(got, "|") != strings.Join(c.want, "|") {
+			if got := rowKeys(BuildFleetStatus(fleetviewtest.Statuses(), c.filter).Items); strings.Join(got, "|") != strings.Join(c.want, "|") {
 				t.Fatalf("rows = %q, want %q", got, c.want)
 			}
 		})
@@ -176,7 +71,7 @@ func TestFleetFilters(t *testing.T) {
 
 func TestPrintFleetStatus(t *testing.T) {
 	var buf bytes.Buffer
-	if err := printFleetStatus(&buf, buildFleetStatus(fixtureStatuses(), fleetFilter{}), fixtureNow); err != nil {
+	if err := PrintFleetStatus(&buf, BuildFleetStatus(fleetviewtest.Statuses(), Filter{}), fleetviewtest.Now); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
@@ -208,7 +103,7 @@ func TestPrintFleetStatus(t *testing.T) {
 	}
 
 	buf.Reset()
-	if err := printFleetStatus(&buf, buildFleetStatus(nil, fleetFilter{}), fixtureNow); err != nil || !strings.Contains(buf.String(), "No service set") {
+	if err := PrintFleetStatus(&buf, BuildFleetStatus(nil, Filter{}), fleetviewtest.Now); err != nil || !strings.Contains(buf.String(), "No service set") {
 		t.Errorf("empty fleet printed %q, %v", buf.String(), err)
 	}
 }
@@ -224,26 +119,26 @@ func driftKeys(items []DriftedObject) []string {
 func TestBuildDriftList(t *testing.T) {
 	cases := []struct {
 		name   string
-		filter fleetFilter
+		filter Filter
 		all    bool
 		want   []string
 	}{
-		{"current drift, by service then object", fleetFilter{}, false,
+		{"current drift, by service then object", Filter{}, false,
 			[]string{"c1 cache Service Missing", "c1 web Deployment Drifted", "c1 web Secret Contested"}},
-		{"with corrected records, newest first", fleetFilter{}, true,
+		{"with corrected records, newest first", Filter{}, true,
 			[]string{"c1 cache Service Missing", "c1 web Deployment Drifted", "c1 web Secret Contested", "c1 web ConfigMap Corrected", "c1 web Secret Corrected"}},
-		{"one service", fleetFilter{service: "cache"}, true, []string{"c1 cache Service Missing"}},
-		{"a cluster without drift", fleetFilter{cluster: "c2"}, true, nil},
+		{"one service", Filter{Service: "cache"}, true, []string{"c1 cache Service Missing"}},
+		{"a cluster without drift", Filter{Cluster: "c2"}, true, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := driftKeys(buildDriftList(fixtureStatuses(), c.filter, c.all).Items); strings.Join(got, "|") != strings.Join(c.want, "|") {
+			if got := driftKeys(BuildDriftList(fleetviewtest.Statuses(), c.filter, c.all).Items); strings.Join(got, "|") != strings.Join(c.want, "|") {
 				t.Fatalf("items = %q, want %q", got, c.want)
 			}
 		})
 	}
 
-	dl := buildDriftList(fixtureStatuses(), fleetFilter{}, true)
+	dl := BuildDriftList(fleetviewtest.Statuses(), Filter{}, true)
 	dep := dl.Items[1].Drift
 	if dep == nil || dep.Manager != "kubectl-scale" || dep.Subresource != "scale" || dep.Detection != "Watch" || dep.CorrectedTime != nil {
 		t.Errorf("Deployment drift = %+v, want kubectl-scale through scale, by watch, not corrected", dep)
@@ -256,7 +151,7 @@ func TestBuildDriftList(t *testing.T) {
 
 func TestPrintDriftList(t *testing.T) {
 	var buf bytes.Buffer
-	if err := printDriftList(&buf, buildDriftList(fixtureStatuses(), fleetFilter{}, true), fixtureNow); err != nil {
+	if err := PrintDriftList(&buf, BuildDriftList(fleetviewtest.Statuses(), Filter{}, true), fleetviewtest.Now); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
@@ -285,7 +180,7 @@ func TestPrintDriftList(t *testing.T) {
 }
 
 func TestBuildDriftHistory(t *testing.T) {
-	h := buildDriftHistory(fixtureStatuses(), fleetFilter{}, time.Time{}, 0)
+	h := BuildDriftHistory(fleetviewtest.Statuses(), Filter{}, time.Time{}, 0)
 	var got []string
 	for _, it := range h.Items {
 		got = append(got, it.Object.Kind)
@@ -303,16 +198,16 @@ func TestBuildDriftHistory(t *testing.T) {
 		t.Errorf("latency of the corrected Secret record = %v, want 2s", l)
 	}
 
-	recent := buildDriftHistory(fixtureStatuses(), fleetFilter{}, fixtureNow.Add(-5*time.Minute), 2)
+	recent := BuildDriftHistory(fleetviewtest.Statuses(), Filter{}, fleetviewtest.Now.Add(-5*time.Minute), 2)
 	if len(recent.Items) != 2 || recent.Total != 3 || recent.Items[0].Object.Kind != "Secret" || recent.Items[1].Object.Kind != "Service" {
 		t.Errorf("--since 5m --limit 2 = %+v, want the 2 newest of 3", recent)
 	}
-	if h := buildDriftHistory(fixtureStatuses(), fleetFilter{serviceSet: "apps", service: "cache"}, time.Time{}, 0); h.Total != 1 {
+	if h := BuildDriftHistory(fleetviewtest.Statuses(), Filter{ServiceSet: "apps", Service: "cache"}, time.Time{}, 0); h.Total != 1 {
 		t.Errorf("--service cache: %d records, want 1", h.Total)
 	}
 
 	var buf bytes.Buffer
-	if err := printDriftHistory(&buf, recent); err != nil {
+	if err := PrintDriftHistory(&buf, recent); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
@@ -322,7 +217,7 @@ func TestBuildDriftHistory(t *testing.T) {
 		}
 	}
 	buf.Reset()
-	if err := printDriftHistory(&buf, h); err != nil {
+	if err := PrintDriftHistory(&buf, h); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(buf.String(), "2026-07-01T11:40:02Z") || !strings.Contains(buf.String(), "2s") {
@@ -336,17 +231,17 @@ func TestSecretDataIsRedacted(t *testing.T) {
 		path string
 		want bool
 	}{
-		{secretRef, ".data.password", true},
-		{secretRef, ".data", true},
-		{secretRef, ".stringData.token", true},
-		{secretRef, "/data/password", true},
-		{secretRef, `.data[key="x"]`, true},
-		{secretRef, "", true},
-		{secretRef, ".metadata.labels.tier", false},
-		{secretRef, ".database", false},
-		{secretRef, ".type", false},
-		{cmRef, ".data.password", false},
-		{ref("example.com", "Secret", "shop", "x"), ".data.password", false},
+		{fleetviewtest.SecretRef, ".data.password", true},
+		{fleetviewtest.SecretRef, ".data", true},
+		{fleetviewtest.SecretRef, ".stringData.token", true},
+		{fleetviewtest.SecretRef, "/data/password", true},
+		{fleetviewtest.SecretRef, `.data[key="x"]`, true},
+		{fleetviewtest.SecretRef, "", true},
+		{fleetviewtest.SecretRef, ".metadata.labels.tier", false},
+		{fleetviewtest.SecretRef, ".database", false},
+		{fleetviewtest.SecretRef, ".type", false},
+		{fleetviewtest.ConfigMapRef, ".data.password", false},
+		{fleetviewtest.Ref("example.com", "Secret", "shop", "x"), ".data.password", false},
 	}
 	for _, c := range cases {
 		if got := secretData(c.ref, c.path); got != c.want {
@@ -355,26 +250,26 @@ func TestSecretDataIsRedacted(t *testing.T) {
 	}
 
 	// Every output of every verb that shows values.
-	statuses := fixtureStatuses()
+	statuses := fleetviewtest.Statuses()
 	var outputs []string
 	var buf bytes.Buffer
-	dl := buildDriftList(statuses, fleetFilter{}, true)
-	h := buildDriftHistory(statuses, fleetFilter{}, time.Time{}, 0)
+	dl := BuildDriftList(statuses, Filter{}, true)
+	h := BuildDriftHistory(statuses, Filter{}, time.Time{}, 0)
 	for _, doc := range []any{dl, h} {
 		buf.Reset()
-		if err := writeJSON(&buf, doc); err != nil {
+		if err := WriteJSON(&buf, doc); err != nil {
 			t.Fatal(err)
 		}
 		outputs = append(outputs, buf.String())
 	}
 	buf.Reset()
-	_ = printDriftList(&buf, dl, fixtureNow)
+	_ = PrintDriftList(&buf, dl, fleetviewtest.Now)
 	outputs = append(outputs, buf.String())
 	buf.Reset()
-	_ = printDriftHistory(&buf, h)
+	_ = PrintDriftHistory(&buf, h)
 	outputs = append(outputs, buf.String())
 	for i, out := range outputs {
-		for _, secret := range []string{secretOld, secretNew, secretTok} {
+		for _, secret := range []string{fleetviewtest.SecretOld, fleetviewtest.SecretNew, fleetviewtest.SecretToken} {
 			if strings.Contains(out, secret) {
 				t.Errorf("output %d shows the Secret value %q:\n%s", i, secret, out)
 			}
@@ -387,33 +282,33 @@ func TestSecretDataIsRedacted(t *testing.T) {
 		}
 	}
 	// The fixtures are not changed by rendering.
-	if statuses[2].Status.Drifts[0].Fields[0].Old != `"`+secretOld+`"` {
+	if statuses[2].Status.Drifts[0].Fields[0].Old != `"`+fleetviewtest.SecretOld+`"` {
 		t.Errorf("rendering changed the input")
 	}
 }
 
 // The JSON documents are the CLI's contract: envelope, camelCase keys, [] for no items.
 func TestJSONDocuments(t *testing.T) {
-	statuses := fixtureStatuses()
+	statuses := fleetviewtest.Statuses()
 	cases := []struct {
 		name, kind string
 		doc        any
 		keys       []string
 	}{
-		{"status", kindFleetStatus, buildFleetStatus(statuses, fleetFilter{}),
+		{"status", kindFleetStatus, BuildFleetStatus(statuses, Filter{}),
 			[]string{"clusterNamespace", "cluster", "serviceSet", "service", "ready", "reason", "syncMode", "paused", "objects", "driftedObjects", "lastDriftTime"}},
-		{"drift", kindDriftList, buildDriftList(statuses, fleetFilter{}, true),
+		{"drift", kindDriftList, BuildDriftList(statuses, Filter{}, true),
 			[]string{"clusterNamespace", "object", "state", "drift"}},
-		{"history", kindDriftHistory, buildDriftHistory(statuses, fleetFilter{}, time.Time{}, 0),
+		{"history", kindDriftHistory, BuildDriftHistory(statuses, Filter{}, time.Time{}, 0),
 			[]string{"clusterNamespace", "serviceSet", "object", "drift"}},
-		{"empty status", kindFleetStatus, buildFleetStatus(nil, fleetFilter{}), nil},
-		{"empty drift", kindDriftList, buildDriftList(nil, fleetFilter{}, true), nil},
-		{"empty history", kindDriftHistory, buildDriftHistory(nil, fleetFilter{}, time.Time{}, 0), nil},
+		{"empty status", kindFleetStatus, BuildFleetStatus(nil, Filter{}), nil},
+		{"empty drift", kindDriftList, BuildDriftList(nil, Filter{}, true), nil},
+		{"empty history", kindDriftHistory, BuildDriftHistory(nil, Filter{}, time.Time{}, 0), nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := writeJSON(&buf, c.doc); err != nil {
+			if err := WriteJSON(&buf, c.doc); err != nil {
 				t.Fatal(err)
 			}
 			var doc struct {
@@ -446,7 +341,7 @@ func TestJSONDocuments(t *testing.T) {
 	}
 
 	var buf bytes.Buffer
-	_ = writeJSON(&buf, buildDriftList(statuses, fleetFilter{service: "web"}, false))
+	_ = WriteJSON(&buf, BuildDriftList(statuses, Filter{Service: "web"}, false))
 	var dl DriftList
 	if err := json.Unmarshal(buf.Bytes(), &dl); err != nil {
 		t.Fatal(err)
@@ -458,29 +353,6 @@ func TestJSONDocuments(t *testing.T) {
 	for _, k := range []string{`"detectedTime"`, `"detection"`, `"manager"`, `"subresource"`, `"fields"`, `"path"`, `"old"`, `"new"`} {
 		if !strings.Contains(buf.String(), k) {
 			t.Errorf("drift JSON lacks %s:\n%s", k, buf.String())
-		}
-	}
-}
-
-func TestClusterFlags(t *testing.T) {
-	cases := []struct {
-		cluster, namespace, wantNS, wantName string
-		err                                  bool
-	}{
-		{"", "", "", "", false},
-		{"c1", "", "", "c1", false},
-		{"c1", "fleet", "fleet", "c1", false},
-		{"fleet/c1", "", "fleet", "c1", false},
-		{"fleet/c1", "fleet", "fleet", "c1", false},
-		{"fleet/c1", "other", "", "", true},
-		{"/c1", "", "", "", true},
-		{"a/b/c", "", "", "", true},
-		{"", "fleet", "fleet", "", false},
-	}
-	for _, c := range cases {
-		ns, name, err := (&clusterFlags{cluster: c.cluster, namespace: c.namespace}).resolve()
-		if (err != nil) != c.err || ns != c.wantNS || name != c.wantName {
-			t.Errorf("resolve(--cluster %q -n %q) = %q, %q, %v; want %q, %q, error %v", c.cluster, c.namespace, ns, name, err, c.wantNS, c.wantName, c.err)
 		}
 	}
 }
