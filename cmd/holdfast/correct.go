@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/fleetview"
 )
 
 // correctPollInterval is how often `correct --wait` reads the object it patched.
@@ -72,15 +73,15 @@ func (o *correctOptions) run(cmd *cobra.Command, serviceSet string) error {
 		return fmt.Errorf("reading MultiClusterService %s: %w", serviceSet, err)
 	}
 	var target client.Object = mcs
-	req := CorrectionRequest{ServiceSet: serviceSet, Target: TargetRef{Kind: "MultiClusterService", Name: serviceSet}}
+	req := fleetview.CorrectionRequest{ServiceSet: serviceSet, Target: fleetview.TargetRef{Kind: "MultiClusterService", Name: serviceSet}}
 	if cluster != "" {
-		css, err := FindStatus(ctx, c, serviceSet, ns, cluster)
+		css, err := fleetview.FindStatus(ctx, c, serviceSet, ns, cluster)
 		if err != nil {
 			return err
 		}
 		target = css
 		req.ClusterNamespace, req.Cluster = css.Namespace, css.Spec.Cluster
-		req.Target = TargetRef{Kind: "ClusterServiceStatus", Namespace: css.Namespace, Name: css.Name}
+		req.Target = fleetview.TargetRef{Kind: "ClusterServiceStatus", Namespace: css.Namespace, Name: css.Name}
 	}
 
 	req.RequestedAt = time.Now().UTC().Format(time.RFC3339Nano)
@@ -105,7 +106,7 @@ func (o *correctOptions) run(cmd *cobra.Command, serviceSet string) error {
 		if wait.Interrupted(err) {
 			var pending string
 			if _, ok := target.(*holdfastv1.MultiClusterService); ok {
-				pending = PendingClusters(ctx, c, serviceSet, req.RequestedAt)
+				pending = fleetview.PendingClusters(ctx, c, serviceSet, req.RequestedAt)
 			}
 			return fmt.Errorf("%s %s did not handle the request %s within %s%s", req.Target.Kind, req.Target.NamespacedName(),
 				req.RequestedAt, o.timeout, pending)
@@ -115,7 +116,7 @@ func (o *correctOptions) run(cmd *cobra.Command, serviceSet string) error {
 	statuses := []holdfastv1.ClusterServiceStatus{}
 	if css, ok := target.(*holdfastv1.ClusterServiceStatus); ok {
 		statuses = append(statuses, *css)
-	} else if statuses, err = ListStatuses(ctx, c, Filter{ServiceSet: serviceSet}); err != nil {
+	} else if statuses, err = fleetview.ListStatuses(ctx, c, fleetview.Filter{ServiceSet: serviceSet}); err != nil {
 		return err
 	}
 	var drifted int32
@@ -127,11 +128,11 @@ func (o *correctOptions) run(cmd *cobra.Command, serviceSet string) error {
 	return o.print(cmd.OutOrStdout(), req, time.Since(start))
 }
 
-func (o *correctOptions) print(w io.Writer, req CorrectionRequest, took time.Duration) error {
+func (o *correctOptions) print(w io.Writer, req fleetview.CorrectionRequest, took time.Duration) error {
 	if o.hub.output == outputJSON {
-		return WriteJSON(w, NewCorrectionRequestList(req))
+		return fleetview.WriteJSON(w, fleetview.NewCorrectionRequestList(req))
 	}
-	return PrintCorrectionRequest(w, req, took)
+	return fleetview.PrintCorrectionRequest(w, req, took)
 }
 
 // waitHandled polls obj until its status echoes value, or a later request that superseded it.
@@ -187,9 +188,9 @@ requests until it is resumed. Resuming clears spec.paused; the next reconcile ca
 				return err
 			}
 			if o.output == outputJSON {
-				return WriteJSON(cmd.OutOrStdout(), NewPauseRequestList(res))
+				return fleetview.WriteJSON(cmd.OutOrStdout(), fleetview.NewPauseRequestList(res))
 			}
-			return PrintPauseRequest(cmd.OutOrStdout(), res)
+			return fleetview.PrintPauseRequest(cmd.OutOrStdout(), res)
 		},
 	}
 	o.addFlags(cmd.Flags())
@@ -197,22 +198,22 @@ requests until it is resumed. Resuming clears spec.paused; the next reconcile ca
 }
 
 // setPaused sets or clears spec.paused of a MultiClusterService with a merge patch.
-func setPaused(ctx context.Context, c client.Client, serviceSet string, paused bool) (PauseRequest, error) {
+func setPaused(ctx context.Context, c client.Client, serviceSet string, paused bool) (fleetview.PauseRequest, error) {
 	mcs := &holdfastv1.MultiClusterService{}
 	if err := c.Get(ctx, client.ObjectKey{Name: serviceSet}, mcs); err != nil {
-		return PauseRequest{}, fmt.Errorf("reading MultiClusterService %s: %w", serviceSet, err)
+		return fleetview.PauseRequest{}, fmt.Errorf("reading MultiClusterService %s: %w", serviceSet, err)
 	}
-	res := PauseRequest{ServiceSet: serviceSet, Paused: paused, Changed: mcs.Spec.Paused != paused}
+	res := fleetview.PauseRequest{ServiceSet: serviceSet, Paused: paused, Changed: mcs.Spec.Paused != paused}
 	var value any // null removes the field
 	if paused {
 		value = true
 	}
 	patch, err := json.Marshal(map[string]any{"spec": map[string]any{"paused": value}})
 	if err != nil {
-		return PauseRequest{}, err
+		return fleetview.PauseRequest{}, err
 	}
 	if err := c.Patch(ctx, mcs, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		return PauseRequest{}, fmt.Errorf("setting spec.paused of MultiClusterService %s: %w", serviceSet, err)
+		return fleetview.PauseRequest{}, fmt.Errorf("setting spec.paused of MultiClusterService %s: %w", serviceSet, err)
 	}
 	return res, nil
 }

@@ -17,6 +17,7 @@ import (
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/controller"
 	"holdfast.dev/holdfast/internal/fleet"
+	"holdfast.dev/holdfast/internal/fleetview"
 	"holdfast.dev/holdfast/internal/localfleet"
 )
 
@@ -133,7 +134,7 @@ func (o *demoOptions) run(ctx context.Context, out io.Writer) (retErr error) {
 	step("Timings")
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	for _, t := range timings {
-		fmt.Fprintf(tw, "%s\t%s\n", t.what, RoundDuration(t.took))
+		fmt.Fprintf(tw, "%s\t%s\n", t.what, fleetview.RoundDuration(t.took))
 	}
 	fmt.Fprintf(tw, "Total, before stopping\t%s\n", since(begin))
 	if err := tw.Flush(); err != nil {
@@ -207,7 +208,7 @@ func connectedString(ctx context.Context, f *localfleet.Fleet, key client.Object
 	}
 	s := fmt.Sprintf("Connected=%s (%s", cond.Status, cond.Reason)
 	if cond.Message != "" {
-		s += ": " + Truncate(cond.Message, 80)
+		s += ": " + fleetview.Truncate(cond.Message, 80)
 	}
 	return s + ")"
 }
@@ -218,7 +219,7 @@ func (o *demoOptions) printFleet(ctx context.Context, out io.Writer, f *localfle
 		return err
 	}
 	fmt.Fprintln(out)
-	return PrintClusters(out, clusters)
+	return fleetview.PrintClusters(out, clusters)
 }
 
 func setKubeconfig(ctx context.Context, f *localfleet.Fleet, cluster string, data []byte) error {

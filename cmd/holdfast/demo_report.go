@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/fleetview"
 	"holdfast.dev/holdfast/internal/naming"
 )
 
@@ -49,7 +50,7 @@ func (d *serviceDemo) reportThenCorrect(ctx context.Context, timed func(string, 
 		return fmt.Errorf("waiting for %s to report the drift: %w", statusKey, err)
 	}
 	timed("Drift reported (Report mode)", start)
-	fmt.Fprintf(d.out, "  reported after %s; still %q on the cluster. `holdfast drift` says:\n\n", RoundDuration(time.Since(start)), "debug-by-hand")
+	fmt.Fprintf(d.out, "  reported after %s; still %q on the cluster. `holdfast drift` says:\n\n", fleetview.RoundDuration(time.Since(start)), "debug-by-hand")
 	if err := d.cli(ctx, "drift"); err != nil {
 		return err
 	}

@@ -22,6 +22,7 @@ import (
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/chartserver"
 	"holdfast.dev/holdfast/internal/controller"
+	"holdfast.dev/holdfast/internal/fleetview"
 	"holdfast.dev/holdfast/internal/localfleet"
 	"holdfast.dev/holdfast/internal/naming"
 )
@@ -179,7 +180,7 @@ func (d *serviceDemo) declare(ctx context.Context, repoURL, registryURL string) 
 		for _, s := range m.Spec.Services {
 			services = append(services, fmt.Sprintf("%s (%s -> ns %s)", s.Name, s.Template.Name, s.Namespace))
 		}
-		fmt.Fprintf(tw, "MultiClusterService\t%s\tclusters %s: %s; syncMode %s\n", m.Name, SelectorString(m.Spec.ClusterSelector), strings.Join(services, ", "), m.Spec.SyncMode)
+		fmt.Fprintf(tw, "MultiClusterService\t%s\tclusters %s: %s; syncMode %s\n", m.Name, fleetview.SelectorString(m.Spec.ClusterSelector), strings.Join(services, ", "), m.Spec.SyncMode)
 	}
 	return tw.Flush()
 }
@@ -325,7 +326,7 @@ func (d *serviceDemo) printFleet(ctx context.Context) error {
 		return a.Spec.MultiClusterService < b.Spec.MultiClusterService
 	})
 	fmt.Fprintln(d.out)
-	if err := PrintServiceStatuses(d.out, list, time.Now()); err != nil {
+	if err := fleetview.PrintServiceStatuses(d.out, list, time.Now()); err != nil {
 		return err
 	}
 	names := make([]string, 0, len(sets))
@@ -338,7 +339,7 @@ func (d *serviceDemo) printFleet(ctx context.Context) error {
 		ordered = append(ordered, sets[name])
 	}
 	fmt.Fprintln(d.out)
-	return PrintServiceSets(d.out, ordered)
+	return fleetview.PrintServiceSets(d.out, ordered)
 }
 
 // printStatusDetails prints every condition and every object not in sync of every
@@ -387,7 +388,7 @@ func (d *serviceDemo) printTargets(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(d.out, "\n%s (%s)\n", c.Name, LabelString(c.Labels))
+		fmt.Fprintf(d.out, "\n%s (%s)\n", c.Name, fleetview.LabelString(c.Labels))
 		tw := tabwriter.NewWriter(d.out, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "  KIND\tOBJECT\tSET/SERVICE\tCONTENT")
 		for _, o := range objects {
@@ -526,7 +527,7 @@ func (d *serviceDemo) rollOutChange(ctx context.Context) error {
 		if css := statuses[naming.StatusName(appsSet, name)]; css != nil {
 			after = serviceRevision(css, "web")
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s -> %s\n", name, dataString(cm.Data), ShortDigest(before[name]), ShortDigest(after))
+		fmt.Fprintf(tw, "%s\t%s\t%s -> %s\n", name, dataString(cm.Data), fleetview.ShortDigest(before[name]), fleetview.ShortDigest(after))
 	}
 	return tw.Flush()
 }
@@ -578,7 +579,7 @@ func (d *serviceDemo) promoteCanary(ctx context.Context) error {
 		}
 	}
 	fmt.Fprintf(d.out, "The canary moved %s after the selector change: deployed to %s, withdrawn from %s\n",
-		since(start), OrDash(strings.Join(gainedBy, ",")), OrDash(strings.Join(withdrawnFrom, ",")))
+		since(start), fleetview.OrDash(strings.Join(gainedBy, ",")), fleetview.OrDash(strings.Join(withdrawnFrom, ",")))
 	return nil
 }
 
@@ -620,7 +621,7 @@ func findCondition(conds []metav1.Condition, t string) *metav1.Condition {
 
 func ownerOf(o client.Object) string {
 	l := o.GetLabels()
-	return OrDash(l[holdfastv1.OwnerLabel]) + "/" + OrDash(l[holdfastv1.ServiceLabel])
+	return fleetview.OrDash(l[holdfastv1.OwnerLabel]) + "/" + fleetview.OrDash(l[holdfastv1.ServiceLabel])
 }
 
 func dataString(data map[string]string) string {
@@ -643,7 +644,7 @@ func ptrOr(p *int32, def int32) int32 {
 	return *p
 }
 
-func since(t time.Time) string { return RoundDuration(time.Since(t)).String() }
+func since(t time.Time) string { return fleetview.RoundDuration(time.Since(t)).String() }
 
 func plural(n int32, one, many string) string {
 	if n == 1 {

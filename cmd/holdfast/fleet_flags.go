@@ -6,6 +6,8 @@ import (
 
 	"github.com/spf13/pflag"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"holdfast.dev/holdfast/internal/fleetview"
 )
 
 const (
@@ -36,7 +38,7 @@ func (o *hubOptions) validate() error {
 // client returns a client of the hub that knows Holdfast's types, loading the kubeconfig the
 // way kubectl does.
 func (o *hubOptions) client() (client.Client, error) {
-	return NewHubClient(o.kubeconfig, o.context)
+	return fleetview.NewHubClient(o.kubeconfig, o.context)
 }
 
 // clusterFlags are --cluster and -n/--namespace, shared by the verbs that can target one cluster.
