@@ -1,4 +1,4 @@
-package main
+package demo
 
 import (
 	"context"
@@ -27,7 +27,7 @@ import (
 	"holdfast.dev/holdfast/internal/naming"
 )
 
-// serviceDemo walks through deploying the sample fleet (demo_samples.go) to the sandbox targets
+// serviceDemo walks through deploying the sample fleet (samples.go) to the sandbox targets
 // and reads back from each target what landed there.
 type serviceDemo struct {
 	out     io.Writer
@@ -38,6 +38,8 @@ type serviceDemo struct {
 	clusters []holdfastv1.Cluster
 	step     func(format string, args ...any)
 	timeout  time.Duration
+	// runVerb runs a CLI verb (Options.RunVerb).
+	runVerb func(ctx context.Context, out io.Writer, verb string, args ...string) error
 
 	// The chart servers live as long as the demo: the controller may fetch again at any time.
 	repo     *chartserver.Repo
@@ -45,8 +47,9 @@ type serviceDemo struct {
 	chartRef string
 }
 
-func newServiceDemo(ctx context.Context, out io.Writer, f *localfleet.Fleet, step func(string, ...any), timeout time.Duration) (*serviceDemo, error) {
-	d := &serviceDemo{out: out, f: f, hub: f.HubClient(), targets: map[string]client.Client{}, step: step, timeout: timeout}
+func newServiceDemo(ctx context.Context, out io.Writer, f *localfleet.Fleet, step func(string, ...any), timeout time.Duration,
+	runVerb func(context.Context, io.Writer, string, ...string) error) (*serviceDemo, error) {
+	d := &serviceDemo{out: out, f: f, hub: f.HubClient(), targets: map[string]client.Client{}, step: step, timeout: timeout, runVerb: runVerb}
 	scheme, err := controller.Scheme()
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package main
+package demo
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -21,60 +20,47 @@ import (
 	"holdfast.dev/holdfast/internal/localfleet"
 )
 
-type demoOptions struct {
-	clusters    int
-	dir         string
-	keepRunning bool
-	probe       time.Duration
-	grace       time.Duration
-	skipHealth  bool
-	timeout     time.Duration
+// Options are the demo's settings: cmd/holdfast binds them to the flags of `holdfast demo`.
+type Options struct {
+	// Clusters is the number of target clusters.
+	Clusters int
+	// Dir holds the kubeconfigs and control-plane data; empty means a temporary directory.
+	Dir string
+	// KeepRunning keeps the fleet running after the walk-through, until ctx is done.
+	KeepRunning bool
+	// ProbeInterval and ConnectionGrace are the controller's cluster health settings.
+	ProbeInterval   time.Duration
+	ConnectionGrace time.Duration
+	// SkipClusterHealth skips the API server outage and broken kubeconfig steps.
+	SkipClusterHealth bool
+	// WaitTimeout bounds the wait for the sample services at each step.
+	WaitTimeout time.Duration
+	// RunVerb runs one of holdfast's own CLI verbs (drift, history or correct) with args,
+	// printing to out, as a user would type it. The demo shows them at work in Report mode.
+	RunVerb func(ctx context.Context, out io.Writer, verb string, args ...string) error
 }
 
-func newDemoCommand() *cobra.Command {
-	o := &demoOptions{}
-	cmd := &cobra.Command{
-		Use:   "demo",
-		Short: "Run a local fleet with the controller and show Holdfast at work",
-		Long: `Starts a hub and target control planes on this machine, runs the Holdfast controller
-against them and walks through what it does. Cluster health: the Clusters become Ready; a
-target's API server goes away and comes back; a kubeconfig Secret is broken and repaired.
-Deployment: the hello Helm chart is served on loopback (HTTP repository and OCI registry); a
-sample fleet of ServiceTemplates and MultiClusterServices is declared on the hub and deployed to
-the targets selected by label; the fleet table and what landed on each target are printed; a
-template change rolls out to every cluster and a selector change moves a service from one
-cluster to another. Drift: on one target, a value Holdfast set is edited, a managed object
-deleted and a Deployment scaled by hand, as other field managers; each is put back at once
-(sandbox-apps is in ContinuousWithDriftDetection mode), a label someone adds is left alone, and
-the DriftCorrected Events are printed. Every process is stopped at the end (or on SIGINT, with
---keep-running).
-The controller logs only errors here; --log-level info shows its work.`,
-		Args:        cobra.NoArgs,
-		Annotations: map[string]string{defaultLogLevelAnnotation: "error"},
-		RunE:        func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context(), cmd.OutOrStdout()) },
-	}
-	cmd.Flags().IntVar(&o.clusters, "clusters", 2, "number of target clusters")
-	cmd.Flags().StringVar(&o.dir, "dir", "", "directory for kubeconfigs and control-plane data (default: a temporary one)")
-	cmd.Flags().BoolVar(&o.keepRunning, "keep-running", false, "keep the fleet running after the walk-through, until SIGINT")
-	cmd.Flags().DurationVar(&o.probe, "cluster-probe-interval", time.Second, "time between two health probes of a cluster")
-	cmd.Flags().DurationVar(&o.grace, "cluster-connection-grace", 5*time.Second, "how long failing probes keep a cluster Connected")
-	cmd.Flags().BoolVar(&o.skipHealth, "skip-cluster-health", false, "skip the API server outage and broken kubeconfig steps")
-	cmd.Flags().DurationVar(&o.timeout, "wait-timeout", 2*time.Minute, "how long to wait for the sample services at each step")
-	return cmd
+// Run starts a local fleet with the Holdfast controller and walks through what Holdfast does,
+// printing to out; every process it starts is stopped before it returns.
+func Run(ctx context.Context, out io.Writer, o Options) error {
+	return o.run(ctx, out)
 }
 
-func (o *demoOptions) run(ctx context.Context, out io.Writer) (retErr error) {
-	if o.clusters < 1 {
+func (o *Options) run(ctx context.Context, out io.Writer) (retErr error) {
+	if o.Clusters < 1 {
 		return fmt.Errorf("--clusters must be at least 1")
+	}
+	if o.RunVerb == nil {
+		return fmt.Errorf("the demo needs Options.RunVerb to run the CLI verbs")
 	}
 	begin := time.Now()
 	step := func(format string, args ...any) { fmt.Fprintf(out, "\n==> "+format+"\n", args...) }
 	var timings []timing
 	timed := func(what string, start time.Time) { timings = append(timings, timing{what, time.Since(start)}) }
 
-	step("Starting a hub and %d target clusters (etcd, kube-apiserver, kube-controller-manager each)", o.clusters)
+	step("Starting a hub and %d target clusters (etcd, kube-apiserver, kube-controller-manager each)", o.Clusters)
 	start := time.Now()
-	f, err := localfleet.Up(ctx, localfleet.Options{Clusters: o.clusters, Dir: o.dir})
+	f, err := localfleet.Up(ctx, localfleet.Options{Clusters: o.Clusters, Dir: o.Dir})
 	if err != nil {
 		return err
 	}
@@ -85,14 +71,14 @@ func (o *demoOptions) run(ctx context.Context, out io.Writer) (retErr error) {
 	fmt.Fprintf(out, "Control planes up in %s; hub kubeconfig: %s\n", since(start), f.HubKubeconfigPath())
 	timed("Control planes up", start)
 
-	step("Running the Holdfast controller against the hub (probe every %s, connection grace %s)", o.probe, o.grace)
-	stopController, err := startController(ctx, f, controller.Options{ProbeInterval: o.probe, ConnectionGrace: o.grace})
+	step("Running the Holdfast controller against the hub (probe every %s, connection grace %s)", o.ProbeInterval, o.ConnectionGrace)
+	stopController, err := StartController(ctx, f, controller.Options{ProbeInterval: o.ProbeInterval, ConnectionGrace: o.ConnectionGrace})
 	if err != nil {
 		return err
 	}
 	defer func() { retErr = errors.Join(retErr, stopController()) }()
 	start = time.Now()
-	if err := waitClustersReady(ctx, f, 2*time.Minute); err != nil {
+	if err := WaitClustersReady(ctx, f, 2*time.Minute); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "Every Cluster Ready %s after the controller started\n", since(start))
@@ -101,7 +87,7 @@ func (o *demoOptions) run(ctx context.Context, out io.Writer) (retErr error) {
 		return err
 	}
 
-	if !o.skipHealth {
+	if !o.SkipClusterHealth {
 		step("Cluster health: an API server outage and a broken kubeconfig")
 		start = time.Now()
 		if err := o.clusterHealth(ctx, out, f); err != nil {
@@ -110,7 +96,7 @@ func (o *demoOptions) run(ctx context.Context, out io.Writer) (retErr error) {
 		timed("Cluster health (outage, broken kubeconfig)", start)
 	}
 
-	d, err := newServiceDemo(ctx, out, f, step, o.timeout)
+	d, err := newServiceDemo(ctx, out, f, step, o.WaitTimeout, o.RunVerb)
 	if err != nil {
 		return err
 	}
@@ -141,7 +127,7 @@ func (o *demoOptions) run(ctx context.Context, out io.Writer) (retErr error) {
 		return err
 	}
 
-	if o.keepRunning {
+	if o.KeepRunning {
 		step("The fleet keeps running; hub kubeconfig %s. Press Ctrl-C to stop.", f.HubKubeconfigPath())
 		<-ctx.Done()
 	}
@@ -155,7 +141,7 @@ type timing struct {
 
 // clusterHealth stops one target's API server until its Cluster is reported Unreachable, starts
 // it again, then breaks and repairs another target's kubeconfig Secret, one line per event.
-func (o *demoOptions) clusterHealth(ctx context.Context, out io.Writer, f *localfleet.Fleet) error {
+func (o *Options) clusterHealth(ctx context.Context, out io.Writer, f *localfleet.Fleet) error {
 	last := f.Targets[len(f.Targets)-1]
 	key := client.ObjectKey{Namespace: f.Namespace, Name: last.Name()}
 	start := time.Now()
@@ -165,7 +151,7 @@ func (o *demoOptions) clusterHealth(ctx context.Context, out io.Writer, f *local
 	if err := waitConnected(ctx, f, key, metav1.ConditionFalse); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "API server of %s stopped: %s after %s (grace %s)\n", last.Name(), connectedString(ctx, f, key), since(start), o.grace)
+	fmt.Fprintf(out, "API server of %s stopped: %s after %s (grace %s)\n", last.Name(), connectedString(ctx, f, key), since(start), o.ConnectionGrace)
 	start = time.Now()
 	if err := last.StartAPIServer(ctx); err != nil {
 		return err
@@ -189,7 +175,7 @@ func (o *demoOptions) clusterHealth(ctx context.Context, out io.Writer, f *local
 	if err := setKubeconfig(ctx, f, first.Name(), first.Kubeconfig()); err != nil {
 		return err
 	}
-	if err := waitClustersReady(ctx, f, time.Minute); err != nil {
+	if err := WaitClustersReady(ctx, f, time.Minute); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "Secret %s restored: every Cluster Ready again after %s\n", fleet.KubeconfigSecretName(first.Name()), since(start))
@@ -213,7 +199,7 @@ func connectedString(ctx context.Context, f *localfleet.Fleet, key client.Object
 	return s + ")"
 }
 
-func (o *demoOptions) printFleet(ctx context.Context, out io.Writer, f *localfleet.Fleet) error {
+func (o *Options) printFleet(ctx context.Context, out io.Writer, f *localfleet.Fleet) error {
 	clusters, err := f.Clusters(ctx)
 	if err != nil {
 		return err
