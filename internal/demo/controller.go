@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/conditions"
 	"holdfast.dev/holdfast/internal/controller"
 	"holdfast.dev/holdfast/internal/localfleet"
 )
@@ -49,7 +49,7 @@ func WaitClustersReady(ctx context.Context, f *localfleet.Fleet, timeout time.Du
 		}
 		last = clusters
 		for i := range clusters {
-			if !clusterReady(&clusters[i]) {
+			if !conditions.IsTrue(&clusters[i], holdfastv1.ReadyCondition) {
 				return false, nil
 			}
 		}
@@ -58,20 +58,11 @@ func WaitClustersReady(ctx context.Context, f *localfleet.Fleet, timeout time.Du
 	if err != nil {
 		var notReady []string
 		for i := range last {
-			if !clusterReady(&last[i]) {
+			if !conditions.IsTrue(&last[i], holdfastv1.ReadyCondition) {
 				notReady = append(notReady, last[i].Name)
 			}
 		}
 		return fmt.Errorf("waiting for Clusters %v to become Ready: %w", notReady, err)
 	}
 	return nil
-}
-
-func clusterReady(c *holdfastv1.Cluster) bool {
-	for _, cond := range c.Status.Conditions {
-		if cond.Type == holdfastv1.ReadyCondition {
-			return cond.Status == metav1.ConditionTrue
-		}
-	}
-	return false
 }

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/conditions"
 	"holdfast.dev/holdfast/internal/controller"
 	"holdfast.dev/holdfast/internal/fleet"
 	"holdfast.dev/holdfast/internal/fleetview"
@@ -188,7 +189,7 @@ func connectedString(ctx context.Context, f *localfleet.Fleet, key client.Object
 	if err := f.HubClient().Get(ctx, key, c); err != nil {
 		return fmt.Sprintf("Cluster unreadable: %v", err)
 	}
-	cond := findCondition(c.Status.Conditions, holdfastv1.ClusterConnectedCondition)
+	cond := conditions.Get(c, holdfastv1.ClusterConnectedCondition)
 	if cond == nil {
 		return "Connected unknown"
 	}
@@ -228,12 +229,8 @@ func waitConnected(ctx context.Context, f *localfleet.Fleet, key client.ObjectKe
 		if err := f.HubClient().Get(ctx, key, c); err != nil {
 			return false, nil //nolint:nilerr // keep polling until the timeout
 		}
-		for _, cond := range c.Status.Conditions {
-			if cond.Type == holdfastv1.ClusterConnectedCondition {
-				return cond.Status == want, nil
-			}
-		}
-		return false, nil
+		cond := conditions.Get(c, holdfastv1.ClusterConnectedCondition)
+		return cond != nil && cond.Status == want, nil
 	})
 	if err != nil {
 		return fmt.Errorf("waiting for Cluster %s to be Connected=%s: %w", key, want, err)

@@ -21,6 +21,7 @@ import (
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/chartserver"
+	"holdfast.dev/holdfast/internal/conditions"
 	"holdfast.dev/holdfast/internal/controller"
 	"holdfast.dev/holdfast/internal/fleetview"
 	"holdfast.dev/holdfast/internal/localfleet"
@@ -223,14 +224,14 @@ func (d *serviceDemo) waitStatuses(ctx context.Context, ready, gone []string) er
 			css, ok := statuses[name]
 			state := "not created yet"
 			if ok {
-				state = readyString(css.Status.Conditions)
+				state = readyString(css)
 				m, found := sets[css.Spec.MultiClusterService]
 				if !found || css.Status.ObservedGeneration != m.Generation {
 					state += " (reconciling)"
 					done = false
 				}
 			}
-			if !ok || !isReady(css.Status.Conditions) {
+			if !ok || !conditions.IsTrue(css, holdfastv1.ReadyCondition) {
 				done = false
 			}
 			progress = append(progress, name+": "+state)
@@ -240,7 +241,7 @@ func (d *serviceDemo) waitStatuses(ctx context.Context, ready, gone []string) er
 				done = false
 				state := "withdrawing"
 				if css.DeletionTimestamp.IsZero() {
-					state = readyString(css.Status.Conditions)
+					state = readyString(css)
 				}
 				progress = append(progress, name+": "+state)
 			} else {
@@ -250,7 +251,7 @@ func (d *serviceDemo) waitStatuses(ctx context.Context, ready, gone []string) er
 		for _, m := range sets {
 			// A set that matches no cluster (--clusters 1 after the promotion) is not Ready, and settled.
 			settled := m.Status.ObservedGeneration == m.Generation && m.Status.ReadyClusters == m.Status.MatchingClusters
-			if !settled || (m.Status.MatchingClusters > 0 && !isReady(m.Status.Conditions)) {
+			if !settled || (m.Status.MatchingClusters > 0 && !conditions.IsTrue(m, holdfastv1.ReadyCondition)) {
 				done = false
 			}
 		}
@@ -501,7 +502,7 @@ func (d *serviceDemo) rollOutChange(ctx context.Context) error {
 				done = false
 			}
 			css := statuses[naming.StatusName(appsSet, name)]
-			if css == nil || serviceRevision(css, "web") == before[name] || !isReady(css.Status.Conditions) {
+			if css == nil || serviceRevision(css, "web") == before[name] || !conditions.IsTrue(css, holdfastv1.ReadyCondition) {
 				done = false
 			} else {
 				state += ", status Ready at the new revision"
@@ -595,14 +596,9 @@ func serviceRevision(css *holdfastv1.ClusterServiceStatus, service string) strin
 	return ""
 }
 
-func isReady(conds []metav1.Condition) bool {
-	c := findCondition(conds, holdfastv1.ReadyCondition)
-	return c != nil && c.Status == metav1.ConditionTrue
-}
-
 // readyString is "Ready" or the Ready condition's reason.
-func readyString(conds []metav1.Condition) string {
-	c := findCondition(conds, holdfastv1.ReadyCondition)
+func readyString(obj conditions.Getter) string {
+	c := conditions.Get(obj, holdfastv1.ReadyCondition)
 	switch {
 	case c == nil:
 		return "no conditions yet"
@@ -611,15 +607,6 @@ func readyString(conds []metav1.Condition) string {
 	default:
 		return string(c.Status) + " (" + c.Reason + ")"
 	}
-}
-
-func findCondition(conds []metav1.Condition, t string) *metav1.Condition {
-	for i := range conds {
-		if conds[i].Type == t {
-			return &conds[i]
-		}
-	}
-	return nil
 }
 
 func ownerOf(o client.Object) string {
