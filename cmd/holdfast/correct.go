@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
-	"holdfast.dev/holdfast/internal/naming"
+	"holdfast.dev/holdfast/internal/fleetview"
 )
 
 // correctPollInterval is how often `correct --wait` reads the object it patched.
@@ -75,15 +73,15 @@ func (o *correctOptions) run(cmd *cobra.Command, serviceSet string) error {
 		return fmt.Errorf("reading MultiClusterService %s: %w", serviceSet, err)
 	}
 	var target client.Object = mcs
-	req := CorrectionRequest{ServiceSet: serviceSet, Target: TargetRef{Kind: "MultiClusterService", Name: serviceSet}}
+	req := fleetview.CorrectionRequest{ServiceSet: serviceSet, Target: fleetview.TargetRef{Kind: "MultiClusterService", Name: serviceSet}}
 	if cluster != "" {
-		css, err := findStatus(ctx, c, serviceSet, ns, cluster)
+		css, err := fleetview.FindStatus(ctx, c, serviceSet, ns, cluster)
 		if err != nil {
 			return err
 		}
 		target = css
 		req.ClusterNamespace, req.Cluster = css.Namespace, css.Spec.Cluster
-		req.Target = TargetRef{Kind: "ClusterServiceStatus", Namespace: css.Namespace, Name: css.Name}
+		req.Target = fleetview.TargetRef{Kind: "ClusterServiceStatus", Namespace: css.Namespace, Name: css.Name}
 	}
 
 	req.RequestedAt = time.Now().UTC().Format(time.RFC3339Nano)
@@ -94,7 +92,7 @@ func (o *correctOptions) run(cmd *cobra.Command, serviceSet string) error {
 		return err
 	}
 	if err := c.Patch(ctx, target, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		return fmt.Errorf("requesting a reconcile of %s %s: %w", req.Target.Kind, targetName(req.Target), err)
+		return fmt.Errorf("requesting a reconcile of %s %s: %w", req.Target.Kind, req.Target.NamespacedName(), err)
 	}
 	if mcs.Spec.Paused {
 		fmt.Fprintf(cmd.ErrOrStderr(), "Warning: service set %s is paused; the request is handled once it is resumed (holdfast resume %s)\n", serviceSet, serviceSet)
@@ -106,15 +104,19 @@ func (o *correctOptions) run(cmd *cobra.Command, serviceSet string) error {
 	start := time.Now()
 	if err := waitHandled(ctx, c, target, req.RequestedAt, o.timeout); err != nil {
 		if wait.Interrupted(err) {
-			return fmt.Errorf("%s %s did not handle the request %s within %s%s", req.Target.Kind, targetName(req.Target),
-				req.RequestedAt, o.timeout, pendingClusters(ctx, c, serviceSet, req.RequestedAt, target))
+			var pending string
+			if _, ok := target.(*holdfastv1.MultiClusterService); ok {
+				pending = fleetview.PendingClusters(ctx, c, serviceSet, req.RequestedAt)
+			}
+			return fmt.Errorf("%s %s did not handle the request %s within %s%s", req.Target.Kind, req.Target.NamespacedName(),
+				req.RequestedAt, o.timeout, pending)
 		}
 		return err
 	}
 	statuses := []holdfastv1.ClusterServiceStatus{}
 	if css, ok := target.(*holdfastv1.ClusterServiceStatus); ok {
 		statuses = append(statuses, *css)
-	} else if statuses, err = listStatuses(ctx, c, fleetFilter{serviceSet: serviceSet}); err != nil {
+	} else if statuses, err = fleetview.ListStatuses(ctx, c, fleetview.Filter{ServiceSet: serviceSet}); err != nil {
 		return err
 	}
 	var drifted int32
@@ -126,63 +128,11 @@ func (o *correctOptions) run(cmd *cobra.Command, serviceSet string) error {
 	return o.print(cmd.OutOrStdout(), req, time.Since(start))
 }
 
-func (o *correctOptions) print(w io.Writer, req CorrectionRequest, took time.Duration) error {
+func (o *correctOptions) print(w io.Writer, req fleetview.CorrectionRequest, took time.Duration) error {
 	if o.hub.output == outputJSON {
-		return writeJSON(w, CorrectionRequestList{Header: Header{cliAPIVersion, kindCorrectionRequest}, Items: []CorrectionRequest{req}})
+		return fleetview.WriteJSON(w, fleetview.NewCorrectionRequestList(req))
 	}
-	what := "service set " + req.ServiceSet
-	if req.Cluster != "" {
-		what += " on cluster " + req.ClusterNamespace + "/" + req.Cluster
-	}
-	if _, err := fmt.Fprintf(w, "Requested a full reconcile of %s (%s %s: %s=%s).\n", what, req.Target.Kind, targetName(req.Target),
-		holdfastv1.ReconcileRequestedAtAnnotation, req.RequestedAt); err != nil {
-		return err
-	}
-	if !req.Handled {
-		return nil
-	}
-	_, err := fmt.Fprintf(w, "Handled by %s after %s: %s still drifted.\n", count(*req.Clusters, "cluster"), roundDuration(took),
-		count(int(*req.DriftedObjects), "object"))
-	return err
-}
-
-func targetName(t TargetRef) string {
-	if t.Namespace == "" {
-		return t.Name
-	}
-	return t.Namespace + "/" + t.Name
-}
-
-// findStatus returns the ClusterServiceStatus of serviceSet on the Cluster; namespace may be
-// empty when only one Cluster of that name has one.
-func findStatus(ctx context.Context, c client.Client, serviceSet, namespace, cluster string) (*holdfastv1.ClusterServiceStatus, error) {
-	if namespace != "" {
-		css := &holdfastv1.ClusterServiceStatus{}
-		key := client.ObjectKey{Namespace: namespace, Name: naming.StatusName(serviceSet, cluster)}
-		err := c.Get(ctx, key, css)
-		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("service set %s is not deployed to cluster %s/%s (no ClusterServiceStatus %s)", serviceSet, namespace, cluster, key)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("reading ClusterServiceStatus %s: %w", key, err)
-		}
-		return css, nil
-	}
-	found, err := listStatuses(ctx, c, fleetFilter{serviceSet: serviceSet, cluster: cluster})
-	if err != nil {
-		return nil, err
-	}
-	switch len(found) {
-	case 0:
-		return nil, fmt.Errorf("service set %s is not deployed to a cluster named %s", serviceSet, cluster)
-	case 1:
-		return &found[0], nil
-	}
-	var names []string
-	for i := range found {
-		names = append(names, found[i].Namespace+"/"+cluster)
-	}
-	return nil, fmt.Errorf("clusters %s all have service set %s: give --cluster NAMESPACE/NAME", strings.Join(names, ", "), serviceSet)
+	return fleetview.PrintCorrectionRequest(w, req, took)
 }
 
 // waitHandled polls obj until its status echoes value, or a later request that superseded it.
@@ -209,32 +159,6 @@ func lastHandled(obj client.Object) string {
 		return o.Status.LastHandledReconcileAt
 	}
 	return ""
-}
-
-// pendingClusters names, for a timed-out service set request, the clusters that have not
-// handled it yet.
-func pendingClusters(ctx context.Context, c client.Client, serviceSet, value string, target client.Object) string {
-	if _, ok := target.(*holdfastv1.MultiClusterService); !ok {
-		return ""
-	}
-	statuses, err := listStatuses(ctx, c, fleetFilter{serviceSet: serviceSet})
-	if err != nil {
-		return ""
-	}
-	var pending []string
-	for i := range statuses {
-		if statuses[i].Status.LastHandledReconcileAt != value {
-			pending = append(pending, statuses[i].Namespace+"/"+statuses[i].Spec.Cluster)
-		}
-	}
-	if len(pending) == 0 {
-		return ""
-	}
-	sort.Strings(pending)
-	if len(pending) > 10 {
-		pending = append(pending[:10], fmt.Sprintf("and %d more", len(pending)-10))
-	}
-	return "; not handled yet by " + strings.Join(pending, ", ")
 }
 
 // newPauseCommand is `pause` (paused true) or `resume` (false).
@@ -264,21 +188,9 @@ requests until it is resumed. Resuming clears spec.paused; the next reconcile ca
 				return err
 			}
 			if o.output == outputJSON {
-				return writeJSON(cmd.OutOrStdout(), PauseRequestList{Header: Header{cliAPIVersion, kindPauseRequest}, Items: []PauseRequest{res}})
+				return fleetview.WriteJSON(cmd.OutOrStdout(), fleetview.NewPauseRequestList(res))
 			}
-			var msg string
-			switch {
-			case !res.Changed && paused:
-				msg = "Service set %s was already paused.\n"
-			case !res.Changed:
-				msg = "Service set %s was not paused.\n"
-			case paused:
-				msg = "Paused service set %[1]s: Holdfast changes nothing on its clusters until `holdfast resume %[1]s`.\n"
-			default:
-				msg = "Resumed service set %s.\n"
-			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), msg, res.ServiceSet)
-			return err
+			return fleetview.PrintPauseRequest(cmd.OutOrStdout(), res)
 		},
 	}
 	o.addFlags(cmd.Flags())
@@ -286,22 +198,22 @@ requests until it is resumed. Resuming clears spec.paused; the next reconcile ca
 }
 
 // setPaused sets or clears spec.paused of a MultiClusterService with a merge patch.
-func setPaused(ctx context.Context, c client.Client, serviceSet string, paused bool) (PauseRequest, error) {
+func setPaused(ctx context.Context, c client.Client, serviceSet string, paused bool) (fleetview.PauseRequest, error) {
 	mcs := &holdfastv1.MultiClusterService{}
 	if err := c.Get(ctx, client.ObjectKey{Name: serviceSet}, mcs); err != nil {
-		return PauseRequest{}, fmt.Errorf("reading MultiClusterService %s: %w", serviceSet, err)
+		return fleetview.PauseRequest{}, fmt.Errorf("reading MultiClusterService %s: %w", serviceSet, err)
 	}
-	res := PauseRequest{ServiceSet: serviceSet, Paused: paused, Changed: mcs.Spec.Paused != paused}
+	res := fleetview.PauseRequest{ServiceSet: serviceSet, Paused: paused, Changed: mcs.Spec.Paused != paused}
 	var value any // null removes the field
 	if paused {
 		value = true
 	}
 	patch, err := json.Marshal(map[string]any{"spec": map[string]any{"paused": value}})
 	if err != nil {
-		return PauseRequest{}, err
+		return fleetview.PauseRequest{}, err
 	}
 	if err := c.Patch(ctx, mcs, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		return PauseRequest{}, fmt.Errorf("setting spec.paused of MultiClusterService %s: %w", serviceSet, err)
+		return fleetview.PauseRequest{}, fmt.Errorf("setting spec.paused of MultiClusterService %s: %w", serviceSet, err)
 	}
 	return res, nil
 }

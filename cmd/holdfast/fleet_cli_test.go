@@ -17,6 +17,8 @@ import (
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/controller"
+	"holdfast.dev/holdfast/internal/fleetview"
+	"holdfast.dev/holdfast/internal/fleetview/fleetviewtest"
 	"holdfast.dev/holdfast/internal/localfleet"
 	"holdfast.dev/holdfast/internal/naming"
 	"holdfast.dev/holdfast/internal/sandbox"
@@ -46,14 +48,14 @@ func TestFleetVerbsAgainstHub(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fixtures := fixtureStatuses()
+	fixtures := fleetviewtest.Statuses()
 	createFleet(t, c, fixtures)
 	cli := &cliRunner{kubeconfig: hub.KubeconfigPath()}
 
 	t.Run("status", func(t *testing.T) {
-		var got FleetStatus
+		var got fleetview.FleetStatus
 		cli.runJSON(t, &got, "status")
-		want := buildFleetStatus(fixtures, fleetFilter{})
+		want := fleetview.BuildFleetStatus(fixtures, fleetview.Filter{})
 		if a, b := mustJSON(t, got), mustJSON(t, want); a != b {
 			t.Errorf("status -o json from the hub:\n%s\nwant, from the same objects rendered locally:\n%s", a, b)
 		}
@@ -80,13 +82,13 @@ func TestFleetVerbsAgainstHub(t *testing.T) {
 				t.Errorf("drift --all lacks %q:\n%s", w, out)
 			}
 		}
-		var dl DriftList
+		var dl fleetview.DriftList
 		cli.runJSON(t, &dl, "drift", "--service", "cache")
 		if len(dl.Items) != 1 || dl.Items[0].State != "Missing" || dl.Items[0].Drift == nil || dl.Items[0].Drift.Detection != "Comparison" {
 			t.Errorf("drift --service cache = %+v, want the Missing Service", dl.Items)
 		}
 		all := cli.run(t, "drift", "--all", "-o", "json") + out
-		for _, secret := range []string{secretOld, secretNew, secretTok} {
+		for _, secret := range []string{fleetviewtest.SecretOld, fleetviewtest.SecretNew, fleetviewtest.SecretToken} {
 			if strings.Contains(all, secret) {
 				t.Errorf("drift shows the Secret value %q", secret)
 			}
@@ -94,13 +96,13 @@ func TestFleetVerbsAgainstHub(t *testing.T) {
 	})
 
 	t.Run("history", func(t *testing.T) {
-		var h DriftHistory
+		var h fleetview.DriftHistory
 		cli.runJSON(t, &h, "history", "--limit", "2")
 		if h.Total != 5 || len(h.Items) != 2 || h.Items[0].Object.Kind != "Secret" || h.Items[1].Object.Kind != "Service" {
 			t.Errorf("history --limit 2 = %+v, want the 2 newest of 5", h)
 		}
-		if !h.Items[0].Drift.DetectedTime.Equal(fixtureNow.Add(-time.Minute)) {
-			t.Errorf("detectedTime = %v, want %v", h.Items[0].Drift.DetectedTime, fixtureNow.Add(-time.Minute))
+		if !h.Items[0].Drift.DetectedTime.Equal(fleetviewtest.Now.Add(-time.Minute)) {
+			t.Errorf("detectedTime = %v, want %v", h.Items[0].Drift.DetectedTime, fleetviewtest.Now.Add(-time.Minute))
 		}
 		out := cli.run(t, "history", "--service", "web", "--cluster", "c1")
 		for _, w := range []string{"350ms", "2s", "kubectl-edit (Update)", "4 drift records"} {
@@ -142,13 +144,13 @@ func TestFleetVerbsAgainstHub(t *testing.T) {
 		if r.err != nil {
 			t.Fatalf("correct --cluster c2 --wait: %v\n%s", r.err, r.out)
 		}
-		var got CorrectionRequestList
+		var got fleetview.CorrectionRequestList
 		if err := json.Unmarshal([]byte(r.out), &got); err != nil {
 			t.Fatalf("%v:\n%s", err, r.out)
 		}
-		want := CorrectionRequest{ServiceSet: "apps", ClusterNamespace: "fleet", Cluster: "c2", RequestedAt: value, Handled: true,
-			Target: TargetRef{Kind: "ClusterServiceStatus", Namespace: "fleet", Name: "apps.c2"}, Clusters: ptr(1), DriftedObjects: ptr(int32(0))}
-		if got.Kind != kindCorrectionRequest || len(got.Items) != 1 || mustJSON(t, got.Items[0]) != mustJSON(t, want) {
+		want := fleetview.CorrectionRequest{ServiceSet: "apps", ClusterNamespace: "fleet", Cluster: "c2", RequestedAt: value, Handled: true,
+			Target: fleetview.TargetRef{Kind: "ClusterServiceStatus", Namespace: "fleet", Name: "apps.c2"}, Clusters: ptr(1), DriftedObjects: ptr(int32(0))}
+		if got.Kind != fleetview.KindCorrectionRequest || len(got.Items) != 1 || mustJSON(t, got.Items[0]) != mustJSON(t, want) {
 			t.Errorf("correct -o json = %s, want an item %s", r.out, mustJSON(t, want))
 		}
 		mcs := &holdfastv1.MultiClusterService{}
@@ -185,9 +187,9 @@ func TestFleetVerbsAgainstHub(t *testing.T) {
 	})
 
 	t.Run("pause and resume", func(t *testing.T) {
-		var res PauseRequestList
+		var res fleetview.PauseRequestList
 		cli.runJSON(t, &res, "pause", "apps")
-		if res.Kind != kindPauseRequest || len(res.Items) != 1 || !res.Items[0].Paused || !res.Items[0].Changed {
+		if res.Kind != fleetview.KindPauseRequest || len(res.Items) != 1 || !res.Items[0].Paused || !res.Items[0].Changed {
 			t.Errorf("pause -o json = %+v", res)
 		}
 		if !pausedOnHub(t, c, "apps") {

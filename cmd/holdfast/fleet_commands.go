@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/fleetview"
 )
 
 // fleetReadOptions are the flags of the verbs that read the fleet: status, drift and history.
@@ -25,19 +26,19 @@ func (o *fleetReadOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.service, "service", "", "only this service of the service sets")
 }
 
-func (o *fleetReadOptions) filter() (fleetFilter, error) {
+func (o *fleetReadOptions) filter() (fleetview.Filter, error) {
 	if err := o.hub.validate(); err != nil {
-		return fleetFilter{}, err
+		return fleetview.Filter{}, err
 	}
 	ns, name, err := o.cluster.resolve()
 	if err != nil {
-		return fleetFilter{}, err
+		return fleetview.Filter{}, err
 	}
-	return fleetFilter{clusterNamespace: ns, cluster: name, serviceSet: o.serviceSet, service: o.service}, nil
+	return fleetview.Filter{ClusterNamespace: ns, Cluster: name, ServiceSet: o.serviceSet, Service: o.service}, nil
 }
 
 // run reads the matching status objects and hands them to print, which renders per --output.
-func (o *fleetReadOptions) run(cmd *cobra.Command, print func(fleetFilter, *fleetData) error) error {
+func (o *fleetReadOptions) run(cmd *cobra.Command, print func(fleetview.Filter, *fleetData) error) error {
 	f, err := o.filter()
 	if err != nil {
 		return err
@@ -46,7 +47,7 @@ func (o *fleetReadOptions) run(cmd *cobra.Command, print func(fleetFilter, *flee
 	if err != nil {
 		return err
 	}
-	statuses, err := listStatuses(cmd.Context(), c, f)
+	statuses, err := fleetview.ListStatuses(cmd.Context(), c, f)
 	if err != nil {
 		return err
 	}
@@ -67,12 +68,12 @@ drift was detected; then a summary line.`,
   holdfast status --service-set platform -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return o.run(cmd, func(f fleetFilter, d *fleetData) error {
-				fs := buildFleetStatus(d.statuses, f)
+			return o.run(cmd, func(f fleetview.Filter, d *fleetData) error {
+				fs := fleetview.BuildFleetStatus(d.statuses, f)
 				if d.json {
-					return writeJSON(cmd.OutOrStdout(), fs)
+					return fleetview.WriteJSON(cmd.OutOrStdout(), fs)
 				}
-				return printFleetStatus(cmd.OutOrStdout(), fs, d.now)
+				return fleetview.PrintFleetStatus(cmd.OutOrStdout(), fs, d.now)
 			})
 		},
 	}
@@ -95,12 +96,12 @@ cluster's recent drift records) follow, newest first. Values of Secret data are 
   holdfast drift --all -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return o.run(cmd, func(f fleetFilter, d *fleetData) error {
-				dl := buildDriftList(d.statuses, f, all)
+			return o.run(cmd, func(f fleetview.Filter, d *fleetData) error {
+				dl := fleetview.BuildDriftList(d.statuses, f, all)
 				if d.json {
-					return writeJSON(cmd.OutOrStdout(), dl)
+					return fleetview.WriteJSON(cmd.OutOrStdout(), dl)
 				}
-				return printDriftList(cmd.OutOrStdout(), dl, d.now)
+				return fleetview.PrintDriftList(cmd.OutOrStdout(), dl, d.now)
 			})
 		},
 	}
@@ -127,16 +128,16 @@ records per service set.`,
 			if since < 0 || limit < 0 {
 				return fmt.Errorf("--since and --limit must not be negative")
 			}
-			return o.run(cmd, func(f fleetFilter, d *fleetData) error {
+			return o.run(cmd, func(f fleetview.Filter, d *fleetData) error {
 				var from time.Time
 				if since > 0 {
 					from = d.now.Add(-since)
 				}
-				h := buildDriftHistory(d.statuses, f, from, limit)
+				h := fleetview.BuildDriftHistory(d.statuses, f, from, limit)
 				if d.json {
-					return writeJSON(cmd.OutOrStdout(), h)
+					return fleetview.WriteJSON(cmd.OutOrStdout(), h)
 				}
-				return printDriftHistory(cmd.OutOrStdout(), h)
+				return fleetview.PrintDriftHistory(cmd.OutOrStdout(), h)
 			})
 		},
 	}

@@ -1,19 +1,16 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/controller"
+	"holdfast.dev/holdfast/internal/demo"
 	"holdfast.dev/holdfast/internal/localfleet"
 )
 
@@ -65,12 +62,12 @@ func (o *sandboxUpOptions) run(cmd *cobra.Command) (retErr error) {
 	defer func() { retErr = errors.Join(retErr, f.Stop()) }()
 
 	if o.withController {
-		stopController, err := startController(ctx, f, controller.Options{})
+		stopController, err := demo.StartController(ctx, f, controller.Options{})
 		if err != nil {
 			return err
 		}
 		defer func() { retErr = errors.Join(retErr, stopController()) }()
-		if err := waitClustersReady(ctx, f, o.readyTimeout); err != nil {
+		if err := demo.WaitClustersReady(ctx, f, o.readyTimeout); err != nil {
 			return err
 		}
 	}
@@ -82,66 +79,4 @@ func (o *sandboxUpOptions) run(cmd *cobra.Command) (retErr error) {
 	<-ctx.Done()
 	ctrl.Log.Info("Stopping the sandbox")
 	return nil
-}
-
-// startController runs the Holdfast manager against the fleet's hub in the background; the
-// returned function stops it and waits for it to end.
-func startController(ctx context.Context, f *localfleet.Fleet, opts controller.Options) (func() error, error) {
-	if opts.MetricsAddr == "" {
-		opts.MetricsAddr = "0"
-	}
-	if opts.HealthAddr == "" {
-		opts.HealthAddr = "0"
-	}
-	mgr, _, err := controller.NewManager(ctx, f.Hub.RESTConfig(), opts)
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	return func() error {
-		cancel()
-		if err := <-done; err != nil {
-			return fmt.Errorf("running the controller: %w", err)
-		}
-		return nil
-	}, nil
-}
-
-// waitClustersReady waits until every registered Cluster is Ready.
-func waitClustersReady(ctx context.Context, f *localfleet.Fleet, timeout time.Duration) error {
-	var last []holdfastv1.Cluster
-	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		clusters, err := f.Clusters(ctx)
-		if err != nil {
-			return false, nil //nolint:nilerr // the hub may be busy; keep polling until the timeout
-		}
-		last = clusters
-		for i := range clusters {
-			if !clusterReady(&clusters[i]) {
-				return false, nil
-			}
-		}
-		return len(clusters) == len(f.Targets), nil
-	})
-	if err != nil {
-		var notReady []string
-		for i := range last {
-			if !clusterReady(&last[i]) {
-				notReady = append(notReady, last[i].Name)
-			}
-		}
-		return fmt.Errorf("waiting for Clusters %v to become Ready: %w", notReady, err)
-	}
-	return nil
-}
-
-func clusterReady(c *holdfastv1.Cluster) bool {
-	for _, cond := range c.Status.Conditions {
-		if cond.Type == holdfastv1.ReadyCondition {
-			return cond.Status == metav1.ConditionTrue
-		}
-	}
-	return false
 }

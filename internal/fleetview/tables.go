@@ -1,4 +1,4 @@
-package main
+package fleetview
 
 import (
 	"fmt"
@@ -35,20 +35,20 @@ func endTable(tw *tabwriter.Writer, w io.Writer, summary string) error {
 	return err
 }
 
-// printFleetStatus writes one row per (cluster, service set, service) and a summary line.
-func printFleetStatus(w io.Writer, fs FleetStatus, now time.Time) error {
+// PrintFleetStatus writes one row per (cluster, service set, service) and a summary line.
+func PrintFleetStatus(w io.Writer, fs FleetStatus, now time.Time) error {
 	tw, err := newTable(w, len(fs.Items), "No service set is deployed to a matching cluster.",
 		"CLUSTER\tSERVICE SET\tSERVICE\tREADY\tREASON\tMODE\tOBJECTS\tDRIFTED\tLAST DRIFT\tMESSAGE")
 	if tw == nil || err != nil {
 		return err
 	}
 	for _, r := range fs.Items {
-		mode := orDash(r.SyncMode)
+		mode := OrDash(r.SyncMode)
 		if r.Paused {
 			mode += " (paused)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", clusterString(r.Location), r.ServiceSet, orDash(r.Service),
-			r.Ready, orDash(r.Reason), mode, r.Objects, r.DriftedObjects, ago(r.LastDriftTime, now), orDash(truncate(r.Message, 60)))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", clusterString(r.Location), r.ServiceSet, OrDash(r.Service),
+			r.Ready, OrDash(r.Reason), mode, r.Objects, r.DriftedObjects, ago(r.LastDriftTime, now), OrDash(Truncate(r.Message, 60)))
 	}
 	s := fs.Summary
 	line := fmt.Sprintf("%s, %s, %s: %d ready, %d not ready; ", count(s.Clusters, "cluster"), count(s.ServiceSets, "service set"),
@@ -61,9 +61,9 @@ func printFleetStatus(w io.Writer, fs FleetStatus, now time.Time) error {
 	return endTable(tw, w, line)
 }
 
-// printDriftList writes one row per drifted object, and one more row per further changed field,
+// PrintDriftList writes one row per drifted object, and one more row per further changed field,
 // so that every changed field shows as `path: old -> new`.
-func printDriftList(w io.Writer, dl DriftList, now time.Time) error {
+func PrintDriftList(w io.Writer, dl DriftList, now time.Time) error {
 	tw, err := newTable(w, len(dl.Items), "No drifted objects.",
 		"CLUSTER\tSERVICE SET\tSERVICE\tOBJECT\tSTATE\tDETECTED\tAUTHOR\tDIFF")
 	if tw == nil || err != nil {
@@ -80,12 +80,12 @@ func printDriftList(w io.Writer, dl DriftList, now time.Time) error {
 			}
 		}
 		if it.Message != "" {
-			lines = append(lines, "# "+truncate(it.Message, 100))
+			lines = append(lines, "# "+Truncate(it.Message, 100))
 		}
 		if len(lines) == 0 {
 			lines = []string{"-"}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", clusterString(it.Location), it.ServiceSet, orDash(it.Service),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", clusterString(it.Location), it.ServiceSet, OrDash(it.Service),
 			objectString(it.Object), state, detected, author, lines[0])
 		for _, l := range lines[1:] {
 			fmt.Fprintf(tw, "\t\t\t\t\t\t\t%s\n", l)
@@ -110,8 +110,8 @@ func printDriftList(w io.Writer, dl DriftList, now time.Time) error {
 	return endTable(tw, w, line)
 }
 
-// printDriftHistory writes one row per drift record, newest first.
-func printDriftHistory(w io.Writer, h DriftHistory) error {
+// PrintDriftHistory writes one row per drift record, newest first.
+func PrintDriftHistory(w io.Writer, h DriftHistory) error {
 	tw, err := newTable(w, len(h.Items), "No drift records.",
 		"DETECTED\tCLUSTER\tSERVICE SET\tSERVICE\tOBJECT\tCHANGE\tAUTHOR\tCORRECTED\tLATENCY")
 	if tw == nil || err != nil {
@@ -134,7 +134,7 @@ func printDriftHistory(w io.Writer, h DriftHistory) error {
 		if d.CorrectionLatencySeconds != nil {
 			latency = latencyString(*d.CorrectionLatencySeconds)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", detected, clusterString(it.Location), it.ServiceSet, orDash(it.Service),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", detected, clusterString(it.Location), it.ServiceSet, OrDash(it.Service),
 			objectString(it.Object), change, authorString(d), corrected, latency)
 	}
 	line := count(len(h.Items), "drift record")
@@ -194,7 +194,7 @@ func valueString(v string) string {
 	if v == "" {
 		return "(absent)"
 	}
-	return truncate(v, maxValueWidth)
+	return Truncate(v, maxValueWidth)
 }
 
 func detectedAgo(d *Drift, now time.Time) string {
@@ -214,7 +214,7 @@ func ago(t *time.Time, now time.Time) string {
 }
 
 func latencyString(seconds float64) string {
-	return roundDuration(time.Duration(seconds * float64(time.Second))).String()
+	return RoundDuration(time.Duration(seconds * float64(time.Second))).String()
 }
 
 func count(n int, noun string) string {
@@ -222,4 +222,12 @@ func count(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// RoundDuration keeps milliseconds below a second and tenths of a second above.
+func RoundDuration(d time.Duration) time.Duration {
+	if d < time.Second {
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(100 * time.Millisecond)
 }

@@ -1,13 +1,15 @@
-package main
+package fleetview
 
 import (
+	"encoding/json"
+	"io"
 	"sort"
-	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/conditions"
 )
 
 // The CLI's JSON documents are its own types, not the API objects: scripts depend on them, so
@@ -15,19 +17,18 @@ import (
 // rename or removal gets a new version. docs/cli.md shows an example of each.
 const cliAPIVersion = "holdfast.dev/cli/v1alpha1"
 
-// Kinds of the CLI's JSON documents.
+// Kinds of the documents of the verbs that read the fleet.
 const (
-	kindFleetStatus       = "FleetStatus"
-	kindDriftList         = "DriftList"
-	kindDriftHistory      = "DriftHistory"
-	kindCorrectionRequest = "CorrectionRequest"
-	kindPauseRequest      = "PauseRequest"
+	kindFleetStatus  = "FleetStatus"
+	kindDriftList    = "DriftList"
+	kindDriftHistory = "DriftHistory"
 )
 
-// redactedValue replaces every value of a Secret's data the CLI would show. The controller
-// already redacts them in what it records; the CLI does so again, so that a controller bug or
-// an older record cannot leak a Secret to a terminal or a CI log.
-const redactedValue = "(redacted)"
+// Kinds of the documents of the verbs that change the hub.
+const (
+	KindCorrectionRequest = "CorrectionRequest"
+	KindPauseRequest      = "PauseRequest"
+)
 
 // stateCorrected marks, in a DriftList, a drift record that was put back (`drift --all`); the
 // other states are the API's resource states.
@@ -198,6 +199,13 @@ type PauseRequest struct {
 	Changed bool `json:"changed"`
 }
 
+// WriteJSON prints a CLI document, indented, with a final newline.
+func WriteJSON(w io.Writer, doc any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
+}
+
 // drifted reports whether a resource state means "not as declared and not being corrected".
 func drifted(s holdfastv1.ResourceState) bool {
 	return s == holdfastv1.ResourceDrifted || s == holdfastv1.ResourceMissing || s == holdfastv1.ResourceContested
@@ -223,16 +231,16 @@ func locationOf(css *holdfastv1.ClusterServiceStatus, service string) Location {
 
 // pausedStatus reports whether the pair is paused, by its service set or its Cluster.
 func pausedStatus(css *holdfastv1.ClusterServiceStatus) bool {
-	if c := findCondition(css.Status.Conditions, holdfastv1.PausedCondition); c != nil && c.Status == metav1.ConditionTrue {
+	if c := conditions.Get(css, holdfastv1.PausedCondition); c != nil && c.Status == metav1.ConditionTrue {
 		return true
 	}
-	c := findCondition(css.Status.Conditions, holdfastv1.ClusterReadyCondition)
+	c := conditions.Get(css, holdfastv1.ClusterReadyCondition)
 	return c != nil && c.Reason == holdfastv1.ClusterPausedReason
 }
 
-// buildFleetStatus makes one row per (cluster, service set, service) of the status objects that
+// BuildFleetStatus makes one row per (cluster, service set, service) of the status objects that
 // match f.
-func buildFleetStatus(statuses []holdfastv1.ClusterServiceStatus, f fleetFilter) FleetStatus {
+func BuildFleetStatus(statuses []holdfastv1.ClusterServiceStatus, f Filter) FleetStatus {
 	out := FleetStatus{Header: Header{cliAPIVersion, kindFleetStatus}, Items: []ServiceState{}}
 	statuses = f.apply(statuses)
 	clusters, sets, driftClusters := map[string]bool{}, map[string]bool{}, map[string]bool{}
@@ -240,12 +248,12 @@ func buildFleetStatus(statuses []holdfastv1.ClusterServiceStatus, f fleetFilter)
 		css := &statuses[i]
 		paused := pausedStatus(css)
 		if len(css.Status.Services) == 0 {
-			if f.service != "" {
+			if f.Service != "" {
 				continue
 			}
 			row := ServiceState{Location: locationOf(css, ""), Ready: string(metav1.ConditionUnknown), Reason: holdfastv1.ProbingReason,
 				SyncMode: string(css.Status.SyncMode), Paused: paused, Objects: css.Status.ResourceCount}
-			if c := findCondition(css.Status.Conditions, holdfastv1.ReadyCondition); c != nil {
+			if c := conditions.Get(css, holdfastv1.ReadyCondition); c != nil {
 				row.Ready, row.Reason, row.Message = string(c.Status), c.Reason, c.Message
 			}
 			for _, r := range css.Status.Resources {
@@ -306,9 +314,9 @@ func lastDrift(css *holdfastv1.ClusterServiceStatus, service *string) *time.Time
 	return last
 }
 
-// buildDriftList lists the objects that are Drifted, Missing or Contested, by cluster, service
+// BuildDriftList lists the objects that are Drifted, Missing or Contested, by cluster, service
 // set, service and object; with all, then the corrected drift records, newest first.
-func buildDriftList(statuses []holdfastv1.ClusterServiceStatus, f fleetFilter, all bool) DriftList {
+func BuildDriftList(statuses []holdfastv1.ClusterServiceStatus, f Filter, all bool) DriftList {
 	out := DriftList{Header: Header{cliAPIVersion, kindDriftList}, Items: []DriftedObject{}}
 	statuses = f.apply(statuses)
 	var corrected []DriftedObject
@@ -349,9 +357,9 @@ func buildDriftList(statuses []holdfastv1.ClusterServiceStatus, f fleetFilter, a
 	return out
 }
 
-// buildDriftHistory lists the drift records detected at or after since (unless zero), newest
+// BuildDriftHistory lists the drift records detected at or after since (unless zero), newest
 // first, at most limit of them (unless 0).
-func buildDriftHistory(statuses []holdfastv1.ClusterServiceStatus, f fleetFilter, since time.Time, limit int) DriftHistory {
+func BuildDriftHistory(statuses []holdfastv1.ClusterServiceStatus, f Filter, since time.Time, limit int) DriftHistory {
 	out := DriftHistory{Header: Header{cliAPIVersion, kindDriftHistory}, Items: []DriftHistoryEntry{}}
 	statuses = f.apply(statuses) // sorted, so equal times keep a stable order
 	for i := range statuses {
@@ -398,30 +406,4 @@ func driftView(ref holdfastv1.ResourceRef, d holdfastv1.DriftDetail, corrected *
 		out.CorrectedTime, out.CorrectionLatencySeconds = &t, &latency
 	}
 	return out
-}
-
-// secretData reports whether path, in structured-merge-diff (`.data.key`) or JSON pointer
-// (`/data/key`) notation, is in the data of a core/v1 Secret, or holds it (the root).
-func secretData(ref holdfastv1.ResourceRef, path string) bool {
-	if ref.Group != "" || ref.Kind != "Secret" {
-		return false
-	}
-	p := strings.TrimLeft(path, "./")
-	if p == "" {
-		return true
-	}
-	for _, field := range []string{"data", "stringData"} {
-		if rest, ok := strings.CutPrefix(p, field); ok && (rest == "" || strings.ContainsAny(rest[:1], "./[")) {
-			return true
-		}
-	}
-	return false
-}
-
-// redact keeps "absent" visible: it says nothing about the value.
-func redact(v string) string {
-	if v == "" {
-		return ""
-	}
-	return redactedValue
 }

@@ -1,4 +1,4 @@
-package main
+package demo
 
 import (
 	"context"
@@ -11,7 +11,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,12 +20,14 @@ import (
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/chartserver"
+	"holdfast.dev/holdfast/internal/conditions"
 	"holdfast.dev/holdfast/internal/controller"
+	"holdfast.dev/holdfast/internal/fleetview"
 	"holdfast.dev/holdfast/internal/localfleet"
 	"holdfast.dev/holdfast/internal/naming"
 )
 
-// serviceDemo walks through deploying the sample fleet (demo_samples.go) to the sandbox targets
+// serviceDemo walks through deploying the sample fleet (samples.go) to the sandbox targets
 // and reads back from each target what landed there.
 type serviceDemo struct {
 	out     io.Writer
@@ -37,6 +38,8 @@ type serviceDemo struct {
 	clusters []holdfastv1.Cluster
 	step     func(format string, args ...any)
 	timeout  time.Duration
+	// runVerb runs a CLI verb (Options.RunVerb).
+	runVerb func(ctx context.Context, out io.Writer, verb string, args ...string) error
 
 	// The chart servers live as long as the demo: the controller may fetch again at any time.
 	repo     *chartserver.Repo
@@ -44,8 +47,9 @@ type serviceDemo struct {
 	chartRef string
 }
 
-func newServiceDemo(ctx context.Context, out io.Writer, f *localfleet.Fleet, step func(string, ...any), timeout time.Duration) (*serviceDemo, error) {
-	d := &serviceDemo{out: out, f: f, hub: f.HubClient(), targets: map[string]client.Client{}, step: step, timeout: timeout}
+func newServiceDemo(ctx context.Context, out io.Writer, f *localfleet.Fleet, step func(string, ...any), timeout time.Duration,
+	runVerb func(context.Context, io.Writer, string, ...string) error) (*serviceDemo, error) {
+	d := &serviceDemo{out: out, f: f, hub: f.HubClient(), targets: map[string]client.Client{}, step: step, timeout: timeout, runVerb: runVerb}
 	scheme, err := controller.Scheme()
 	if err != nil {
 		return nil, err
@@ -179,7 +183,7 @@ func (d *serviceDemo) declare(ctx context.Context, repoURL, registryURL string) 
 		for _, s := range m.Spec.Services {
 			services = append(services, fmt.Sprintf("%s (%s -> ns %s)", s.Name, s.Template.Name, s.Namespace))
 		}
-		fmt.Fprintf(tw, "MultiClusterService\t%s\tclusters %s: %s; syncMode %s\n", m.Name, selectorString(m.Spec.ClusterSelector), strings.Join(services, ", "), m.Spec.SyncMode)
+		fmt.Fprintf(tw, "MultiClusterService\t%s\tclusters %s: %s; syncMode %s\n", m.Name, fleetview.SelectorString(m.Spec.ClusterSelector), strings.Join(services, ", "), m.Spec.SyncMode)
 	}
 	return tw.Flush()
 }
@@ -219,14 +223,14 @@ func (d *serviceDemo) waitStatuses(ctx context.Context, ready, gone []string) er
 			css, ok := statuses[name]
 			state := "not created yet"
 			if ok {
-				state = readyString(css.Status.Conditions)
+				state = readyString(css)
 				m, found := sets[css.Spec.MultiClusterService]
 				if !found || css.Status.ObservedGeneration != m.Generation {
 					state += " (reconciling)"
 					done = false
 				}
 			}
-			if !ok || !isReady(css.Status.Conditions) {
+			if !ok || !conditions.IsTrue(css, holdfastv1.ReadyCondition) {
 				done = false
 			}
 			progress = append(progress, name+": "+state)
@@ -236,7 +240,7 @@ func (d *serviceDemo) waitStatuses(ctx context.Context, ready, gone []string) er
 				done = false
 				state := "withdrawing"
 				if css.DeletionTimestamp.IsZero() {
-					state = readyString(css.Status.Conditions)
+					state = readyString(css)
 				}
 				progress = append(progress, name+": "+state)
 			} else {
@@ -246,7 +250,7 @@ func (d *serviceDemo) waitStatuses(ctx context.Context, ready, gone []string) er
 		for _, m := range sets {
 			// A set that matches no cluster (--clusters 1 after the promotion) is not Ready, and settled.
 			settled := m.Status.ObservedGeneration == m.Generation && m.Status.ReadyClusters == m.Status.MatchingClusters
-			if !settled || (m.Status.MatchingClusters > 0 && !isReady(m.Status.Conditions)) {
+			if !settled || (m.Status.MatchingClusters > 0 && !conditions.IsTrue(m, holdfastv1.ReadyCondition)) {
 				done = false
 			}
 		}
@@ -325,7 +329,7 @@ func (d *serviceDemo) printFleet(ctx context.Context) error {
 		return a.Spec.MultiClusterService < b.Spec.MultiClusterService
 	})
 	fmt.Fprintln(d.out)
-	if err := printServiceStatuses(d.out, list, time.Now()); err != nil {
+	if err := fleetview.PrintServiceStatuses(d.out, list, time.Now()); err != nil {
 		return err
 	}
 	names := make([]string, 0, len(sets))
@@ -338,7 +342,7 @@ func (d *serviceDemo) printFleet(ctx context.Context) error {
 		ordered = append(ordered, sets[name])
 	}
 	fmt.Fprintln(d.out)
-	return printServiceSets(d.out, ordered)
+	return fleetview.PrintServiceSets(d.out, ordered)
 }
 
 // printStatusDetails prints every condition and every object not in sync of every
@@ -371,234 +375,9 @@ func (d *serviceDemo) printStatusDetails(ctx context.Context) error {
 	return nil
 }
 
-// managedObject is an object Holdfast put on a target, as read back from the target.
-type managedObject struct {
-	kind, namespace, name, owner, detail string
-}
-
-// printTargets reads the managed ConfigMaps and Deployments back from every target, with the
-// ReplicaSets kube-controller-manager made for the Deployments.
-func (d *serviceDemo) printTargets(ctx context.Context) error {
-	fmt.Fprintln(d.out, "Objects labelled "+holdfastv1.ManagedByLabel+"="+holdfastv1.ManagedByValue+", read with each target's own kubeconfig.")
-	fmt.Fprintln(d.out, "ReplicaSets are made by the target's kube-controller-manager; the sandbox has no kubelet, so pods stay Pending.")
-	for i := range d.clusters {
-		c := &d.clusters[i]
-		objects, err := d.readTarget(ctx, c.Name)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(d.out, "\n%s (%s)\n", c.Name, labelString(c.Labels))
-		tw := tabwriter.NewWriter(d.out, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "  KIND\tOBJECT\tSET/SERVICE\tCONTENT")
-		for _, o := range objects {
-			fmt.Fprintf(tw, "  %s\t%s/%s\t%s\t%s\n", o.kind, o.namespace, o.name, o.owner, o.detail)
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (d *serviceDemo) readTarget(ctx context.Context, cluster string) ([]managedObject, error) {
-	c := d.targets[cluster]
-	managed := client.MatchingLabels{holdfastv1.ManagedByLabel: holdfastv1.ManagedByValue}
-	var objects []managedObject
-	cms := &corev1.ConfigMapList{}
-	if err := c.List(ctx, cms, managed); err != nil {
-		return nil, fmt.Errorf("listing ConfigMaps on %s: %w", cluster, err)
-	}
-	for i := range cms.Items {
-		cm := &cms.Items[i]
-		objects = append(objects, managedObject{"ConfigMap", cm.Namespace, cm.Name, ownerOf(cm), dataString(cm.Data)})
-	}
-	deployments := &appsv1.DeploymentList{}
-	if err := c.List(ctx, deployments, managed); err != nil {
-		return nil, fmt.Errorf("listing Deployments on %s: %w", cluster, err)
-	}
-	for i := range deployments.Items {
-		dep := &deployments.Items[i]
-		rs, err := d.replicaSetOf(ctx, c, dep)
-		if err != nil {
-			return nil, fmt.Errorf("on %s: %w", cluster, err)
-		}
-		detail := fmt.Sprintf("replicas %d -> ReplicaSet %s, %s created", ptrOr(dep.Spec.Replicas, 1), rs.Name, plural(rs.Status.Replicas, "pod", "pods"))
-		objects = append(objects, managedObject{"Deployment", dep.Namespace, dep.Name, ownerOf(dep), detail})
-	}
-	return objects, nil
-}
-
-// replicaSetOf waits for the ReplicaSet kube-controller-manager makes for a Deployment.
-func (d *serviceDemo) replicaSetOf(ctx context.Context, c client.Client, dep *appsv1.Deployment) (*appsv1.ReplicaSet, error) {
-	var found *appsv1.ReplicaSet
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		list := &appsv1.ReplicaSetList{}
-		if err := c.List(ctx, list, client.InNamespace(dep.Namespace)); err != nil {
-			return false, nil //nolint:nilerr // keep polling until the timeout
-		}
-		for i := range list.Items {
-			if ref := metav1.GetControllerOf(&list.Items[i]); ref != nil && ref.UID == dep.UID {
-				found = &list.Items[i]
-				return true, nil
-			}
-		}
-		return false, nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("waiting for the ReplicaSet of Deployment %s/%s: %w", dep.Namespace, dep.Name, err)
-	}
-	return found, nil
-}
-
-// rollOutChange edits the web template and waits until both clusters hold the new ConfigMap
-// key and their status objects report the new revision.
-func (d *serviceDemo) rollOutChange(ctx context.Context) error {
-	statuses, _, err := d.readStatuses(ctx)
-	if err != nil {
-		return err
-	}
-	before := map[string]string{}
-	for _, css := range statuses {
-		if css.Spec.MultiClusterService == appsSet {
-			before[css.Spec.Cluster] = serviceRevision(css, "web")
-		}
-	}
-	key := client.ObjectKey{Namespace: demoTemplateNamespace, Name: webTemplate}
-	tpl := &holdfastv1.ServiceTemplate{}
-	if err := d.hub.Get(ctx, key, tpl); err != nil {
-		return fmt.Errorf("reading ServiceTemplate %s: %w", key, err)
-	}
-	tpl.Spec.Inline = webManifestsChanged()
-	start := time.Now()
-	if err := d.hub.Update(ctx, tpl); err != nil {
-		return fmt.Errorf("updating ServiceTemplate %s: %w", key, err)
-	}
-	seen := map[string]time.Duration{}
-	err = d.poll(ctx, func(ctx context.Context) (bool, string, error) {
-		statuses, _, err := d.readStatuses(ctx)
-		if err != nil {
-			return false, "", err
-		}
-		done := true
-		var progress []string
-		for i := range d.clusters {
-			name := d.clusters[i].Name
-			if _, ok := seen[name]; !ok {
-				cm := &corev1.ConfigMap{}
-				err := d.targets[name].Get(ctx, client.ObjectKey{Namespace: demoAppNamespace, Name: webSettingsName}, cm)
-				if err == nil && cm.Data[webChangeKey] == webChangeValue {
-					seen[name] = time.Since(start)
-				}
-			}
-			state := "waiting"
-			if t, ok := seen[name]; ok {
-				state = fmt.Sprintf("ConfigMap updated, seen after %s", t.Round(time.Millisecond))
-			} else {
-				done = false
-			}
-			css := statuses[naming.StatusName(appsSet, name)]
-			if css == nil || serviceRevision(css, "web") == before[name] || !isReady(css.Status.Conditions) {
-				done = false
-			} else {
-				state += ", status Ready at the new revision"
-			}
-			progress = append(progress, name+": "+state)
-		}
-		return done, strings.Join(progress, "; "), nil
-	})
-	if err != nil {
-		return err
-	}
-	fmt.Fprintln(d.out)
-	tw := tabwriter.NewWriter(d.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "CLUSTER\tCONFIGMAP %s/%s\tWEB REVISION\n", demoAppNamespace, webSettingsName)
-	statuses, _, err = d.readStatuses(ctx)
-	if err != nil {
-		return err
-	}
-	for i := range d.clusters {
-		name := d.clusters[i].Name
-		cm := &corev1.ConfigMap{}
-		if err := d.targets[name].Get(ctx, client.ObjectKey{Namespace: demoAppNamespace, Name: webSettingsName}, cm); err != nil {
-			return fmt.Errorf("reading ConfigMap %s/%s on %s: %w", demoAppNamespace, webSettingsName, name, err)
-		}
-		after := ""
-		if css := statuses[naming.StatusName(appsSet, name)]; css != nil {
-			after = serviceRevision(css, "web")
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s -> %s\n", name, dataString(cm.Data), shortDigest(before[name]), shortDigest(after))
-	}
-	return tw.Flush()
-}
-
-// promoteCanary moves the canary service set to the other environment: the clusters it starts
-// selecting get it, the ones it stops selecting have it withdrawn.
-func (d *serviceDemo) promoteCanary(ctx context.Context) error {
-	m := &holdfastv1.MultiClusterService{}
-	if err := d.hub.Get(ctx, client.ObjectKey{Name: canarySet}, m); err != nil {
-		return fmt.Errorf("reading MultiClusterService %s: %w", canarySet, err)
-	}
-	from, to := m.Spec.ClusterSelector, envSelector(canaryPromotionEnv)
-	m.Spec.ClusterSelector = to
-	start := time.Now()
-	if err := d.hub.Update(ctx, m); err != nil {
-		return fmt.Errorf("updating MultiClusterService %s: %w", canarySet, err)
-	}
-	var ready, gone, gainedBy, withdrawnFrom []string
-	for i := range d.clusters {
-		c := &d.clusters[i]
-		if selects(to, c) {
-			ready = append(ready, naming.StatusName(canarySet, c.Name))
-		}
-		if selects(from, c) && !selects(to, c) {
-			gone = append(gone, naming.StatusName(canarySet, c.Name))
-			withdrawnFrom = append(withdrawnFrom, c.Name)
-		}
-		if selects(to, c) && !selects(from, c) {
-			gainedBy = append(gainedBy, c.Name)
-		}
-	}
-	if err := d.waitStatuses(ctx, ready, gone); err != nil {
-		return err
-	}
-	// The status objects are deleted once the withdrawal is done; check the targets agree.
-	canaryCM := client.ObjectKey{Namespace: "default", Name: "canary-hello"}
-	for i := range d.clusters {
-		c := &d.clusters[i]
-		err := d.targets[c.Name].Get(ctx, canaryCM, &corev1.ConfigMap{})
-		switch {
-		case err == nil && selects(to, c):
-			fmt.Fprintf(d.out, "%s: ConfigMap %s present (canary deployed)\n", c.Name, canaryCM)
-		case apierrors.IsNotFound(err) && !selects(to, c):
-			fmt.Fprintf(d.out, "%s: ConfigMap %s gone (canary withdrawn)\n", c.Name, canaryCM)
-		case err != nil && !apierrors.IsNotFound(err):
-			return fmt.Errorf("reading ConfigMap %s on %s: %w", canaryCM, c.Name, err)
-		default:
-			return fmt.Errorf("ConfigMap %s on %s: present=%t, but the canary selects the cluster: %t", canaryCM, c.Name, err == nil, selects(to, c))
-		}
-	}
-	fmt.Fprintf(d.out, "The canary moved %s after the selector change: deployed to %s, withdrawn from %s\n",
-		since(start), orDash(strings.Join(gainedBy, ",")), orDash(strings.Join(withdrawnFrom, ",")))
-	return nil
-}
-
-func serviceRevision(css *holdfastv1.ClusterServiceStatus, service string) string {
-	for _, s := range css.Status.Services {
-		if s.Name == service {
-			return s.Revision
-		}
-	}
-	return ""
-}
-
-func isReady(conds []metav1.Condition) bool {
-	c := findCondition(conds, holdfastv1.ReadyCondition)
-	return c != nil && c.Status == metav1.ConditionTrue
-}
-
 // readyString is "Ready" or the Ready condition's reason.
-func readyString(conds []metav1.Condition) string {
-	c := findCondition(conds, holdfastv1.ReadyCondition)
+func readyString(obj conditions.Getter) string {
+	c := conditions.Get(obj, holdfastv1.ReadyCondition)
 	switch {
 	case c == nil:
 		return "no conditions yet"
@@ -609,53 +388,4 @@ func readyString(conds []metav1.Condition) string {
 	}
 }
 
-func findCondition(conds []metav1.Condition, t string) *metav1.Condition {
-	for i := range conds {
-		if conds[i].Type == t {
-			return &conds[i]
-		}
-	}
-	return nil
-}
-
-func ownerOf(o client.Object) string {
-	l := o.GetLabels()
-	return orDash(l[holdfastv1.OwnerLabel]) + "/" + orDash(l[holdfastv1.ServiceLabel])
-}
-
-func dataString(data map[string]string) string {
-	keys := make([]string, 0, len(data))
-	for k := range data {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s=%q", k, data[k]))
-	}
-	return strings.Join(parts, " ")
-}
-
-func ptrOr(p *int32, def int32) int32 {
-	if p == nil {
-		return def
-	}
-	return *p
-}
-
-func since(t time.Time) string { return roundDuration(time.Since(t)).String() }
-
-// roundDuration keeps milliseconds below a second and tenths of a second above.
-func roundDuration(d time.Duration) time.Duration {
-	if d < time.Second {
-		return d.Round(time.Millisecond)
-	}
-	return d.Round(100 * time.Millisecond)
-}
-
-func plural(n int32, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
+func since(t time.Time) string { return fleetview.RoundDuration(time.Since(t)).String() }

@@ -1,4 +1,4 @@
-package main
+package fleetview
 
 import (
 	"fmt"
@@ -11,10 +11,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/conditions"
 )
 
-// printClusters writes the fleet's Clusters as a table.
-func printClusters(w io.Writer, clusters []holdfastv1.Cluster) error {
+// PrintClusters writes the fleet's Clusters as a table.
+func PrintClusters(w io.Writer, clusters []holdfastv1.Cluster) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "CLUSTER\tREADY\tCONNECTED\tVERSION\tLABELS\tMESSAGE")
 	for i := range clusters {
@@ -29,12 +30,14 @@ func printClusters(w io.Writer, clusters []holdfastv1.Cluster) error {
 				msg = cond.Message
 			}
 		}
-		fmt.Fprintf(tw, "%s/%s\t%s\t%s\t%s\t%s\t%s\n", c.Namespace, c.Name, ready, connected, orDash(c.Status.Version), labelString(c.Labels), truncate(msg, 90))
+		fmt.Fprintf(tw, "%s/%s\t%s\t%s\t%s\t%s\t%s\n", c.Namespace, c.Name, ready, connected, OrDash(c.Status.Version), LabelString(c.Labels), Truncate(msg, 90))
 	}
 	return tw.Flush()
 }
 
-func labelString(l map[string]string) string {
+// LabelString lists labels as "k=v,k=v", sorted, leaving out prefixed keys (those with a "/");
+// "-" when none are left.
+func LabelString(l map[string]string) string {
 	keys := make([]string, 0, len(l))
 	for k := range l {
 		if !strings.Contains(k, "/") {
@@ -46,27 +49,28 @@ func labelString(l map[string]string) string {
 	for _, k := range keys {
 		parts = append(parts, k+"="+l[k])
 	}
-	return orDash(strings.Join(parts, ","))
+	return OrDash(strings.Join(parts, ","))
 }
 
-func orDash(s string) string {
+// OrDash is s, or "-" when s is empty.
+func OrDash(s string) string {
 	if s == "" {
 		return "-"
 	}
 	return s
 }
 
-// truncate cuts s to about n bytes, never inside a UTF-8 sequence.
-func truncate(s string, n int) string {
+// Truncate cuts s to about n bytes, never inside a UTF-8 sequence.
+func Truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
 	return strings.ToValidUTF8(s[:n-1], "") + "…"
 }
 
-// printServiceStatuses writes one row per (cluster, service set, service) of the given
+// PrintServiceStatuses writes one row per (cluster, service set, service) of the given
 // ClusterServiceStatuses.
-func printServiceStatuses(w io.Writer, statuses []*holdfastv1.ClusterServiceStatus, now time.Time) error {
+func PrintServiceStatuses(w io.Writer, statuses []*holdfastv1.ClusterServiceStatus, now time.Time) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "CLUSTER\tSERVICE SET\tSERVICE\tREADY\tREASON\tOBJECTS\tIN SYNC\tREVISION\tLAST FULL RECONCILE\tMESSAGE")
 	for _, css := range statuses {
@@ -75,13 +79,13 @@ func printServiceStatuses(w io.Writer, statuses []*holdfastv1.ClusterServiceStat
 			last = now.Sub(t.Time).Round(time.Second).String() + " ago"
 		}
 		if len(css.Status.Services) == 0 {
-			ready := findCondition(css.Status.Conditions, holdfastv1.ReadyCondition)
+			ready := conditions.Get(css, holdfastv1.ReadyCondition)
 			status, reason, msg := "Unknown", "-", ""
 			if ready != nil {
 				status, reason, msg = string(ready.Status), ready.Reason, ready.Message
 			}
 			fmt.Fprintf(tw, "%s\t%s\t-\t%s\t%s\t%d\t%d\t-\t%s\t%s\n", css.Spec.Cluster, css.Spec.MultiClusterService,
-				status, reason, css.Status.ResourceCount, css.Status.InSyncCount, last, orDash(truncate(msg, 60)))
+				status, reason, css.Status.ResourceCount, css.Status.InSyncCount, last, OrDash(Truncate(msg, 60)))
 			continue
 		}
 		for _, s := range css.Status.Services {
@@ -92,29 +96,29 @@ func printServiceStatuses(w io.Writer, statuses []*holdfastv1.ClusterServiceStat
 				}
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", css.Spec.Cluster, css.Spec.MultiClusterService, s.Name,
-				s.Ready, orDash(s.Reason), s.Objects, inSync, shortDigest(s.Revision), last, orDash(truncate(s.Message, 60)))
+				s.Ready, OrDash(s.Reason), s.Objects, inSync, ShortDigest(s.Revision), last, OrDash(Truncate(s.Message, 60)))
 		}
 	}
 	return tw.Flush()
 }
 
-// printServiceSets writes the MultiClusterServices' summaries.
-func printServiceSets(w io.Writer, sets []*holdfastv1.MultiClusterService) error {
+// PrintServiceSets writes the MultiClusterServices' summaries.
+func PrintServiceSets(w io.Writer, sets []*holdfastv1.MultiClusterService) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVICE SET\tSELECTOR\tMODE\tREADY\tREASON\tMATCHING\tREADY CLUSTERS\tFAILED")
 	for _, m := range sets {
 		status, reason := "Unknown", "-"
-		if c := findCondition(m.Status.Conditions, holdfastv1.ReadyCondition); c != nil {
+		if c := conditions.Get(m, holdfastv1.ReadyCondition); c != nil {
 			status, reason = string(c.Status), c.Reason
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\n", m.Name, selectorString(m.Spec.ClusterSelector), orDash(string(m.Spec.SyncMode)),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\n", m.Name, SelectorString(m.Spec.ClusterSelector), OrDash(string(m.Spec.SyncMode)),
 			status, reason, m.Status.MatchingClusters, m.Status.ReadyClusters, m.Status.FailedClusters)
 	}
 	return tw.Flush()
 }
 
-// selectorString renders a cluster selector as kubectl would, plus its namespaces.
-func selectorString(sel holdfastv1.ClusterSelector) string {
+// SelectorString renders a cluster selector as kubectl would, plus its namespaces.
+func SelectorString(sel holdfastv1.ClusterSelector) string {
 	s := metav1.FormatLabelSelector(&sel.LabelSelector)
 	if s == "<none>" {
 		s = "(every cluster)"
@@ -125,11 +129,11 @@ func selectorString(sel holdfastv1.ClusterSelector) string {
 	return s
 }
 
-// shortDigest shortens "sha256:<hex>" to its first 8 hex digits.
-func shortDigest(d string) string {
+// ShortDigest shortens "sha256:<hex>" to its first 8 hex digits.
+func ShortDigest(d string) string {
 	d = strings.TrimPrefix(d, "sha256:")
 	if len(d) > 8 {
 		d = d[:8]
 	}
-	return orDash(d)
+	return OrDash(d)
 }

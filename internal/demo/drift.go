@@ -1,4 +1,4 @@
-package main
+package demo
 
 import (
 	"context"
@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/fleetview"
 	"holdfast.dev/holdfast/internal/naming"
 )
 
@@ -53,7 +54,7 @@ func (d *serviceDemo) drift(ctx context.Context, timed func(string, time.Time)) 
 		return fmt.Errorf("reading ClusterServiceStatus %s: %w", statusName, err)
 	}
 	fmt.Fprintf(d.out, "MultiClusterService %s: syncMode %s (%s says %s).\n",
-		appsSet, holdfastv1.SyncModeContinuousWithDriftDetection, statusName, orDash(string(css.Status.SyncMode)))
+		appsSet, holdfastv1.SyncModeContinuousWithDriftDetection, statusName, fleetview.OrDash(string(css.Status.SyncMode)))
 	fmt.Fprintf(d.out, "Holdfast watches what it manages on %s (label %s=%s) and puts back what others change.\n",
 		cluster, holdfastv1.ManagedByLabel, holdfastv1.ManagedByValue)
 	fmt.Fprintf(d.out, "Each change is made with %s's own kubeconfig; times run from the write until a read (every %s)\n", cluster, driftPoll)
@@ -84,7 +85,7 @@ func (d *serviceDemo) drift(ctx context.Context, timed func(string, time.Time)) 
 		return fmt.Errorf("ConfigMap %s on %s, data.logLevel edited by %s: %w (data now: %s)", web, cluster, editManager, err, dataString(restored.Data))
 	}
 	timed("Drift: edited ConfigMap value restored", time.Now().Add(-took))
-	fmt.Fprintf(d.out, "  restored to %q after %s; managers now: %s\n", declared, roundDuration(took), managersString(restored))
+	fmt.Fprintf(d.out, "  restored to %q after %s; managers now: %s\n", declared, fleetview.RoundDuration(took), managersString(restored))
 
 	// 2. A managed object, deleted.
 	cm = &corev1.ConfigMap{}
@@ -103,7 +104,7 @@ func (d *serviceDemo) drift(ctx context.Context, timed func(string, time.Time)) 
 		return fmt.Errorf("ConfigMap %s on %s, deleted: %w", hello, cluster, err)
 	}
 	timed("Drift: deleted ConfigMap recreated", time.Now().Add(-took))
-	fmt.Fprintf(d.out, "  recreated after %s (new UID %s, message %q)\n", roundDuration(took), shortUID(restored.UID), message)
+	fmt.Fprintf(d.out, "  recreated after %s (new UID %s, message %q)\n", fleetview.RoundDuration(took), shortUID(restored.UID), message)
 
 	// 3. The replicas, scaled through the scale subresource as kubectl scale does.
 	deployment := &appsv1.Deployment{}
@@ -124,7 +125,7 @@ func (d *serviceDemo) drift(ctx context.Context, timed func(string, time.Time)) 
 		return fmt.Errorf("Deployment %s on %s, scaled by %s: %w (replicas now %d)", dep, cluster, scaleManager, err, ptrOr(restoredDep.Spec.Replicas, 1))
 	}
 	timed("Drift: scaled Deployment replicas restored", time.Now().Add(-took))
-	fmt.Fprintf(d.out, "  restored to %d after %s; managers now: %s\n", replicas, roundDuration(took), managersString(restoredDep))
+	fmt.Fprintf(d.out, "  restored to %d after %s; managers now: %s\n", replicas, fleetview.RoundDuration(took), managersString(restoredDep))
 
 	// 4. A field Holdfast does not own, added: not drift.
 	if err := d.addLabelNotDrift(ctx, cluster, web); err != nil {
@@ -269,7 +270,7 @@ func managersString(o metav1.Object) string {
 		}
 		parts = append(parts, s+")")
 	}
-	return orDash(strings.Join(parts, ", "))
+	return fleetview.OrDash(strings.Join(parts, ", "))
 }
 
 func shortUID(uid types.UID) string {

@@ -1,16 +1,16 @@
-package main
+package demo
 
 import (
 	"context"
 	"fmt"
 	"time"
 
-	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/fleetview"
 	"holdfast.dev/holdfast/internal/naming"
 )
 
@@ -49,7 +49,7 @@ func (d *serviceDemo) reportThenCorrect(ctx context.Context, timed func(string, 
 		return fmt.Errorf("waiting for %s to report the drift: %w", statusKey, err)
 	}
 	timed("Drift reported (Report mode)", start)
-	fmt.Fprintf(d.out, "  reported after %s; still %q on the cluster. `holdfast drift` says:\n\n", roundDuration(time.Since(start)), "debug-by-hand")
+	fmt.Fprintf(d.out, "  reported after %s; still %q on the cluster. `holdfast drift` says:\n\n", fleetview.RoundDuration(time.Since(start)), "debug-by-hand")
 	if err := d.cli(ctx, "drift"); err != nil {
 		return err
 	}
@@ -87,16 +87,9 @@ func (d *serviceDemo) setDriftAction(ctx context.Context, action holdfastv1.Drif
 	return nil
 }
 
-// cli runs one of holdfast's own CLI verbs against the hub, printing to the demo's output. The
-// verb runs on its own, without the root command's logging set-up, which would replace the
-// demo's.
+// cli runs one of holdfast's own CLI verbs against the hub, printing to the demo's output.
 func (d *serviceDemo) cli(ctx context.Context, verb string, args ...string) error {
-	verbs := map[string]func() *cobra.Command{"drift": newDriftCommand, "history": newHistoryCommand, "correct": newCorrectCommand}
-	cmd := verbs[verb]()
-	cmd.SetOut(d.out)
-	cmd.SetErr(d.out)
-	cmd.SetArgs(append(args, "--kubeconfig", d.f.HubKubeconfigPath()))
-	if err := cmd.ExecuteContext(ctx); err != nil {
+	if err := d.runVerb(ctx, d.out, verb, append(args, "--kubeconfig", d.f.HubKubeconfigPath())...); err != nil {
 		return fmt.Errorf("holdfast %s %v: %w", verb, args, err)
 	}
 	return nil

@@ -1,0 +1,142 @@
+package demo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"holdfast.dev/holdfast/internal/controller"
+	"holdfast.dev/holdfast/internal/fleetview"
+	"holdfast.dev/holdfast/internal/localfleet"
+)
+
+// Options are the demo's settings: cmd/holdfast binds them to the flags of `holdfast demo`.
+type Options struct {
+	// Clusters is the number of target clusters.
+	Clusters int
+	// Dir holds the kubeconfigs and control-plane data; empty means a temporary directory.
+	Dir string
+	// KeepRunning keeps the fleet running after the walk-through, until ctx is done.
+	KeepRunning bool
+	// ProbeInterval and ConnectionGrace are the controller's cluster health settings.
+	ProbeInterval   time.Duration
+	ConnectionGrace time.Duration
+	// SkipClusterHealth skips the API server outage and broken kubeconfig steps.
+	SkipClusterHealth bool
+	// WaitTimeout bounds the wait for the sample services at each step.
+	WaitTimeout time.Duration
+	// RunVerb runs one of holdfast's own CLI verbs (drift, history or correct) with args,
+	// printing to out, as a user would type it. The demo shows them at work in Report mode.
+	RunVerb func(ctx context.Context, out io.Writer, verb string, args ...string) error
+}
+
+// Run starts a local fleet with the Holdfast controller and walks through what Holdfast does,
+// printing to out; every process it starts is stopped before it returns.
+func Run(ctx context.Context, out io.Writer, o Options) error {
+	return o.run(ctx, out)
+}
+
+func (o *Options) run(ctx context.Context, out io.Writer) (retErr error) {
+	if o.Clusters < 1 {
+		return fmt.Errorf("--clusters must be at least 1")
+	}
+	if o.RunVerb == nil {
+		return fmt.Errorf("the demo needs Options.RunVerb to run the CLI verbs")
+	}
+	begin := time.Now()
+	step := func(format string, args ...any) { fmt.Fprintf(out, "\n==> "+format+"\n", args...) }
+	var timings []timing
+	timed := func(what string, start time.Time) { timings = append(timings, timing{what, time.Since(start)}) }
+
+	step("Starting a hub and %d target clusters (etcd, kube-apiserver, kube-controller-manager each)", o.Clusters)
+	start := time.Now()
+	f, err := localfleet.Up(ctx, localfleet.Options{Clusters: o.Clusters, Dir: o.Dir})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		step("Stopping every control plane")
+		retErr = errors.Join(retErr, f.Stop())
+	}()
+	fmt.Fprintf(out, "Control planes up in %s; hub kubeconfig: %s\n", since(start), f.HubKubeconfigPath())
+	timed("Control planes up", start)
+
+	step("Running the Holdfast controller against the hub (probe every %s, connection grace %s)", o.ProbeInterval, o.ConnectionGrace)
+	stopController, err := StartController(ctx, f, controller.Options{ProbeInterval: o.ProbeInterval, ConnectionGrace: o.ConnectionGrace})
+	if err != nil {
+		return err
+	}
+	defer func() { retErr = errors.Join(retErr, stopController()) }()
+	start = time.Now()
+	if err := WaitClustersReady(ctx, f, 2*time.Minute); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "Every Cluster Ready %s after the controller started\n", since(start))
+	timed("Clusters Ready", start)
+	if err := o.printFleet(ctx, out, f); err != nil {
+		return err
+	}
+
+	if !o.SkipClusterHealth {
+		step("Cluster health: an API server outage and a broken kubeconfig")
+		start = time.Now()
+		if err := o.clusterHealth(ctx, out, f); err != nil {
+			return err
+		}
+		timed("Cluster health (outage, broken kubeconfig)", start)
+	}
+
+	d, err := newServiceDemo(ctx, out, f, step, o.WaitTimeout, o.RunVerb)
+	if err != nil {
+		return err
+	}
+	defer d.close()
+	if err := d.run(ctx, timed); err != nil {
+		return err
+	}
+
+	step("Drift: someone changes a cluster by hand")
+	start = time.Now()
+	if err := d.drift(ctx, timed); err != nil {
+		return err
+	}
+	timed("Drift section (3 changes corrected, 1 left alone, Events)", start)
+
+	step("Drift in Report mode: recorded, left for a human, corrected on request")
+	if err := d.reportThenCorrect(ctx, timed); err != nil {
+		return err
+	}
+
+	step("Timings")
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	for _, t := range timings {
+		fmt.Fprintf(tw, "%s\t%s\n", t.what, fleetview.RoundDuration(t.took))
+	}
+	fmt.Fprintf(tw, "Total, before stopping\t%s\n", since(begin))
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+
+	if o.KeepRunning {
+		step("The fleet keeps running; hub kubeconfig %s. Press Ctrl-C to stop.", f.HubKubeconfigPath())
+		<-ctx.Done()
+	}
+	return nil
+}
+
+type timing struct {
+	what string
+	took time.Duration
+}
+
+func (o *Options) printFleet(ctx context.Context, out io.Writer, f *localfleet.Fleet) error {
+	clusters, err := f.Clusters(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(out)
+	return fleetview.PrintClusters(out, clusters)
+}
