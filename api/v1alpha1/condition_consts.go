@@ -54,9 +54,10 @@ const (
 
 // ClusterServiceStatus and MultiClusterService condition types.
 const (
-	// ClusterReadyCondition is True while the target Cluster exists, is not paused and is
-	// Connected.
-	ClusterReadyCondition = "ClusterReady"
+	// TargetClusterReadyCondition, on a ClusterServiceStatus or MultiClusterService (not on a
+	// Cluster, whose own condition is ClusterConnectedCondition), is True while the target
+	// Cluster exists, is not paused and is Connected.
+	TargetClusterReadyCondition = "ClusterReady"
 	// RenderedCondition is True when every enabled service rendered.
 	RenderedCondition = "Rendered"
 	// AppliedCondition is True when every rendered object is in place on the cluster.

@@ -13,6 +13,7 @@ import (
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/conditions"
+	"holdfast.dev/holdfast/internal/controller/clusterservicestatus"
 	"holdfast.dev/holdfast/internal/fleetview"
 	"holdfast.dev/holdfast/internal/naming"
 )
@@ -27,7 +28,7 @@ func (d *serviceDemo) rollOutChange(ctx context.Context) error {
 	before := map[string]string{}
 	for _, css := range statuses {
 		if css.Spec.MultiClusterService == appsSet {
-			before[css.Spec.Cluster] = serviceRevision(css, "web")
+			before[css.Spec.Cluster] = clusterservicestatus.ServiceRevision(css, "web")
 		}
 	}
 	key := client.ObjectKey{Namespace: demoTemplateNamespace, Name: webTemplate}
@@ -64,7 +65,7 @@ func (d *serviceDemo) rollOutChange(ctx context.Context) error {
 				done = false
 			}
 			css := statuses[naming.StatusName(appsSet, name)]
-			if css == nil || serviceRevision(css, "web") == before[name] || !conditions.IsTrue(css, holdfastv1.ReadyCondition) {
+			if css == nil || clusterservicestatus.ServiceRevision(css, "web") == before[name] || !conditions.IsTrue(css, holdfastv1.ReadyCondition) {
 				done = false
 			} else {
 				state += ", status Ready at the new revision"
@@ -91,7 +92,7 @@ func (d *serviceDemo) rollOutChange(ctx context.Context) error {
 		}
 		after := ""
 		if css := statuses[naming.StatusName(appsSet, name)]; css != nil {
-			after = serviceRevision(css, "web")
+			after = clusterservicestatus.ServiceRevision(css, "web")
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s -> %s\n", name, dataString(cm.Data), fleetview.ShortDigest(before[name]), fleetview.ShortDigest(after))
 	}
@@ -147,13 +148,4 @@ func (d *serviceDemo) promoteCanary(ctx context.Context) error {
 	fmt.Fprintf(d.out, "The canary moved %s after the selector change: deployed to %s, withdrawn from %s\n",
 		since(start), fleetview.OrDash(strings.Join(gainedBy, ",")), fleetview.OrDash(strings.Join(withdrawnFrom, ",")))
 	return nil
-}
-
-func serviceRevision(css *holdfastv1.ClusterServiceStatus, service string) string {
-	for _, s := range css.Status.Services {
-		if s.Name == service {
-			return s.Revision
-		}
-	}
-	return ""
 }

@@ -234,7 +234,7 @@ func pausedStatus(css *holdfastv1.ClusterServiceStatus) bool {
 	if c := conditions.Get(css, holdfastv1.PausedCondition); c != nil && c.Status == metav1.ConditionTrue {
 		return true
 	}
-	c := conditions.Get(css, holdfastv1.ClusterReadyCondition)
+	c := conditions.Get(css, holdfastv1.TargetClusterReadyCondition)
 	return c != nil && c.Reason == holdfastv1.ClusterPausedReason
 }
 

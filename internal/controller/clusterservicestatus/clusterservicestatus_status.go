@@ -20,7 +20,7 @@ const maxListed = 5
 
 var readySummary = conditions.Summary{
 	Negative: []string{holdfastv1.PausedCondition, holdfastv1.ContestedCondition, holdfastv1.DriftedCondition},
-	Positive: []string{holdfastv1.ClusterReadyCondition, holdfastv1.RenderedCondition, holdfastv1.AppliedCondition},
+	Positive: []string{holdfastv1.TargetClusterReadyCondition, holdfastv1.RenderedCondition, holdfastv1.AppliedCondition},
 }
 
 // computeStatus derives the whole status from the scope. It is the only place that sets the
@@ -107,10 +107,10 @@ func setClusterReady(s *scope) {
 		if p.reason == holdfastv1.ClusterPausedReason {
 			status = metav1.ConditionUnknown
 		}
-		set(s, holdfastv1.ClusterReadyCondition, status, p.reason, p.message)
+		set(s, holdfastv1.TargetClusterReadyCondition, status, p.reason, p.message)
 		return
 	}
-	set(s, holdfastv1.ClusterReadyCondition, metav1.ConditionTrue, holdfastv1.ReadyReason,
+	set(s, holdfastv1.TargetClusterReadyCondition, metav1.ConditionTrue, holdfastv1.ReadyReason,
 		fmt.Sprintf("Cluster %s/%s is connected", s.css.Namespace, s.css.Spec.Cluster))
 }
 

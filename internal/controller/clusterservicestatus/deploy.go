@@ -72,7 +72,7 @@ func (r *Reconciler) reconcileDeploy(ctx context.Context, s *scope) (ctrl.Result
 			}
 		case mcs.Spec.SyncMode == holdfastv1.SyncModeOneTime && deployedOnce(css, rs.svc.Name):
 			out.kept = true
-			out.revision = revisionOf(css, rs.svc.Name)
+			out.revision = ServiceRevision(css, rs.svc.Name)
 			inventory = append(inventory, prev...)
 		default:
 			pol := s.policy(rs.svc)
@@ -353,21 +353,26 @@ func declarationChanged(css *holdfastv1.ClusterServiceStatus, mcs *holdfastv1.Mu
 }
 
 func deployedOnce(css *holdfastv1.ClusterServiceStatus, service string) bool {
-	for _, s := range css.Status.Services {
-		if s.Name == service && s.LastAppliedTime != nil {
-			return true
-		}
-	}
-	return false
+	s := serviceStatus(css, service)
+	return s != nil && s.LastAppliedTime != nil
 }
 
-func revisionOf(css *holdfastv1.ClusterServiceStatus, service string) string {
-	for _, s := range css.Status.Services {
-		if s.Name == service {
-			return s.Revision
-		}
+// ServiceRevision is the revision (digest of the rendered objects) a status object records for
+// one of its services, or "" if it records none.
+func ServiceRevision(css *holdfastv1.ClusterServiceStatus, service string) string {
+	if s := serviceStatus(css, service); s != nil {
+		return s.Revision
 	}
 	return ""
+}
+
+func serviceStatus(css *holdfastv1.ClusterServiceStatus, service string) *holdfastv1.ServiceStatus {
+	for i := range css.Status.Services {
+		if css.Status.Services[i].Name == service {
+			return &css.Status.Services[i]
+		}
+	}
+	return nil
 }
 
 // watchInventory makes sure every kind in the inventory is watched on the cluster, so a change

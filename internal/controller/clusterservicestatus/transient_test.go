@@ -36,7 +36,7 @@ func TestUnreachableClusterWaitsAndRecovers(t *testing.T) {
 	})
 	eventually(t, func(g Gomega) {
 		css := statusOf(g, name, "cluster-2")
-		cr := condition(css.Status.Conditions, holdfastv1.ClusterReadyCondition)
+		cr := condition(css.Status.Conditions, holdfastv1.TargetClusterReadyCondition)
 		g.Expect(cr.Status).To(Equal(metav1.ConditionFalse))
 		g.Expect(cr.Reason).To(Equal(holdfastv1.ClusterNotReadyReason))
 		g.Expect(condition(css.Status.Conditions, holdfastv1.ReadyCondition).Reason).To(Equal(holdfastv1.ClusterNotReadyReason))
