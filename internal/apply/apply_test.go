@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"holdfast.dev/holdfast/internal/apply"
+	"holdfast.dev/holdfast/internal/testsupport"
 )
 
 var ownerLabels = map[string]string{"holdfast.dev/managed-by": "holdfast", "holdfast.dev/owner": "mcs-a"}
@@ -67,28 +68,7 @@ func actions(res *apply.Result) map[string]apply.Action {
 }
 
 func crd(group string) string {
-	return fmt.Sprintf(`
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: widgets.%[1]s
-spec:
-  group: %[1]s
-  scope: Namespaced
-  names: {plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties:
-              size: {type: integer}
-`, group)
+	return "\n" + testsupport.CRD(group, "Widget")
 }
 
 const deployment = `

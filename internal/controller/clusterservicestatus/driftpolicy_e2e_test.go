@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/testsupport"
 )
 
 // editConfigMap sets key to value in a ConfigMap on a target as field manager manager.
@@ -530,27 +531,7 @@ func TestScaleRelabelAndNoFalseDrift(t *testing.T) {
 
 // crdYAML declares a namespaced kind Gadget in group <group>, and one Gadget.
 func crdYAML(group, ns string) string {
-	return fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: gadgets.%[1]s
-spec:
-  group: %[1]s
-  scope: Namespaced
-  names: {plural: gadgets, singular: gadget, kind: Gadget}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties:
-              size: {type: integer}
----
+	return testsupport.CRD(group, "Gadget") + fmt.Sprintf(`---
 apiVersion: %[1]s/v1
 kind: Gadget
 metadata:
