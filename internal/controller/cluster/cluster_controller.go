@@ -17,7 +17,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/conditions"
 	"holdfast.dev/holdfast/internal/fleet"
+	"holdfast.dev/holdfast/internal/metrics"
 )
 
 // Defaults of the Reconciler's intervals.
@@ -95,7 +97,8 @@ func (r *Reconciler) requeueAfter(s *scope) time.Duration {
 
 func (r *Reconciler) forget(key client.ObjectKey) {
 	r.Fleet.Remove(key)
-	forgetMetrics(key)
+	metrics.ForgetClusterHealth(key.Namespace, key.Name)
+	metrics.ForgetCluster(key.String())
 }
 
 // patchStatus computes every condition from the scope and patches the status once.
@@ -130,6 +133,15 @@ func (r *Reconciler) recordTransitions(ctx context.Context, s *scope) {
 	log.Info("Cluster connection changed", "status", after.Status, "reason", after.Reason, "message", after.Message)
 	if r.Recorder != nil {
 		r.Recorder.Eventf(s.cluster, nil, eventType, after.Reason, "Probe", "%s", after.Message)
+	}
+}
+
+// recordMetrics reports whether the Cluster is Connected, and counts a failed probe.
+func recordMetrics(s *scope) {
+	c := s.cluster
+	metrics.SetClusterConnected(c.Namespace, c.Name, conditions.IsTrue(c, holdfastv1.ClusterConnectedCondition))
+	if s.probeErr != nil {
+		metrics.ClusterProbeFailed(c.Namespace, c.Name, s.probeErr.Reason)
 	}
 }
 
