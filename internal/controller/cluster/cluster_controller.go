@@ -120,8 +120,8 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope) error {
 
 // recordTransitions emits an Event and a log line when the Connected condition changes.
 func (r *Reconciler) recordTransitions(ctx context.Context, s *scope) {
-	before := findCondition(s.before.Status.Conditions, holdfastv1.ClusterConnectedCondition)
-	after := findCondition(s.cluster.Status.Conditions, holdfastv1.ClusterConnectedCondition)
+	before := conditions.Get(s.before, holdfastv1.ClusterConnectedCondition)
+	after := conditions.Get(s.cluster, holdfastv1.ClusterConnectedCondition)
 	if after == nil || (before != nil && before.Status == after.Status && before.Reason == after.Reason) {
 		return
 	}
@@ -143,13 +143,4 @@ func recordMetrics(s *scope) {
 	if s.probeErr != nil {
 		metrics.ClusterProbeFailed(c.Namespace, c.Name, s.probeErr.Reason)
 	}
-}
-
-func findCondition(conds []metav1.Condition, t string) *metav1.Condition {
-	for i := range conds {
-		if conds[i].Type == t {
-			return &conds[i]
-		}
-	}
-	return nil
 }
