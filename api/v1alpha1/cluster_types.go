@@ -86,10 +86,6 @@ type ClusterList struct {
 	Items           []Cluster `json:"items"`
 }
 
-func init() {
-	SchemeBuilder.Register(&Cluster{}, &ClusterList{})
-}
-
 // GetConditions returns the Cluster's conditions.
 func (c *Cluster) GetConditions() []metav1.Condition { return c.Status.Conditions }
 

@@ -291,10 +291,6 @@ type ClusterServiceStatusList struct {
 	Items           []ClusterServiceStatus `json:"items"`
 }
 
-func init() {
-	SchemeBuilder.Register(&ClusterServiceStatus{}, &ClusterServiceStatusList{})
-}
-
 // GetConditions returns the ClusterServiceStatus's conditions.
 func (c *ClusterServiceStatus) GetConditions() []metav1.Condition { return c.Status.Conditions }
 

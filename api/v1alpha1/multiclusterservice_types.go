@@ -207,10 +207,6 @@ type MultiClusterServiceList struct {
 	Items           []MultiClusterService `json:"items"`
 }
 
-func init() {
-	SchemeBuilder.Register(&MultiClusterService{}, &MultiClusterServiceList{})
-}
-
 // GetConditions returns the MultiClusterService's conditions.
 func (m *MultiClusterService) GetConditions() []metav1.Condition { return m.Status.Conditions }
 

@@ -177,10 +177,6 @@ type ServiceTemplateList struct {
 	Items           []ServiceTemplate `json:"items"`
 }
 
-func init() {
-	SchemeBuilder.Register(&ServiceTemplate{}, &ServiceTemplateList{})
-}
-
 // GetConditions returns the ServiceTemplate's conditions.
 func (t *ServiceTemplate) GetConditions() []metav1.Condition { return t.Status.Conditions }
 

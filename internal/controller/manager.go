@@ -32,7 +32,7 @@ import (
 	"holdfast.dev/holdfast/internal/metrics"
 	"holdfast.dev/holdfast/internal/notify"
 	"holdfast.dev/holdfast/internal/render"
-	"holdfast.dev/holdfast/internal/render/helm"
+	"holdfast.dev/holdfast/internal/render/chartsource"
 )
 
 // Options configure the manager.
@@ -177,7 +177,7 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 		return nil, nil, fmt.Errorf("setting up the MultiClusterService controller: %w", err)
 	}
 	if opts.Charts == nil {
-		opts.Charts = helm.New(helm.Options{})
+		opts.Charts = chartsource.New(chartsource.Options{})
 	}
 	if err := (&servicetemplate.Reconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Charts: opts.Charts,

@@ -1,10 +1,10 @@
-// Package metrics defines Holdfast's drift, fleet and notification metrics in one place, so
-// that names, labels and buckets stay consistent across the controllers that record them and
-// match docs/metrics.md. The collectors are registered on controller-runtime's registry when the
-// package is loaded and are served on the manager's metrics endpoint; callers only use the
-// helper functions.
+// Package metrics defines Holdfast's drift, fleet, cluster and notification metrics in one
+// place, so that names, labels and buckets stay consistent across the controllers that record
+// them and match docs/metrics.md. The collectors are registered on controller-runtime's registry
+// when the package is loaded and are served on the manager's metrics endpoint; callers only use
+// the helper functions.
 //
-// Label values that name a Cluster are "namespace/name" (types.NamespacedName.String()).
-// The Cluster controller's own holdfast_cluster_connected and
-// holdfast_cluster_probe_failures_total live in internal/controller/cluster.
+// Label values that name a Cluster are "namespace/name" (types.NamespacedName.String()), except
+// in the Cluster controller's holdfast_cluster_connected and holdfast_cluster_probe_failures_total,
+// which have a namespace and a name label.
 package metrics

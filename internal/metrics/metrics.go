@@ -21,6 +21,7 @@ func init() {
 	ctrlmetrics.Registry.MustRegister(
 		driftsDetected, driftsCorrected, detectionSeconds, correctionSeconds,
 		managedObjects, contestedObjects, watchStarts,
+		clusterConnected, clusterProbeFailures,
 		notifications,
 	)
 }

@@ -20,11 +20,14 @@ func TestServedByManager(t *testing.T) {
 	SetManagedObjects("fleet/r", "web", 1)
 	SetContested("fleet/r", "web", 0)
 	WatchStarted("fleet/r", "Deployment")
+	SetClusterConnected("fleet", "r", true)
+	ClusterProbeFailed("fleet", "r", "Unreachable")
 	NotificationResult("r", NotificationSent)
 	for _, name := range []string{
 		"holdfast_drifts_detected_total", "holdfast_drifts_corrected_total",
 		"holdfast_drift_detection_seconds", "holdfast_drift_correction_seconds",
 		"holdfast_managed_objects", "holdfast_contested_objects", "holdfast_watch_starts_total",
+		"holdfast_cluster_connected", "holdfast_cluster_probe_failures_total",
 		"holdfast_notifications_total",
 	} {
 		if seriesCount(t, name) == 0 {

@@ -5,8 +5,8 @@ import (
 
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
-	// The Cluster controller registers its own holdfast_* metrics on the same registry; a name
-	// registered twice with other labels would panic when the binary starts.
+	// The Cluster controller records the cluster metrics defined here; loading it beside this
+	// package must not register a holdfast_* name twice, which would panic when the binary starts.
 	_ "holdfast.dev/holdfast/internal/controller/cluster"
 	"holdfast.dev/holdfast/internal/metrics"
 )

@@ -14,7 +14,7 @@
 //
 // Render is pure: given the same Request and the same charts it returns the
 // same objects. The only input from outside is the ChartSource, which fetches
-// Helm charts; package render/helm provides the real one, with a cache.
+// Helm charts; package render/chartsource provides the real one, with a cache.
 //
 // Failures are *Error values with a Reason, the object or document concerned,
 // and a message that says what to fix. Transient reports which of them are

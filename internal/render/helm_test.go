@@ -8,7 +8,7 @@ import (
 
 	"holdfast.dev/holdfast/internal/chartserver"
 	"holdfast.dev/holdfast/internal/render"
-	"holdfast.dev/holdfast/internal/render/helm"
+	"holdfast.dev/holdfast/internal/render/chartsource"
 )
 
 // servers starts an HTTP chart repository and an OCI registry, both serving
@@ -44,7 +44,7 @@ func servers(t *testing.T, extra ...[]byte) (*chartserver.Repo, *chartserver.Reg
 
 func TestRenderHelm(t *testing.T) {
 	repo, reg := servers(t)
-	charts := helm.New(helm.Options{})
+	charts := chartsource.New(chartsource.Options{})
 	for _, src := range []struct {
 		name string
 		helm render.Helm
@@ -150,7 +150,7 @@ spec: {containers: [{name: t, image: busybox}]}
 
 func TestRenderHelmHooksAndCRDs(t *testing.T) {
 	repo, _ := servers(t, hooksChart(t))
-	charts := helm.New(helm.Options{})
+	charts := chartsource.New(chartsource.Options{})
 	for _, includeCRDs := range []bool{true, false} {
 		res, err := render.Render(context.Background(), render.Request{Service: "hooks", TargetNamespace: "demo",
 			Source: render.Source{Helm: &render.Helm{RepoURL: repo.URL(), Chart: "hooks", Version: "1.0.0", IncludeCRDs: includeCRDs}}}, charts)
@@ -188,7 +188,7 @@ func TestRenderHelmErrors(t *testing.T) {
 	repo, reg := servers(t, badTemplate)
 	closed := chartserver.NewRepo()
 	closed.Close()
-	charts := helm.New(helm.Options{})
+	charts := chartsource.New(chartsource.Options{})
 
 	tests := []struct {
 		name      string
@@ -273,7 +273,7 @@ func TestRenderHelmKubeVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	repo, _ := servers(t, tgz)
-	charts := helm.New(helm.Options{})
+	charts := chartsource.New(chartsource.Options{})
 	req := render.Request{Service: "kv", Source: render.Source{Helm: &render.Helm{RepoURL: repo.URL(), Chart: "kv"}}}
 	res, err := render.Render(context.Background(), req, charts)
 	if err != nil {

@@ -107,7 +107,7 @@ func checkKustomizations(origin string, files map[string][]byte) error {
 		if !isKustomization {
 			continue
 		}
-		var kz types.Kustomization
+		var kz kustomization
 		if err := yaml.Unmarshal(files[name], &kz); err != nil {
 			continue // kustomize reports it with its own words
 		}
@@ -133,12 +133,10 @@ func checkKustomizations(origin string, files map[string][]byte) error {
 		for _, p := range kz.Patches {
 			loaded = append(loaded, p.Path)
 		}
-		for _, p := range kz.PatchesJson6902 {
+		for _, p := range kz.PatchesJSON6902 {
 			loaded = append(loaded, p.Path)
 		}
-		for _, p := range kz.PatchesStrategicMerge {
-			loaded = append(loaded, string(p))
-		}
+		loaded = append(loaded, kz.PatchesStrategicMerge...)
 		for _, r := range kz.Replacements {
 			loaded = append(loaded, r.Path)
 		}
@@ -164,6 +162,17 @@ func checkKustomizations(origin string, files map[string][]byte) error {
 		}
 	}
 	return nil
+}
+
+// kustomization is a kustomization file as checkKustomizations reads it. The fields kustomize
+// still honours but types.Kustomization marks deprecated (it converts them to Resources and
+// Patches when it loads the file) are decoded into fields of their own: at a shallower depth,
+// they take those keys from the embedded struct's fields of the same JSON name.
+type kustomization struct {
+	types.Kustomization
+	Bases                 []string      `json:"bases,omitempty"`
+	PatchesJSON6902       []types.Patch `json:"patchesJson6902,omitempty"`
+	PatchesStrategicMerge []string      `json:"patchesStrategicMerge,omitempty"`
 }
 
 // generatorPaths returns the files a generator reads ("key=path" or "path";

@@ -251,8 +251,8 @@ func TestDigest(t *testing.T) {
 	if render1(a, eu) == render1(a, map[string]string{"region": "us"}) {
 		t.Errorf("different content, same digest")
 	}
-	if render1(a, eu) != render1(a, eu) {
-		t.Errorf("digest is not stable")
+	if first, again := render1(a, eu), render1(a, eu); first != again {
+		t.Errorf("digest is not stable: %s, then %s", first, again)
 	}
 }
 

@@ -129,7 +129,7 @@ type Result struct {
 }
 
 // ChartSource fetches Helm charts. Render stays pure given a ChartSource;
-// package render/helm provides one for HTTP repositories and OCI registries.
+// package render/chartsource provides one for HTTP repositories and OCI registries.
 //
 // Load must return a chart the caller may modify (Helm's dependency
 // processing does), and errors as *Error with Reason ChartNotFound,

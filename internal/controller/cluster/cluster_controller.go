@@ -17,7 +17,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/conditions"
 	"holdfast.dev/holdfast/internal/fleet"
+	"holdfast.dev/holdfast/internal/metrics"
 )
 
 // Defaults of the Reconciler's intervals.
@@ -95,7 +97,8 @@ func (r *Reconciler) requeueAfter(s *scope) time.Duration {
 
 func (r *Reconciler) forget(key client.ObjectKey) {
 	r.Fleet.Remove(key)
-	forgetMetrics(key)
+	metrics.ForgetClusterHealth(key.Namespace, key.Name)
+	metrics.ForgetCluster(key.String())
 }
 
 // patchStatus computes every condition from the scope and patches the status once.
@@ -117,8 +120,8 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope) error {
 
 // recordTransitions emits an Event and a log line when the Connected condition changes.
 func (r *Reconciler) recordTransitions(ctx context.Context, s *scope) {
-	before := findCondition(s.before.Status.Conditions, holdfastv1.ClusterConnectedCondition)
-	after := findCondition(s.cluster.Status.Conditions, holdfastv1.ClusterConnectedCondition)
+	before := conditions.Get(s.before, holdfastv1.ClusterConnectedCondition)
+	after := conditions.Get(s.cluster, holdfastv1.ClusterConnectedCondition)
 	if after == nil || (before != nil && before.Status == after.Status && before.Reason == after.Reason) {
 		return
 	}
@@ -133,11 +136,11 @@ func (r *Reconciler) recordTransitions(ctx context.Context, s *scope) {
 	}
 }
 
-func findCondition(conds []metav1.Condition, t string) *metav1.Condition {
-	for i := range conds {
-		if conds[i].Type == t {
-			return &conds[i]
-		}
+// recordMetrics reports whether the Cluster is Connected, and counts a failed probe.
+func recordMetrics(s *scope) {
+	c := s.cluster
+	metrics.SetClusterConnected(c.Namespace, c.Name, conditions.IsTrue(c, holdfastv1.ClusterConnectedCondition))
+	if s.probeErr != nil {
+		metrics.ClusterProbeFailed(c.Namespace, c.Name, s.probeErr.Reason)
 	}
-	return nil
 }

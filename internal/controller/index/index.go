@@ -32,22 +32,10 @@ func Setup(ctx context.Context, mgr ctrl.Manager) error {
 		name string
 		fn   client.IndexerFunc
 	}{
-		{&holdfastv1.ClusterServiceStatus{}, StatusByServiceSet, func(o client.Object) []string {
-			return []string{o.(*holdfastv1.ClusterServiceStatus).Spec.MultiClusterService}
-		}},
-		{&holdfastv1.ClusterServiceStatus{}, StatusByCluster, func(o client.Object) []string {
-			return []string{o.GetNamespace() + "/" + o.(*holdfastv1.ClusterServiceStatus).Spec.Cluster}
-		}},
-		{&holdfastv1.MultiClusterService{}, ServiceSetByTemplate, func(o client.Object) []string {
-			var keys []string
-			for _, s := range o.(*holdfastv1.MultiClusterService).Spec.Services {
-				keys = append(keys, s.Template.Namespace+"/"+s.Template.Name)
-			}
-			return keys
-		}},
-		{&holdfastv1.ServiceTemplate{}, TemplateBySource, func(o client.Object) []string {
-			return SourceKeys(o.(*holdfastv1.ServiceTemplate))
-		}},
+		{&holdfastv1.ClusterServiceStatus{}, StatusByServiceSet, statusServiceSetKeys},
+		{&holdfastv1.ClusterServiceStatus{}, StatusByCluster, statusClusterKeys},
+		{&holdfastv1.MultiClusterService{}, ServiceSetByTemplate, serviceSetTemplateKeys},
+		{&holdfastv1.ServiceTemplate{}, TemplateBySource, templateSourceKeys},
 	} {
 		if err := idx.IndexField(ctx, i.obj, i.name, i.fn); err != nil {
 			return fmt.Errorf("indexing %T by %s: %w", i.obj, i.name, err)
@@ -56,22 +44,54 @@ func Setup(ctx context.Context, mgr ctrl.Manager) error {
 	return nil
 }
 
+// statusServiceSetKeys is the StatusByServiceSet key of a ClusterServiceStatus.
+func statusServiceSetKeys(o client.Object) []string {
+	return []string{o.(*holdfastv1.ClusterServiceStatus).Spec.MultiClusterService}
+}
+
+// statusClusterKeys is the StatusByCluster key of a ClusterServiceStatus: its Cluster, which is
+// in its own namespace.
+func statusClusterKeys(o client.Object) []string {
+	return []string{namespacedKey(o.GetNamespace(), o.(*holdfastv1.ClusterServiceStatus).Spec.Cluster)}
+}
+
+// serviceSetTemplateKeys are the ServiceSetByTemplate keys of a MultiClusterService: each
+// service's template.
+func serviceSetTemplateKeys(o client.Object) []string {
+	var keys []string
+	for _, s := range o.(*holdfastv1.MultiClusterService).Spec.Services {
+		keys = append(keys, namespacedKey(s.Template.Namespace, s.Template.Name))
+	}
+	return keys
+}
+
+// templateSourceKeys are the TemplateBySource keys of a ServiceTemplate.
+func templateSourceKeys(o client.Object) []string {
+	return SourceKeys(o.(*holdfastv1.ServiceTemplate))
+}
+
 // SourceKeys returns the index keys of the ConfigMaps and Secrets a template reads.
 func SourceKeys(t *holdfastv1.ServiceTemplate) []string {
 	var keys []string
 	for _, r := range t.Spec.Resources {
-		keys = append(keys, string(r.Kind)+"/"+r.Name)
+		keys = append(keys, sourceKey(string(r.Kind), r.Name))
 	}
 	if k := t.Spec.Kustomize; k != nil {
 		for _, f := range k.Files {
-			keys = append(keys, "ConfigMap/"+f.ConfigMap)
+			keys = append(keys, sourceKey("ConfigMap", f.ConfigMap))
 		}
 	}
 	if h := t.Spec.Helm; h != nil && h.CredentialsSecretRef != nil {
-		keys = append(keys, "Secret/"+h.CredentialsSecretRef.Name)
+		keys = append(keys, sourceKey("Secret", h.CredentialsSecretRef.Name))
 	}
 	return keys
 }
+
+// namespacedKey is "<namespace>/<name>", the key of StatusByCluster and ServiceSetByTemplate.
+func namespacedKey(namespace, name string) string { return namespace + "/" + name }
+
+// sourceKey is "<kind>/<name>", the key of TemplateBySource.
+func sourceKey(kind, name string) string { return kind + "/" + name }
 
 // StatusesOfServiceSet lists the ClusterServiceStatuses of a MultiClusterService.
 func StatusesOfServiceSet(ctx context.Context, c client.Reader, name string) ([]holdfastv1.ClusterServiceStatus, error) {
@@ -86,7 +106,7 @@ func StatusesOfServiceSet(ctx context.Context, c client.Reader, name string) ([]
 func StatusesOfCluster(ctx context.Context, c client.Reader, cluster types.NamespacedName) ([]holdfastv1.ClusterServiceStatus, error) {
 	list := &holdfastv1.ClusterServiceStatusList{}
 	if err := c.List(ctx, list, client.InNamespace(cluster.Namespace),
-		client.MatchingFields{StatusByCluster: cluster.Namespace + "/" + cluster.Name}); err != nil {
+		client.MatchingFields{StatusByCluster: namespacedKey(cluster.Namespace, cluster.Name)}); err != nil {
 		return nil, fmt.Errorf("listing ClusterServiceStatuses of Cluster %s: %w", cluster, err)
 	}
 	return list.Items, nil
@@ -95,7 +115,7 @@ func StatusesOfCluster(ctx context.Context, c client.Reader, cluster types.Names
 // ServiceSetsUsingTemplate lists the MultiClusterServices that reference a ServiceTemplate.
 func ServiceSetsUsingTemplate(ctx context.Context, c client.Reader, template types.NamespacedName) ([]holdfastv1.MultiClusterService, error) {
 	list := &holdfastv1.MultiClusterServiceList{}
-	if err := c.List(ctx, list, client.MatchingFields{ServiceSetByTemplate: template.Namespace + "/" + template.Name}); err != nil {
+	if err := c.List(ctx, list, client.MatchingFields{ServiceSetByTemplate: namespacedKey(template.Namespace, template.Name)}); err != nil {
 		return nil, fmt.Errorf("listing MultiClusterServices using ServiceTemplate %s: %w", template, err)
 	}
 	return list.Items, nil
@@ -105,7 +125,7 @@ func ServiceSetsUsingTemplate(ctx context.Context, c client.Reader, template typ
 // "ConfigMap" or "Secret").
 func TemplatesReading(ctx context.Context, c client.Reader, kind string, obj types.NamespacedName) ([]holdfastv1.ServiceTemplate, error) {
 	list := &holdfastv1.ServiceTemplateList{}
-	if err := c.List(ctx, list, client.InNamespace(obj.Namespace), client.MatchingFields{TemplateBySource: kind + "/" + obj.Name}); err != nil {
+	if err := c.List(ctx, list, client.InNamespace(obj.Namespace), client.MatchingFields{TemplateBySource: sourceKey(kind, obj.Name)}); err != nil {
 		return nil, fmt.Errorf("listing ServiceTemplates reading %s %s: %w", kind, obj, err)
 	}
 	return list.Items, nil

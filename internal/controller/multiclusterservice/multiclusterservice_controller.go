@@ -90,7 +90,7 @@ func (r *Reconciler) reconcileClusters(ctx context.Context, s *scope) error {
 		return fmt.Errorf("listing Clusters: %w", err)
 	}
 	for i := range clusters.Items {
-		if Matches(&s.mcs.Spec.ClusterSelector, selector, &clusters.Items[i]) {
+		if matches(&s.mcs.Spec.ClusterSelector, selector, &clusters.Items[i]) {
 			s.matching = append(s.matching, clusters.Items[i])
 		}
 	}
@@ -138,9 +138,9 @@ func (r *Reconciler) reconcileClusters(ctx context.Context, s *scope) error {
 	return kerrors.NewAggregate(errs)
 }
 
-// Matches reports whether a Cluster is selected. Exported for the ClusterServiceStatus
-// controller, which must not deploy to a Cluster that stopped matching.
-func Matches(sel *holdfastv1.ClusterSelector, selector labels.Selector, c *holdfastv1.Cluster) bool {
+// matches reports whether the Cluster is selected: it is in one of sel's namespaces, when sel
+// lists any, and selector (sel's label selector, parsed) matches its labels.
+func matches(sel *holdfastv1.ClusterSelector, selector labels.Selector, c *holdfastv1.Cluster) bool {
 	if len(sel.Namespaces) > 0 && !slices.Contains(sel.Namespaces, c.Namespace) {
 		return false
 	}

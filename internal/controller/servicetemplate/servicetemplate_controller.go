@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -17,6 +15,7 @@ import (
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/conditions"
 	"holdfast.dev/holdfast/internal/render"
+	"holdfast.dev/holdfast/internal/templatesource"
 )
 
 // chartRecheck is how often a template whose chart is fine or unreachable is checked again:
@@ -44,13 +43,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	}
 	before := t.DeepCopy()
 	reason, msg, requeue := r.check(ctx, t)
-	status := metav1.ConditionTrue
-	if reason != holdfastv1.SourceAvailableReason {
-		status = metav1.ConditionFalse
-	}
-	conditions.Set(t, metav1.Condition{Type: holdfastv1.SourceAvailableCondition, Status: status, Reason: reason, Message: msg})
-	conditions.SetReady(t, readySummary)
-	t.Status.ObservedGeneration = t.Generation
+	setStatus(t, reason, msg)
 	if !equality.Semantic.DeepEqual(before.Status, t.Status) {
 		if err := r.Client.Status().Patch(ctx, t, client.MergeFrom(before)); client.IgnoreNotFound(err) != nil {
 			retErr = kerrors.NewAggregate([]error{retErr, fmt.Errorf("patching the status of ServiceTemplate %s: %w", req.NamespacedName, err)})
@@ -59,21 +52,29 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	return ctrl.Result{RequeueAfter: requeue}, retErr
 }
 
+// setStatus records the SourceAvailable condition, True only for SourceAvailableReason, Ready
+// summarised from it, and the generation they describe.
+func setStatus(t *holdfastv1.ServiceTemplate, reason, msg string) {
+	status := metav1.ConditionTrue
+	if reason != holdfastv1.SourceAvailableReason {
+		status = metav1.ConditionFalse
+	}
+	conditions.Set(t, metav1.Condition{Type: holdfastv1.SourceAvailableCondition, Status: status, Reason: reason, Message: msg})
+	conditions.SetReady(t, readySummary)
+	t.Status.ObservedGeneration = t.Generation
+}
+
 // check returns the SourceAvailable reason and message, and when to look again.
 func (r *Reconciler) check(ctx context.Context, t *holdfastv1.ServiceTemplate) (string, string, time.Duration) {
+	sources := templatesource.Reader{Client: r.Client, APIReader: r.APIReader}
 	spec := t.Spec
 	switch {
 	case spec.Helm != nil:
-		h := render.Helm{Chart: spec.Helm.Chart, Version: spec.Helm.Version, RepoURL: spec.Helm.RepoURL,
-			PlainHTTP: spec.Helm.PlainHTTP, InsecureSkipTLSVerify: spec.Helm.InsecureSkipTLSVerify}
-		if ref := spec.Helm.CredentialsSecretRef; ref != nil {
-			s := &corev1.Secret{}
-			if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: t.Namespace, Name: ref.Name}, s); err != nil {
-				return missing("Secret", t, ref.Name, "spec.helm.credentialsSecretRef", err)
-			}
-			h.Username, h.Password = string(s.Data["username"]), string(s.Data["password"])
+		h, err := sources.Helm(ctx, t)
+		if err != nil {
+			return missing(err)
 		}
-		if _, err := r.Charts.Load(ctx, h); err != nil {
+		if _, err := r.Charts.Load(ctx, *h); err != nil {
 			if render.Transient(err) {
 				return holdfastv1.SourceUnavailableReason, err.Error(), time.Minute
 			}
@@ -86,20 +87,15 @@ func (r *Reconciler) check(ctx context.Context, t *holdfastv1.ServiceTemplate) (
 		return holdfastv1.SourceAvailableReason, fmt.Sprintf("chart %s %s is available from %s", spec.Helm.Chart, versionOrLatest(spec.Helm.Version), spec.Helm.RepoURL), chartRecheck
 	case spec.Kustomize != nil:
 		for _, f := range spec.Kustomize.Files {
-			if err := r.Client.Get(ctx, client.ObjectKey{Namespace: t.Namespace, Name: f.ConfigMap}, &corev1.ConfigMap{}); err != nil {
-				return missing("ConfigMap", t, f.ConfigMap, "spec.kustomize.files", err)
+			if _, err := sources.Data(ctx, t, holdfastv1.ManifestSourceConfigMap, f.ConfigMap, templatesource.FieldKustomizeFiles); err != nil {
+				return missing(err)
 			}
 		}
 	case len(spec.Resources) > 0:
+		// Only that the objects exist: the keys are read when the template is rendered.
 		for _, ref := range spec.Resources {
-			var err error
-			if ref.Kind == holdfastv1.ManifestSourceSecret {
-				err = r.APIReader.Get(ctx, client.ObjectKey{Namespace: t.Namespace, Name: ref.Name}, &corev1.Secret{})
-			} else {
-				err = r.Client.Get(ctx, client.ObjectKey{Namespace: t.Namespace, Name: ref.Name}, &corev1.ConfigMap{})
-			}
-			if err != nil {
-				return missing(string(ref.Kind), t, ref.Name, "spec.resources", err)
+			if _, err := sources.Data(ctx, t, ref.Kind, ref.Name, templatesource.FieldResources); err != nil {
+				return missing(err)
 			}
 		}
 	case spec.Templating != holdfastv1.TemplatingGoTemplate:
@@ -115,11 +111,18 @@ func (r *Reconciler) check(ctx context.Context, t *holdfastv1.ServiceTemplate) (
 	return holdfastv1.SourceAvailableReason, "every source the template reads is available", 0
 }
 
-func missing(kind string, t *holdfastv1.ServiceTemplate, name, field string, err error) (string, string, time.Duration) {
-	if apierrors.IsNotFound(err) {
-		return holdfastv1.SourceNotFoundReason, fmt.Sprintf("%s %s/%s (%s) not found: create it or fix the reference", kind, t.Namespace, name, field), 0
+// missing returns the SourceAvailable reason and message for a referenced object that could not
+// be read, and when to look again: at once when it appears (a watch brings the template back),
+// in a minute when reading it failed.
+func missing(err error) (string, string, time.Duration) {
+	var re *templatesource.ReadError
+	if !errors.As(err, &re) {
+		return holdfastv1.SourceUnavailableReason, err.Error(), time.Minute
 	}
-	return holdfastv1.SourceUnavailableReason, fmt.Sprintf("reading %s %s/%s: %v", kind, t.Namespace, name, err), time.Minute
+	if re.NotFound() {
+		return holdfastv1.SourceNotFoundReason, fmt.Sprintf("%s %s/%s (%s) not found: create it or fix the reference", re.Kind, re.Namespace, re.Name, re.Field), 0
+	}
+	return holdfastv1.SourceUnavailableReason, fmt.Sprintf("reading %s %s/%s: %v", re.Kind, re.Namespace, re.Name, re.Err), time.Minute
 }
 
 func versionOrLatest(v string) string {

@@ -1,4 +1,4 @@
-// Package helm fetches Helm charts for package render from HTTP chart
+// Package chartsource fetches Helm charts for package render from HTTP chart
 // repositories and OCI registries.
 //
 // A fleet renders the same chart for many clusters: a hundred clusters running
@@ -15,4 +15,4 @@
 // InvalidSource for requests that cannot work (a URL with credentials in it, an
 // unsupported scheme, an archive that is not a chart). Credentials are never
 // put in errors, logs or cache keys.
-package helm
+package chartsource

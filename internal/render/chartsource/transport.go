@@ -1,4 +1,4 @@
-package helm
+package chartsource
 
 import (
 	"context"

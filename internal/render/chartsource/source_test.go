@@ -1,4 +1,4 @@
-package helm_test
+package chartsource_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 
 	"holdfast.dev/holdfast/internal/chartserver"
 	"holdfast.dev/holdfast/internal/render"
-	"holdfast.dev/holdfast/internal/render/helm"
+	"holdfast.dev/holdfast/internal/render/chartsource"
 )
 
 func hello(t *testing.T, version string) []byte {
@@ -35,7 +35,7 @@ func TestHTTPRepoCache(t *testing.T) {
 	now := time.Unix(1000, 0)
 	var mu sync.Mutex
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	src := helm.New(helm.Options{IndexTTL: time.Minute, Now: clock})
+	src := chartsource.New(chartsource.Options{IndexTTL: time.Minute, Now: clock})
 	ctx := context.Background()
 
 	// 100 clusters render the same pinned chart at once: one index, one download.
@@ -136,7 +136,7 @@ func TestOCICache(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	src := helm.New(helm.Options{})
+	src := chartsource.New(chartsource.Options{})
 	h := render.Helm{RepoURL: reg.URL(), Chart: "hello", Version: "0.1.0", PlainHTTP: true}
 	if _, err := src.Load(context.Background(), h); err != nil {
 		t.Fatal(err)
@@ -174,7 +174,7 @@ func TestBasicAuth(t *testing.T) {
 	if err := repo.Add(hello(t, "1.0.0")); err != nil {
 		t.Fatal(err)
 	}
-	src := helm.New(helm.Options{})
+	src := chartsource.New(chartsource.Options{})
 	good := render.Helm{RepoURL: repo.URL(), Chart: "hello", Version: "1.0.0", Username: "ci", Password: "t0ps3cret"}
 	if _, err := src.Load(context.Background(), good); err != nil {
 		t.Fatal(err)
@@ -235,7 +235,7 @@ func TestFetchFailures(t *testing.T) {
 			mode = tt.mode
 			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 			defer cancel()
-			_, err := helm.New(helm.Options{}).Load(ctx, render.Helm{RepoURL: srv.URL, Chart: "hello", Version: "1.0.0"})
+			_, err := chartsource.New(chartsource.Options{}).Load(ctx, render.Helm{RepoURL: srv.URL, Chart: "hello", Version: "1.0.0"})
 			if tt.reason == "" {
 				if err != nil {
 					t.Fatal(err)

@@ -1,0 +1,12 @@
+// Package templatesource reads a ServiceTemplate's source from the hub: the ConfigMaps and
+// Secrets its manifests and Kustomize files are in, and its chart's credentials, and maps the
+// template to the render.Source that package render renders. The ServiceTemplate controller
+// (which checks a template once) and the ClusterServiceStatus controller (which renders it for
+// each cluster) both read templates through it, so that what is read, from where, and how a
+// chart reference is built are written once.
+//
+// ConfigMaps are read through the manager's cache; Secrets straight from the API server, so
+// that Secret data is never cached. A referenced object that cannot be read, or a key a
+// ManifestReference names that is not there, is a *ReadError; each controller words it for the
+// object it reports on.
+package templatesource

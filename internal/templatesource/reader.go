@@ -1,0 +1,81 @@
+package templatesource
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+)
+
+// Reader reads the objects a ServiceTemplate references, in the template's namespace.
+type Reader struct {
+	// Client reads ConfigMaps (the manager's cache serves them).
+	Client client.Reader
+	// APIReader reads Secrets from the API server, never the cache.
+	APIReader client.Reader
+}
+
+// ReadError is a referenced ConfigMap or Secret that could not be read, or that has no key a
+// ManifestReference names.
+type ReadError struct {
+	// Kind is "ConfigMap" or "Secret".
+	Kind string
+	// Namespace and Name name the object; the namespace is the template's.
+	Namespace, Name string
+	// Field is the template field that references the object, e.g. "spec.resources".
+	Field string
+	// Key is the missing key, when the object was read but has no such key; Err is nil then.
+	Key string
+	// Err is why the object could not be read; apierrors.IsNotFound tells a missing object.
+	Err error
+}
+
+func (e *ReadError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("%s %s/%s (%s) has no key %q", e.Kind, e.Namespace, e.Name, e.Field, e.Key)
+	}
+	return fmt.Sprintf("reading %s %s/%s (%s): %v", e.Kind, e.Namespace, e.Name, e.Field, e.Err)
+}
+
+// Unwrap returns why the object could not be read.
+func (e *ReadError) Unwrap() error { return e.Err }
+
+// NotFound reports whether the object or the key does not exist, which a user must fix, as
+// opposed to a read that failed and is worth retrying.
+func (e *ReadError) NotFound() bool { return e.Err == nil || apierrors.IsNotFound(e.Err) }
+
+// Data reads the ConfigMap (its data and binary data) or the Secret (its data) that tpl's field
+// references by name.
+func (r Reader) Data(ctx context.Context, tpl *holdfastv1.ServiceTemplate, kind holdfastv1.ManifestSourceKind, name, field string) (map[string][]byte, error) {
+	if kind == holdfastv1.ManifestSourceSecret {
+		return r.secretData(ctx, tpl, name, field)
+	}
+	return r.configMapData(ctx, tpl, name, field)
+}
+
+func (r Reader) configMapData(ctx context.Context, tpl *holdfastv1.ServiceTemplate, name, field string) (map[string][]byte, error) {
+	cm := &corev1.ConfigMap{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: tpl.Namespace, Name: name}, cm); err != nil {
+		return nil, &ReadError{Kind: "ConfigMap", Namespace: tpl.Namespace, Name: name, Field: field, Err: err}
+	}
+	data := make(map[string][]byte, len(cm.Data)+len(cm.BinaryData))
+	for k, v := range cm.Data {
+		data[k] = []byte(v)
+	}
+	for k, v := range cm.BinaryData {
+		data[k] = v
+	}
+	return data, nil
+}
+
+func (r Reader) secretData(ctx context.Context, tpl *holdfastv1.ServiceTemplate, name, field string) (map[string][]byte, error) {
+	s := &corev1.Secret{}
+	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: tpl.Namespace, Name: name}, s); err != nil {
+		return nil, &ReadError{Kind: "Secret", Namespace: tpl.Namespace, Name: name, Field: field, Err: err}
+	}
+	return s.Data, nil
+}
