@@ -122,7 +122,7 @@ func (d *serviceDemo) drift(ctx context.Context, timed func(string, time.Time)) 
 	restoredDep := &appsv1.Deployment{}
 	took, err = d.waitCorrected(ctx, c, dep, restoredDep, start, func() bool { return ptrOr(restoredDep.Spec.Replicas, 1) == replicas })
 	if err != nil {
-		return fmt.Errorf("Deployment %s on %s, scaled by %s: %w (replicas now %d)", dep, cluster, scaleManager, err, ptrOr(restoredDep.Spec.Replicas, 1))
+		return fmt.Errorf("restoring Deployment %s on %s, scaled by %s: %w (replicas now %d)", dep, cluster, scaleManager, err, ptrOr(restoredDep.Spec.Replicas, 1))
 	}
 	timed("Drift: scaled Deployment replicas restored", time.Now().Add(-took))
 	fmt.Fprintf(d.out, "  restored to %d after %s; managers now: %s\n", replicas, fleetview.RoundDuration(took), managersString(restoredDep))
