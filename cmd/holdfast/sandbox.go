@@ -10,7 +10,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"holdfast.dev/holdfast/internal/controller"
-	"holdfast.dev/holdfast/internal/demo"
 	"holdfast.dev/holdfast/internal/localfleet"
 )
 
@@ -62,12 +61,12 @@ func (o *sandboxUpOptions) run(cmd *cobra.Command) (retErr error) {
 	defer func() { retErr = errors.Join(retErr, f.Stop()) }()
 
 	if o.withController {
-		stopController, err := demo.StartController(ctx, f, controller.Options{})
+		stopController, err := f.StartController(ctx, controller.Options{})
 		if err != nil {
 			return err
 		}
 		defer func() { retErr = errors.Join(retErr, stopController()) }()
-		if err := demo.WaitClustersReady(ctx, f, o.readyTimeout); err != nil {
+		if err := f.WaitClustersReady(ctx, o.readyTimeout); err != nil {
 			return err
 		}
 	}

@@ -65,13 +65,13 @@ func (o *Options) run(ctx context.Context, out io.Writer) (retErr error) {
 	timed("Control planes up", start)
 
 	step("Running the Holdfast controller against the hub (probe every %s, connection grace %s)", o.ProbeInterval, o.ConnectionGrace)
-	stopController, err := StartController(ctx, f, controller.Options{ProbeInterval: o.ProbeInterval, ConnectionGrace: o.ConnectionGrace})
+	stopController, err := f.StartController(ctx, controller.Options{ProbeInterval: o.ProbeInterval, ConnectionGrace: o.ConnectionGrace})
 	if err != nil {
 		return err
 	}
 	defer func() { retErr = errors.Join(retErr, stopController()) }()
 	start = time.Now()
-	if err := WaitClustersReady(ctx, f, 2*time.Minute); err != nil {
+	if err := f.WaitClustersReady(ctx, 2*time.Minute); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "Every Cluster Ready %s after the controller started\n", since(start))

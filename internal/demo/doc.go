@@ -9,8 +9,6 @@
 // The package exists so that cmd/holdfast stays command wiring: the demo is most of the
 // binary's code, and as a library it can be read and tested on its own. It prints the fleet with
 // the CLI's read model (package fleetview). The CLI verbs it runs are cobra commands, which live
-// in cmd/holdfast, so they come in as Options.RunVerb.
-//
-// StartController and WaitClustersReady, which run the controller against a local fleet and
-// wait for its Clusters, are shared with `holdfast sandbox up`.
+// in cmd/holdfast, so they come in as Options.RunVerb. It runs the controller against the fleet
+// with localfleet's StartController, as `holdfast sandbox up` does.
 package demo

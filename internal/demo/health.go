@@ -54,7 +54,7 @@ func (o *Options) clusterHealth(ctx context.Context, out io.Writer, f *localflee
 	if err := setKubeconfig(ctx, f, first.Name(), first.Kubeconfig()); err != nil {
 		return err
 	}
-	if err := WaitClustersReady(ctx, f, time.Minute); err != nil {
+	if err := f.WaitClustersReady(ctx, time.Minute); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "Secret %s restored: every Cluster Ready again after %s\n", fleet.KubeconfigSecretName(first.Name()), since(start))

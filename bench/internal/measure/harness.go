@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -200,24 +199,7 @@ func (h *Harness) CreateServiceSet(ctx context.Context, name string, mode holdfa
 
 // WaitClustersReady polls the hub until every Cluster is Ready.
 func (h *Harness) WaitClustersReady(ctx context.Context, timeout time.Duration) error {
-	ready := 0
-	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		clusters, err := h.Fleet.Clusters(ctx)
-		if err != nil {
-			return false, nil //nolint:nilerr // a busy hub is retried until the timeout
-		}
-		ready = 0
-		for i := range clusters {
-			if meta.IsStatusConditionTrue(clusters[i].Status.Conditions, holdfastv1.ReadyCondition) {
-				ready++
-			}
-		}
-		return ready == len(h.Names), nil
-	})
-	if err != nil {
-		return fmt.Errorf("%d of %d Clusters Ready: %w", ready, len(h.Names), err)
-	}
-	return nil
+	return h.Fleet.WaitClustersReady(ctx, timeout)
 }
 
 // WaitStatuses watches the status objects until ok holds for every one in Statuses, and returns

@@ -1,4 +1,4 @@
-package demo
+package localfleet
 
 import (
 	"context"
@@ -10,12 +10,12 @@ import (
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/conditions"
 	"holdfast.dev/holdfast/internal/controller"
-	"holdfast.dev/holdfast/internal/localfleet"
 )
 
-// StartController runs the Holdfast manager against the fleet's hub in the background; the
-// returned function stops it and waits for it to end. `holdfast sandbox up` uses it too.
-func StartController(ctx context.Context, f *localfleet.Fleet, opts controller.Options) (func() error, error) {
+// StartController runs the Holdfast manager against the fleet's hub in the background, with
+// metrics and health probes on ports of their own choosing unless opts says otherwise; the
+// returned function stops it and waits for it to end.
+func (f *Fleet) StartController(ctx context.Context, opts controller.Options) (func() error, error) {
 	if opts.MetricsAddr == "" {
 		opts.MetricsAddr = "0"
 	}
@@ -38,11 +38,10 @@ func StartController(ctx context.Context, f *localfleet.Fleet, opts controller.O
 	}, nil
 }
 
-// WaitClustersReady waits until every registered Cluster is Ready. `holdfast sandbox up` uses
-// it too.
-func WaitClustersReady(ctx context.Context, f *localfleet.Fleet, timeout time.Duration) error {
+// WaitClustersReady waits until every registered Cluster is Ready.
+func (f *Fleet) WaitClustersReady(ctx context.Context, timeout time.Duration) error {
 	var last []holdfastv1.Cluster
-	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		clusters, err := f.Clusters(ctx)
 		if err != nil {
 			return false, nil //nolint:nilerr // the hub may be busy; keep polling until the timeout
