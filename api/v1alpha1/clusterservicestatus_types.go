@@ -5,7 +5,7 @@ import (
 )
 
 // ResourceState is the sync state of one managed object.
-// +kubebuilder:validation:Enum=Pending;InSync;Failed;Conflict;WouldCreate;WouldUpdate;WouldDelete;Drifted;Missing;Correcting;Ignored;Contested
+// +kubebuilder:validation:Enum=Pending;InSync;Failed;Conflict;WouldCreate;WouldUpdate;WouldDelete;Drifted;Missing;Correcting;Ignored;Contested;Uncorrectable
 type ResourceState string
 
 const (
@@ -32,6 +32,10 @@ const (
 	// ResourceContested: another field manager kept reverting Holdfast's corrections; Holdfast
 	// stopped correcting the object until a manual request. lastDrift names the manager.
 	ResourceContested ResourceState = "Contested"
+	// ResourceUncorrectable: the object drifted and Holdfast's correction was refused by the
+	// API server (an immutable field, an admission policy, an invalid result); the message gives
+	// the API server's reason. The drift stays open and the correction is retried with backoff.
+	ResourceUncorrectable ResourceState = "Uncorrectable"
 )
 
 // ResourceRef identifies one object on a target cluster.

@@ -132,6 +132,9 @@ const (
 	InSyncReason = "InSync"
 	// DriftReportedReason: drift was found and, by policy, waits for a manual correction.
 	DriftReportedReason = "DriftReported"
+	// CorrectionFailedReason: Holdfast tried to put drifted objects back and the API server
+	// refused; the message names the objects and its reasons. Corrections are retried.
+	CorrectionFailedReason = "CorrectionFailed"
 	// ContestedReason: another field manager keeps reverting Holdfast's corrections.
 	ContestedReason = "Contested"
 	// NotContestedReason: no object is contested.

@@ -84,3 +84,17 @@ func (f *Fights) tracked() int {
 	defer f.mu.Unlock()
 	return len(f.corrections)
 }
+
+// Forgo takes back the correction of k recorded at at: it did not happen (the API server
+// refused it), so it is no sign of a fight.
+func (f *Fights) Forgo(k ObjectKey, at time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	times := f.corrections[k]
+	for i := len(times) - 1; i >= 0; i-- {
+		if times[i].Equal(at) {
+			f.corrections[k] = append(times[:i:i], times[i+1:]...)
+			return
+		}
+	}
+}

@@ -25,3 +25,27 @@ func DetailOf(v Verdict, detected time.Time, by holdfastv1.DriftDetection) holdf
 	}
 	return d
 }
+
+// Unresolved reports whether an object in state s differs from its declaration and waits for
+// something (a manual request, a correction window, the cause of a refused correction to go):
+// Drifted, Missing, Contested and Uncorrectable objects. Status counts them as drifted.
+func Unresolved(s holdfastv1.ResourceState) bool {
+	switch s {
+	case holdfastv1.ResourceDrifted, holdfastv1.ResourceMissing, holdfastv1.ResourceContested, holdfastv1.ResourceUncorrectable:
+		return true
+	}
+	return false
+}
+
+// Retry bounds the wait before a refused correction is tried again.
+const (
+	minRetry = 5 * time.Second
+	maxRetry = 5 * time.Minute
+)
+
+// RetryAfter is how long to wait before trying again to correct a drift detected at detected
+// whose correction was refused: as long as it has been open (so the waits double), at least
+// 5s and at most 5m. It needs no count of attempts, so it survives a restart.
+func RetryAfter(detected, now time.Time) time.Duration {
+	return min(max(now.Sub(detected), minRetry), maxRetry)
+}

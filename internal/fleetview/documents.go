@@ -10,6 +10,7 @@ import (
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/conditions"
+	"holdfast.dev/holdfast/internal/drift"
 )
 
 // The CLI's JSON documents are its own types, not the API objects: scripts depend on them, so
@@ -206,11 +207,6 @@ func WriteJSON(w io.Writer, doc any) error {
 	return enc.Encode(doc)
 }
 
-// drifted reports whether a resource state means "not as declared and not being corrected".
-func drifted(s holdfastv1.ResourceState) bool {
-	return s == holdfastv1.ResourceDrifted || s == holdfastv1.ResourceMissing || s == holdfastv1.ResourceContested
-}
-
 // sortStatuses orders status objects by cluster, then service set.
 func sortStatuses(statuses []holdfastv1.ClusterServiceStatus) {
 	sort.SliceStable(statuses, func(i, j int) bool {
@@ -257,7 +253,7 @@ func BuildFleetStatus(statuses []holdfastv1.ClusterServiceStatus, f Filter) Flee
 				row.Ready, row.Reason, row.Message = string(c.Status), c.Reason, c.Message
 			}
 			for _, r := range css.Status.Resources {
-				if drifted(r.State) {
+				if drift.Unresolved(r.State) {
 					row.DriftedObjects++
 				}
 			}
@@ -271,7 +267,7 @@ func BuildFleetStatus(statuses []holdfastv1.ClusterServiceStatus, f Filter) Flee
 			row := ServiceState{Location: locationOf(css, s.Name), Ready: string(s.Ready), Reason: s.Reason, Message: s.Message,
 				SyncMode: string(css.Status.SyncMode), Paused: paused, Objects: s.Objects}
 			for _, r := range css.Status.Resources {
-				if r.Service == s.Name && drifted(r.State) {
+				if r.Service == s.Name && drift.Unresolved(r.State) {
 					row.DriftedObjects++
 				}
 			}
@@ -324,7 +320,7 @@ func BuildDriftList(statuses []holdfastv1.ClusterServiceStatus, f Filter, all bo
 		css := &statuses[i]
 		var current []DriftedObject
 		for _, r := range css.Status.Resources {
-			if !drifted(r.State) || !f.matchesService(r.Service) {
+			if !drift.Unresolved(r.State) || !f.matchesService(r.Service) {
 				continue
 			}
 			item := DriftedObject{Location: locationOf(css, r.Service), Object: objectRef(r.ResourceRef), State: string(r.State), Message: r.Message}

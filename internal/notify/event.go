@@ -28,6 +28,9 @@ const (
 	Contested EventType = "Contested"
 	// Resumed: Holdfast corrects a Contested object again, after a manual request.
 	Resumed EventType = "Resumed"
+	// CorrectionFailed: Holdfast tried to put a drifted object back and the API server refused
+	// (Message gives its reason); the drift stays open and the correction is retried.
+	CorrectionFailed EventType = "CorrectionFailed"
 )
 
 // Event is one drift event on one object. It marshals to the JSON shape documented in

@@ -57,6 +57,8 @@ func slackTitle(t EventType) string {
 		return "Drift contested"
 	case Resumed:
 		return "Drift correction resumed"
+	case CorrectionFailed:
+		return "Drift correction failed"
 	}
 	return string(t)
 }
@@ -108,6 +110,8 @@ func outcomeLine(e Event) string {
 		return "Not corrected: another field manager keeps reverting Holdfast's corrections, so Holdfast stopped correcting this object until a reconcile is requested."
 	case Resumed:
 		return "Holdfast corrects this object again."
+	case CorrectionFailed:
+		return "Not corrected: the API server refused the correction. Holdfast retries with backoff."
 	}
 	if e.CorrectedTime == nil {
 		return "Not corrected yet."

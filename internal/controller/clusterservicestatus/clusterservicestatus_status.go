@@ -13,6 +13,7 @@ import (
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/apply"
 	"holdfast.dev/holdfast/internal/conditions"
+	"holdfast.dev/holdfast/internal/drift"
 )
 
 // maxListed bounds how many objects a condition message names.
@@ -67,14 +68,14 @@ func computeStatus(s *scope) {
 func countResources(st *holdfastv1.ClusterServiceStatusStatus) {
 	st.ResourceCount, st.InSyncCount, st.FailedCount, st.ConflictCount, st.DriftedCount = int32(len(st.Resources)), 0, 0, 0, 0
 	for _, rs := range st.Resources {
-		switch rs.State {
-		case holdfastv1.ResourceDrifted, holdfastv1.ResourceMissing, holdfastv1.ResourceContested:
+		switch {
+		case drift.Unresolved(rs.State):
 			st.DriftedCount++
-		case holdfastv1.ResourceInSync:
+		case rs.State == holdfastv1.ResourceInSync:
 			st.InSyncCount++
-		case holdfastv1.ResourceFailed:
+		case rs.State == holdfastv1.ResourceFailed:
 			st.FailedCount++
-		case holdfastv1.ResourceConflict:
+		case rs.State == holdfastv1.ResourceConflict:
 			st.ConflictCount++
 		}
 	}

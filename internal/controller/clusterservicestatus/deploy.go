@@ -86,6 +86,7 @@ func (r *Reconciler) reconcileDeploy(ctx context.Context, s *scope) (ctrl.Result
 				transient = append(transient, fmt.Errorf("applying service %q: %w", rs.svc.Name, err))
 				break
 			}
+			s.settleCorrections(res, r.memory.fights)
 			inventory = append(inventory, s.withDriftStates(resourcesFromResult(rs.svc.Name, res, prev))...)
 			if pol.WaitsForWindows() {
 				s.noteNextWindow(pol.Windows)
@@ -109,6 +110,9 @@ func (r *Reconciler) reconcileDeploy(ctx context.Context, s *scope) (ctrl.Result
 	after := interval(mcs)
 	if !s.nextWindow.IsZero() && s.nextWindow.Sub(s.now) < after {
 		after = s.nextWindow.Sub(s.now)
+	}
+	if retry := retryUncorrectable(s); retry > 0 && retry < after {
+		after = retry
 	}
 	return ctrl.Result{RequeueAfter: after}, nil
 }

@@ -2,6 +2,7 @@ package clusterservicestatus
 
 import (
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -59,13 +60,12 @@ func (r *Reconciler) correctFunc(s *scope, svc string, pol *drift.Policy) func(*
 	if !pol.Detect {
 		return nil // drift is simply corrected at full reconciles, as ever
 	}
-	statusKey := types.NamespacedName{Namespace: s.css.Namespace, Name: s.css.Name}
 	return func(desired *unstructured.Unstructured, v drift.Verdict) bool {
 		ref := unversioned(apply.RefOf(desired))
 		detail, isNew := s.driftDetail(ref, v)
 		prev := s.previous[ref]
 		resp := pol.Respond(v, drift.Situation{
-			Key:     drift.ObjectKey{Status: statusKey, Group: ref.Group, Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name},
+			Key:     s.objectKey(ref),
 			Service: svc, Previous: prev.State, PreviousMessage: prev.Message,
 			Manual: s.requested != "", Now: s.now, Manager: detail.Manager,
 		}, r.memory.fights)
@@ -84,6 +84,64 @@ func (r *Reconciler) correctFunc(s *scope, svc string, pol *drift.Policy) func(*
 		}
 		return resp.Correct
 	}
+}
+
+// objectKey identifies one of the status object's managed objects for fight counting.
+func (s *scope) objectKey(ref apply.Ref) drift.ObjectKey {
+	return drift.ObjectKey{Status: types.NamespacedName{Namespace: s.css.Namespace, Name: s.css.Name},
+		Group: ref.Group, Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name}
+}
+
+// settleCorrections holds the decisions to correct against what the apply did: a correction
+// the API server refused did not happen. The drift stays open (Uncorrectable, with the API
+// server's reason; its record is not marked corrected), and the attempt is not counted as a
+// fight.
+func (s *scope) settleCorrections(res *apply.Result, fights *drift.Fights) {
+	for _, o := range res.Objects {
+		if !o.Drift || o.Action != apply.Failed {
+			continue
+		}
+		ref := unversioned(o.Ref)
+		od, ok := s.decisions.get(ref)
+		if !ok || !od.corrected {
+			continue
+		}
+		fights.Forgo(s.objectKey(ref), s.now)
+		s.decisions.note(ref, objectDrift{state: holdfastv1.ResourceUncorrectable, detail: od.detail,
+			message: "correction refused by the API server, retried with backoff: " + o.Message})
+	}
+}
+
+// newlyUncorrectable lists the objects whose correction the API server refused in this
+// reconcile and that were not Uncorrectable before (the Warning Event and the notification are
+// sent once per drift, not per retry).
+func newlyUncorrectable(s *scope) []holdfastv1.ResourceStatus {
+	var out []holdfastv1.ResourceStatus
+	for _, rs := range s.resources {
+		if rs.State != holdfastv1.ResourceUncorrectable {
+			continue
+		}
+		if p, ok := s.previous[unversioned(toRef(rs.ResourceRef))]; ok && p.State == rs.State && sameDrift(p.LastDrift, rs.LastDrift) {
+			continue
+		}
+		out = append(out, rs)
+	}
+	return out
+}
+
+// retryUncorrectable returns when the reconcile should come back to retry refused corrections
+// (drift.RetryAfter of the oldest), or 0 when there are none.
+func retryUncorrectable(s *scope) time.Duration {
+	var after time.Duration
+	for _, rs := range s.resources {
+		if rs.State != holdfastv1.ResourceUncorrectable || rs.LastDrift == nil {
+			continue
+		}
+		if d := drift.RetryAfter(rs.LastDrift.DetectedTime.Time, s.now); after == 0 || d < after {
+			after = d
+		}
+	}
+	return after
 }
 
 // driftDetail returns what is known about the drift of ref: the newest drift a watch reported

@@ -28,11 +28,20 @@ func setDrifted(s *scope) {
 			"fix the MultiClusterService's drift policy: "+list(dedupe(s.policyProblems)))
 		return
 	}
-	var drifted []string
+	var drifted, refused []string
 	for _, rs := range s.css.Status.Resources {
-		if rs.State == holdfastv1.ResourceDrifted || rs.State == holdfastv1.ResourceMissing {
+		switch rs.State {
+		case holdfastv1.ResourceDrifted, holdfastv1.ResourceMissing:
 			drifted = append(drifted, describeDrift(rs))
+		case holdfastv1.ResourceUncorrectable:
+			refused = append(refused, describeDrift(rs)+": "+rs.Message)
 		}
+	}
+	if len(refused) > 0 {
+		set(s, holdfastv1.DriftedCondition, metav1.ConditionTrue, holdfastv1.CorrectionFailedReason,
+			fmt.Sprintf("%d objects drifted and the API server refused to put them back (fix the cause; Holdfast retries): %s",
+				len(refused), list(refused)))
+		return
 	}
 	if len(drifted) == 0 {
 		if !s.deployed {
@@ -134,6 +143,16 @@ func (r *Reconciler) recordDriftEvents(ctx context.Context, s *scope) {
 		log.Info("Drift reported, not corrected", "objects", reported)
 		if r.Recorder != nil {
 			r.Recorder.Eventf(s.css, nil, corev1.EventTypeWarning, "DriftDetected", "Report", "%s", list(reported))
+		}
+	}
+	var refused []string
+	for _, rs := range newlyUncorrectable(s) {
+		refused = append(refused, describeDrift(rs)+": "+rs.Message)
+	}
+	if len(refused) > 0 {
+		log.Info("Drift correction refused by the API server", "objects", refused)
+		if r.Recorder != nil {
+			r.Recorder.Eventf(s.css, nil, corev1.EventTypeWarning, "DriftCorrectionFailed", "Correct", "%s", list(refused))
 		}
 	}
 	for _, c := range s.decisions.contested {

@@ -16,8 +16,8 @@ import (
 
 // driftEvents returns what drift handling did in this reconcile, as notification events:
 // drift left waiting (DriftDetected), drift put back (DriftCorrected, for drift seen now or
-// reported before), objects that became Contested, and Contested objects corrected again
-// after a manual request (Resumed).
+// reported before), objects that became Contested, Contested objects corrected again after a
+// manual request (Resumed), and corrections the API server refused (CorrectionFailed).
 func driftEvents(s *scope) []driftEvent {
 	cluster := types.NamespacedName{Namespace: s.css.Namespace, Name: s.css.Spec.Cluster}
 	base := notify.Event{Time: s.end, MultiClusterService: s.css.Spec.MultiClusterService, Cluster: cluster}
@@ -44,6 +44,11 @@ func driftEvents(s *scope) []driftEvent {
 			}
 		}
 		out = append(out, driftEvent{Event: e, fresh: fresh})
+	}
+	for _, rs := range newlyUncorrectable(s) {
+		e := base
+		e.Type, e.Service, e.Object, e.Drift, e.Message = notify.CorrectionFailed, rs.Service, rs.ResourceRef, rs.LastDrift, rs.Message
+		out = append(out, driftEvent{Event: e})
 	}
 	for _, c := range s.decisions.contested {
 		e := base
