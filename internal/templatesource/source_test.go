@@ -140,7 +140,9 @@ func TestSource(t *testing.T) {
 func TestSourceErrors(t *testing.T) {
 	boom := errors.New("connection refused")
 	failing := fake.NewClientBuilder().WithInterceptorFuncs(interceptor.Funcs{
-		Get: func(context.Context, client.WithWatch, client.ObjectKey, client.Object, ...client.GetOption) error { return boom },
+		Get: func(context.Context, client.WithWatch, client.ObjectKey, client.Object, ...client.GetOption) error {
+			return boom
+		},
 	}).Build()
 	// A Secret in the cache alone is not read: Secrets come from the API server.
 	cachedOnly := templatesource.Reader{

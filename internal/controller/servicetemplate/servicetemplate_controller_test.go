@@ -24,7 +24,7 @@ func TestSetStatus(t *testing.T) {
 		name, reason, message string
 		// source and ready are the SourceAvailable and Ready conditions' status; Ready's reason
 		// and message are SourceAvailable's when it is False, Ready's own when it is True.
-		source, ready            metav1.ConditionStatus
+		source, ready             metav1.ConditionStatus
 		readyReason, readyMessage string
 	}{
 		{name: "available", reason: holdfastv1.SourceAvailableReason, message: "every source the template reads is available",
@@ -88,7 +88,9 @@ func TestCheck(t *testing.T) {
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tls"}},
 	).Build()
 	failing := fake.NewClientBuilder().WithInterceptorFuncs(interceptor.Funcs{
-		Get: func(context.Context, client.WithWatch, client.ObjectKey, client.Object, ...client.GetOption) error { return boom },
+		Get: func(context.Context, client.WithWatch, client.ObjectKey, client.Object, ...client.GetOption) error {
+			return boom
+		},
 	}).Build()
 	hello := func(version string, login string) *holdfastv1.HelmSource {
 		h := &holdfastv1.HelmSource{RepoURL: "https://charts.example", Chart: "hello", Version: version, ReleaseName: "hi"}
