@@ -50,6 +50,36 @@ type DriftPolicy struct {
 	// Fight bounds corrections of an object another field manager keeps reverting.
 	// +optional
 	Fight *FightPolicy `json:"fight,omitempty"`
+	// Immutable says what to do when a correction is refused because it would change an
+	// immutable field: someone deleted the object and created another of the same name with
+	// different immutable content (a Job's pod template, a Deployment's selector, a PVC's
+	// storage class), or made a ConfigMap or Secret immutable while changing it.
+	// +optional
+	Immutable *ImmutablePolicy `json:"immutable,omitempty"`
+}
+
+// ImmutableAction is what to do about drift only a re-creation can correct.
+// +kubebuilder:validation:Enum=Report;Recreate
+type ImmutableAction string
+
+const (
+	// ImmutableReport leaves the object as it is, Uncorrectable, naming the immutable fields.
+	ImmutableReport ImmutableAction = "Report"
+	// ImmutableRecreate deletes the object and creates it as declared.
+	ImmutableRecreate ImmutableAction = "Recreate"
+)
+
+// ImmutablePolicy decides whether Holdfast deletes and re-creates an object to correct drift in
+// immutable fields.
+type ImmutablePolicy struct {
+	// Action defaults to Report.
+	// +kubebuilder:default=Report
+	// +optional
+	Action ImmutableAction `json:"action,omitempty"`
+	// RecreateNamespacesAndCRDs allows Recreate for Namespaces and CustomResourceDefinitions,
+	// whose deletion deletes everything in them. Off by default.
+	// +optional
+	RecreateNamespacesAndCRDs bool `json:"recreateNamespacesAndCRDs,omitempty"`
 }
 
 // Weekday is a day of the week, in English.

@@ -262,7 +262,14 @@ func (r *run) applyOne(ctx context.Context, it *item) {
 			log.V(1).Info("Leaving fields to another field manager", "fields", dropped)
 		}
 	}
-	if err := r.a.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.ForceOwnership, client.FieldOwner(fieldset.FieldManager)); err != nil {
+	err := r.a.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.ForceOwnership, client.FieldOwner(fieldset.FieldManager))
+	if err != nil && it.result.Drift && len(ImmutableFields(err)) > 0 && r.opts.Recreate != nil && r.opts.Recreate(it.obj) {
+		if err = r.recreate(ctx, it, obj); err == nil {
+			it.live, it.result.Recreated = nil, true
+			log.Info("Re-created object to correct immutable fields")
+		}
+	}
+	if err != nil {
 		it.fail(err)
 		log.Info("Object not applied", "error", it.result.Message, "transient", it.result.Transient)
 		return

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"syscall"
 
 	corev1 "k8s.io/api/core/v1"
@@ -87,9 +88,31 @@ func unknownKindError(gvk schema.GroupVersionKind, cause error) error {
 	return fmt.Errorf("%w: %s: install its CustomResourceDefinition first", ErrUnknownKind, what)
 }
 
+// ImmutableFields returns the fields an API server's refusal says are immutable (a Job's
+// spec.template, a ConfigMap's data once it is immutable), or none when err is no such refusal.
+// Only a deletion and re-creation can change them.
+func ImmutableFields(err error) []string {
+	var status apierrors.APIStatus
+	if !apierrors.IsInvalid(err) || !errors.As(err, &status) || status.Status().Details == nil {
+		return nil
+	}
+	var fields []string
+	for _, c := range status.Status().Details.Causes {
+		if strings.Contains(c.Message, "immutable") {
+			fields = append(fields, c.Field)
+		}
+	}
+	return fields
+}
+
 // message is the text shown for err: the API server's own message when there is one, without
-// the client's wrapping.
+// the client's wrapping. A refusal to change immutable fields names the fields only: the API
+// server's message quotes whole values (a pod template), which may be long and hold
+// configuration.
 func message(err error) string {
+	if fields := ImmutableFields(err); len(fields) > 0 {
+		return fmt.Sprintf("the change needs immutable fields changed (%s): only deleting and re-creating the object can do it", strings.Join(fields, ", "))
+	}
 	var status apierrors.APIStatus
 	if errors.As(err, &status) && status.Status().Message != "" {
 		return status.Status().Message

@@ -15,6 +15,10 @@ import (
 // Established when Options.CRDWaitTimeout is zero.
 const DefaultCRDWaitTimeout = 30 * time.Second
 
+// DefaultRecreateTimeout bounds the wait for an object deleted to be re-created to be gone,
+// when Options.RecreateTimeout is zero.
+const DefaultRecreateTimeout = 30 * time.Second
+
 // Ref identifies an object in a target cluster.
 type Ref struct {
 	Group     string `json:"group,omitempty"`
@@ -131,6 +135,9 @@ type ObjectResult struct {
 	// Action is Drifted or Missing. Whether the change counts as drift is drift.Decide's
 	// verdict, which Options.Correct receives.
 	Drift bool `json:"drift,omitempty"`
+	// Recreated reports that a drifted object was deleted and created again as declared, because
+	// only that could change its immutable fields (see Options.Recreate).
+	Recreated bool `json:"recreated,omitempty"`
 	// ConflictWith names the owner Options.Claim reported for a Conflict.
 	ConflictWith string `json:"conflictWith,omitempty"`
 }
@@ -212,6 +219,13 @@ type Options struct {
 	// the fields IgnoredFields names). false leaves it as it is (Drifted or Missing). Not called
 	// in a dry run. It may be called concurrently.
 	Correct func(desired *unstructured.Unstructured, v drift.Verdict) bool
+	// Recreate, if set, is asked, for a drifted object whose correction the API server refused
+	// because it changes immutable fields, whether to delete the live object and create it as
+	// declared. Not called in a dry run or for declaration changes.
+	Recreate func(desired *unstructured.Unstructured) bool
+	// RecreateTimeout bounds the wait for a deleted object to be gone (finalizers) before it is
+	// created again; DefaultRecreateTimeout when zero.
+	RecreateTimeout time.Duration
 	// IgnoredFields, if set, returns JSON pointers (RFC 6901) of fields of a declared object
 	// that Holdfast must not force over another field manager: when the live object has a
 	// different value there and Holdfast does not own it, the field is left out of the apply,

@@ -26,6 +26,9 @@ type Policy struct {
 	// FightMax corrections of one object within FightWindow make it Contested.
 	FightMax    int
 	FightWindow time.Duration
+	// Recreate: drift only a re-creation can correct (immutable fields) is corrected by deleting
+	// and re-creating the object; RecreateNamespacesAndCRDs extends that to Namespaces and CRDs.
+	Recreate, RecreateNamespacesAndCRDs bool
 	// Problems are parts of the policy that cannot be used, each saying what to fix; the rest
 	// applies.
 	Problems []string
@@ -54,6 +57,10 @@ func PolicyFor(mcs *holdfastv1.MultiClusterService, svc holdfastv1.Service) Poli
 		}
 		p.Windows = d.CorrectionWindows
 		p.addRules(d.Ignore, "spec.drift.ignore")
+		if im := d.Immutable; im != nil {
+			p.Recreate = im.Action == holdfastv1.ImmutableRecreate
+			p.RecreateNamespacesAndCRDs = im.RecreateNamespacesAndCRDs
+		}
 		if f := d.Fight; f != nil {
 			if f.MaxCorrections > 0 {
 				p.FightMax = int(f.MaxCorrections)
@@ -140,6 +147,22 @@ func nameMatches(pattern, name string) bool {
 // Correct, inside a correction window with action Report.
 func (p *Policy) CorrectsNow(now time.Time) bool {
 	return p.Action != holdfastv1.DriftActionReport || InWindow(p.Windows, now)
+}
+
+// Recreates reports whether drift in obj's immutable fields is corrected by deleting and
+// re-creating it: only with action Recreate, and for a Namespace or a CustomResourceDefinition
+// (whose deletion takes everything in it) only when RecreateNamespacesAndCRDs allows it.
+func (p *Policy) Recreates(obj *unstructured.Unstructured) bool {
+	if !p.Recreate {
+		return false
+	}
+	gvk := obj.GroupVersionKind()
+	switch {
+	case gvk.Group == "" && gvk.Kind == "Namespace",
+		gvk.Group == "apiextensions.k8s.io" && gvk.Kind == "CustomResourceDefinition":
+		return p.RecreateNamespacesAndCRDs
+	}
+	return true
 }
 
 // WaitsForWindows reports whether drift may wait for a correction window to open.

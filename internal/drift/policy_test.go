@@ -53,3 +53,34 @@ func TestPolicyFor(t *testing.T) {
 		t.Fatal("Report without windows corrects")
 	}
 }
+
+func TestRecreates(t *testing.T) {
+	obj := func(apiVersion, kind string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion(apiVersion)
+		u.SetKind(kind)
+		return u
+	}
+	job, ns, crd := obj("batch/v1", "Job"), obj("v1", "Namespace"), obj("apiextensions.k8s.io/v1", "CustomResourceDefinition")
+	cases := []struct {
+		name   string
+		policy *holdfastv1.ImmutablePolicy
+		want   map[*unstructured.Unstructured]bool
+	}{
+		{"no policy: report", nil, map[*unstructured.Unstructured]bool{job: false, ns: false, crd: false}},
+		{"Report", &holdfastv1.ImmutablePolicy{Action: holdfastv1.ImmutableReport}, map[*unstructured.Unstructured]bool{job: false, ns: false, crd: false}},
+		{"Recreate spares Namespaces and CRDs", &holdfastv1.ImmutablePolicy{Action: holdfastv1.ImmutableRecreate},
+			map[*unstructured.Unstructured]bool{job: true, ns: false, crd: false}},
+		{"Recreate with Namespaces and CRDs", &holdfastv1.ImmutablePolicy{Action: holdfastv1.ImmutableRecreate, RecreateNamespacesAndCRDs: true},
+			map[*unstructured.Unstructured]bool{job: true, ns: true, crd: true}},
+	}
+	for _, c := range cases {
+		mcs := &holdfastv1.MultiClusterService{Spec: holdfastv1.MultiClusterServiceSpec{Drift: &holdfastv1.DriftPolicy{Immutable: c.policy}}}
+		p := PolicyFor(mcs, holdfastv1.Service{Name: "web"})
+		for o, want := range c.want {
+			if got := p.Recreates(o); got != want {
+				t.Errorf("%s: Recreates(%s) = %v, want %v", c.name, o.GetKind(), got, want)
+			}
+		}
+	}
+}

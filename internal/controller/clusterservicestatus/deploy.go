@@ -79,6 +79,9 @@ func (r *Reconciler) reconcileDeploy(ctx context.Context, s *scope) (ctrl.Result
 			s.policyProblems = append(s.policyProblems, pol.Problems...)
 			opts := r.applyOptions(ctx, s, rs.svc, prev)
 			opts.Correct, opts.IgnoredFields = r.correctFunc(s, rs.svc.Name, pol), pol.IgnoredPaths
+			if pol.Detect {
+				opts.Recreate = pol.Recreates
+			}
 			res, err := applier.Apply(ctx, rs.objects, opts)
 			out.result, out.applyErr = res, err
 			if err != nil {
