@@ -262,7 +262,16 @@ func (r *run) applyOne(ctx context.Context, it *item) {
 			log.V(1).Info("Leaving fields to another field manager", "fields", dropped)
 		}
 	}
-	err := r.a.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.ForceOwnership, client.FieldOwner(fieldset.FieldManager))
+	replaced, err := r.restoreReplaced(ctx, it)
+	if err != nil {
+		it.fail(err)
+		log.Info("Object not corrected", "error", it.result.Message, "transient", it.result.Transient)
+		return
+	}
+	err = r.a.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.ForceOwnership, client.FieldOwner(fieldset.FieldManager))
+	if err == nil && len(replaced) > 0 {
+		err = r.patchItems(ctx, it, replaced, "remove")
+	}
 	if err != nil && it.result.Drift && len(ImmutableFields(err)) > 0 && r.opts.Recreate != nil && r.opts.Recreate(it.obj) {
 		if err = r.recreate(ctx, it, obj); err == nil {
 			it.live, it.result.Recreated = nil, true

@@ -114,7 +114,7 @@ func parseJSON(r io.Reader) (*fieldpath.Set, error) {
 func ownedValues(content map[string]any, owned, others *fieldpath.Set) []FieldValue {
 	var out []FieldValue
 	owned.Leaves().Iterate(func(p fieldpath.Path) {
-		v, ok := lookup(content, p)
+		v, ok := Lookup(content, p)
 		fv := FieldValue{Path: p.String(), Present: ok}
 		if ok {
 			fv.Value = withoutOthers(v, p, others)
@@ -124,9 +124,9 @@ func ownedValues(content map[string]any, owned, others *fieldpath.Set) []FieldVa
 	return out
 }
 
-// lookup resolves p in v: field names in maps, keys of associative lists matched against the
-// items' key fields, set values, and indices of atomic lists.
-func lookup(v any, p fieldpath.Path) (any, bool) {
+// Lookup resolves p in v (an object's content): field names in maps, keys of associative lists
+// matched against the items' key fields, set values, and indices of atomic lists.
+func Lookup(v any, p fieldpath.Path) (any, bool) {
 	cur := v
 	for _, pe := range p {
 		switch {
