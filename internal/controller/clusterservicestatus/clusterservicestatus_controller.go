@@ -278,13 +278,21 @@ func (r *Reconciler) onDrift(cluster types.NamespacedName, c drift.Change) {
 	if !r.memory.addDrift(key, cluster.Name, rec) {
 		ctrl.Log.WithName("drift").V(1).Info("Too many status objects with pending drifts; the reconcile finds this one by comparison",
 			"statusObject", key.String())
+		r.memory.markRecheck(key, cluster.Name)
 	}
-	r.enqueueRecheck(key, cluster.Name)
+	r.enqueue(key)
 }
 
-// enqueueRecheck reconciles a status object even if no full reconcile is due.
+// enqueueRecheck reconciles a status object, comparing with the cluster even if no full
+// reconcile is due.
 func (r *Reconciler) enqueueRecheck(key types.NamespacedName, cluster string) bool {
 	r.memory.markRecheck(key, cluster)
+	return r.enqueue(key)
+}
+
+// enqueue asks for a reconcile of a status object without blocking; false when the queue is
+// full.
+func (r *Reconciler) enqueue(key types.NamespacedName) bool {
 	css := &holdfastv1.ClusterServiceStatus{}
 	css.Namespace, css.Name = key.Namespace, key.Name
 	select {

@@ -43,7 +43,7 @@ func (r *Reconciler) reconcileDeploy(ctx context.Context, s *scope) (ctrl.Result
 	unsettled := !conditions.IsTrue(css, holdfastv1.AppliedCondition)
 	recheck := r.memory.takeRecheck(client.ObjectKeyFromObject(css))
 	compare := r.comparisonDue(s)
-	if !due && !changed && !unsettled && !recheck && !compare && s.requested == "" {
+	if !due && !changed && !unsettled && !recheck && !compare && len(s.drifts) == 0 && s.requested == "" {
 		// Nothing to do until the next full reconcile; a restart lands here too, so a recent
 		// run is not repeated.
 		return ctrl.Result{RequeueAfter: nextFullReconcile(mcs, css, s.now).Sub(s.now)}, nil

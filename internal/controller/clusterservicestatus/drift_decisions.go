@@ -161,10 +161,12 @@ func (s *scope) driftDetail(ref apply.Ref, v drift.Verdict) (detail *holdfastv1.
 	return &d, true
 }
 
-// keepDrifts drops the drifts watches reported that the policy exempts: of services that opted
+// keepDrifts drops the drifts watches reported that the policy exempts: all of them outside
+// ContinuousWithDriftDetection mode (another service set's watch on the same kind saw them:
+// Continuous waits for a declaration change or a full reconcile), those of services that opted
 // out, and changes only to ignored fields. The rest keep only their fields not ignored.
 func keepDrifts(s *scope, rendered []renderedService) []holdfastv1.DriftRecord {
-	if len(s.drifts) == 0 {
+	if len(s.drifts) == 0 || s.mcs.Spec.SyncMode != holdfastv1.SyncModeContinuousWithDriftDetection {
 		return nil
 	}
 	type declared struct {
