@@ -124,4 +124,3 @@ func (s *Store) write(ctx context.Context, owner *holdfastv1.ClusterServiceStatu
 	}
 	return nil
 }
-
