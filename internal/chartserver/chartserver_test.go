@@ -37,6 +37,21 @@ func TestHelloAndRepo(t *testing.T) {
 	}
 }
 
+func TestEmbeddedCharts(t *testing.T) {
+	for name, pkg := range map[string]func(string) ([]byte, error){
+		chartserver.HelloChartName:     chartserver.Hello,
+		chartserver.GeneratedChartName: chartserver.Generated,
+	} {
+		tgz, err := pkg("1.2.3")
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if md, err := chartserver.Metadata(tgz); err != nil || md.Name != name || md.Version != "1.2.3" {
+			t.Errorf("%s: metadata = %+v, %v", name, md, err)
+		}
+	}
+}
+
 func TestPackageRejectsInvalidChart(t *testing.T) {
 	if _, err := chartserver.Package(map[string][]byte{"templates/a.yaml": []byte("a: b")}); err == nil {
 		t.Error("a chart without Chart.yaml was packaged")

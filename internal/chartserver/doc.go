@@ -8,8 +8,10 @@
 // reference registry) into which charts are pushed with Helm's registry client,
 // so what Holdfast pulls is byte for byte what Helm would have pushed.
 //
-// It also embeds a small sample chart, "hello" (a Deployment, a Service and a
-// ConfigMap with a values.schema.json), that the demo and the tests serve.
+// It also embeds small sample charts that the demo and the tests serve: "hello"
+// (a Deployment, a Service and a ConfigMap with a values.schema.json) and
+// "generated" (a Secret and a ConfigMap whose passwords, UUIDs, CA and keys
+// the templates generate, so every render differs).
 //
 // The servers are meant for tests and demos: they keep everything in memory and
 // listen on loopback only.

@@ -21,6 +21,10 @@ func StatusName(serviceSet, cluster string) string {
 	return shorten(serviceSet+"."+cluster, maxName)
 }
 
+// RenderingsName names the Secret on the hub that keeps the renderings of a ClusterServiceStatus
+// (see package rendercache): "<status name>-render", shortened with a hash when too long.
+func RenderingsName(statusName string) string { return shorten(statusName+"-render", maxName) }
+
 func shorten(s string, max int) string {
 	if len(s) <= max {
 		return s

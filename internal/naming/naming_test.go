@@ -45,3 +45,17 @@ func TestStatusName(t *testing.T) {
 		t.Fatalf("StatusName = %q is not a valid name: %v", got, errs)
 	}
 }
+
+func TestRenderingsName(t *testing.T) {
+	if got := RenderingsName("web.cluster-1"); got != "web.cluster-1-render" {
+		t.Fatalf("RenderingsName = %q, want web.cluster-1-render", got)
+	}
+	long := StatusName(strings.Repeat("s", 200), strings.Repeat("c", 100))
+	got := RenderingsName(long)
+	if errs := validation.IsDNS1123Subdomain(got); len(errs) > 0 {
+		t.Fatalf("RenderingsName = %q is not a valid name: %v", got, errs)
+	}
+	if got == RenderingsName(long[:len(long)-1]+"x") {
+		t.Fatalf("two long status names got the same Secret name")
+	}
+}

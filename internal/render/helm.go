@@ -33,6 +33,12 @@ const DefaultKubeVersion = "v1.36.0"
 //
 // The release namespace is TargetNamespace, or "default" (Helm's own
 // default) when the service has none.
+//
+// Rendering is client-only, with no connection to the target: `lookup`
+// returns an empty map, so a chart that uses it to reuse a value already on
+// the cluster (a password in an existing Secret) generates a new one instead.
+// Values a chart generates (randAlphaNum, uuidv4, genCA, ...) differ on every
+// render; package rendercache keeps a rendering until its inputs change.
 func renderHelm(ctx context.Context, req Request, values map[string]any, charts ChartSource) ([]item, string, error) {
 	h := *req.Source.Helm
 	if h.Chart == "" || h.RepoURL == "" {

@@ -2,8 +2,6 @@ package render
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -121,7 +119,7 @@ type objectKey struct {
 func finish(items []item, targetNamespace, chartVersion string) (*Result, error) {
 	res := &Result{Objects: make([]*unstructured.Unstructured, 0, len(items)), ChartVersion: chartVersion}
 	seen := make(map[objectKey]string, len(items))
-	h := sha256.New()
+	d := newDigest()
 	for _, it := range items {
 		raw, err := json.Marshal(it.obj.Object)
 		if err != nil {
@@ -144,11 +142,10 @@ func finish(items []item, targetNamespace, chartVersion string) (*Result, error)
 				fmt.Sprintf("object is declared twice (in %s and in %s); keep one", first, it.origin), nil)
 		}
 		seen[k] = it.origin
-		h.Write(raw)
-		h.Write([]byte{'\n'})
+		d.add(raw)
 		res.Objects = append(res.Objects, it.obj)
 	}
-	res.Digest = "sha256:" + hex.EncodeToString(h.Sum(nil))
+	res.Digest = d.sum()
 	return res, nil
 }
 

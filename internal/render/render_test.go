@@ -256,6 +256,23 @@ func TestDigest(t *testing.T) {
 	}
 }
 
+// TestDigestOfObjects: Digest gives the rendered set's digest, so a rendering kept elsewhere
+// can be checked when it is read back.
+func TestDigestOfObjects(t *testing.T) {
+	res, err := render.Render(context.Background(), render.Request{Service: "s", Cluster: testCluster, Source: render.Source{
+		Inline: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {n: \"1\"}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: b}\nspec: {replicas: 2}\n",
+	}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := render.Digest(res.Objects); err != nil || got != res.Digest {
+		t.Errorf("Digest = %s, %v; the rendering's digest is %s", got, err, res.Digest)
+	}
+	if got, _ := render.Digest(res.Objects[:1]); got == res.Digest {
+		t.Errorf("Digest of a part of the set is the digest of the whole")
+	}
+}
+
 func TestRenderErrors(t *testing.T) {
 	big := strings.Repeat("x", render.MaxObjectSize)
 	tests := []struct {

@@ -73,7 +73,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=holdfast.dev,resources=clusterservicestatuses/finalizers,verbs=update
 // +kubebuilder:rbac:groups=holdfast.dev,resources=multiclusterservices;servicetemplates;clusters,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;delete
 
 // Reconcile deploys, prunes or withdraws, and writes the status once, at the end.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, retErr error) {
@@ -205,6 +205,11 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 		if err != nil || !done {
 			return ctrl.Result{}, err
 		}
+	}
+	// The owner reference lets a garbage collector remove the kept renderings, but the hub may
+	// run none.
+	if err := r.renderings().Delete(ctx, css); err != nil {
+		return ctrl.Result{}, fmt.Errorf("deleting the renderings kept for ClusterServiceStatus %s: %w", klog.KObj(css), err)
 	}
 	before := css.DeepCopy()
 	if controllerutil.RemoveFinalizer(css, holdfastv1.CleanupFinalizer) {

@@ -128,7 +128,7 @@ func setRendered(s *scope) {
 	}
 	if len(failed) == 0 {
 		set(s, holdfastv1.RenderedCondition, metav1.ConditionTrue, holdfastv1.RenderedReason,
-			fmt.Sprintf("%d services rendered", len(s.services)))
+			fmt.Sprintf("%d services rendered", len(s.services))+unkeptNote(s.unkept))
 		return
 	}
 	msgs := make([]string, 0, len(failed))
@@ -136,7 +136,7 @@ func setRendered(s *scope) {
 		msgs = append(msgs, p.message)
 	}
 	set(s, holdfastv1.RenderedCondition, metav1.ConditionFalse, failed[0].reason,
-		fmt.Sprintf("%d of %d services did not render: %s", len(failed), len(s.services), strings.Join(msgs, "; ")))
+		fmt.Sprintf("%d of %d services did not render: %s", len(failed), len(s.services), strings.Join(msgs, "; "))+unkeptNote(s.unkept))
 }
 
 func setApplied(s *scope) {

@@ -20,6 +20,7 @@ import (
 	"holdfast.dev/holdfast/internal/drift"
 	"holdfast.dev/holdfast/internal/naming"
 	"holdfast.dev/holdfast/internal/render"
+	"holdfast.dev/holdfast/internal/rendercache"
 )
 
 // renderedService is a service rendered for the cluster, or the reason it could not be.
@@ -167,8 +168,11 @@ func (s *scope) withDriftStates(entries []holdfastv1.ResourceStatus) []holdfastv
 	return entries
 }
 
-// renderAll renders every enabled service, in declaration order.
+// renderAll renders every enabled service, in declaration order. A Helm service is rendered
+// once per revision of its inputs and its rendering kept on the hub (package rendercache), so
+// values its chart generates do not change from one reconcile to the next.
 func (r *Reconciler) renderAll(ctx context.Context, s *scope) []renderedService {
+	kept := r.renderings().Open(s.css)
 	var out []renderedService
 	for _, svc := range s.mcs.Spec.Services {
 		if svc.Disabled {
@@ -178,7 +182,7 @@ func (r *Reconciler) renderAll(ctx context.Context, s *scope) []renderedService 
 		req, err := r.renderRequest(ctx, svc, s.cluster)
 		if err == nil {
 			var res *render.Result
-			if res, err = render.Render(ctx, req, r.Charts); err == nil {
+			if res, err = kept.Render(ctx, svc.Name, req); err == nil {
 				rs.objects, rs.digest = res.Objects, res.Digest
 			}
 		}
@@ -187,6 +191,7 @@ func (r *Reconciler) renderAll(ctx context.Context, s *scope) []renderedService 
 		}
 		out = append(out, rs)
 	}
+	s.unkept = keepRenderings(ctx, kept, out)
 	return out
 }
 
@@ -195,6 +200,9 @@ func renderProblem(err error) (*problem, bool) {
 	var se *sourceError
 	if errors.As(err, &se) {
 		return &problem{se.reason, se.message}, se.transient
+	}
+	if errors.Is(err, rendercache.ErrUnavailable) {
+		return &problem{holdfastv1.SourceUnavailableReason, err.Error()}, true
 	}
 	if reason := render.ReasonOf(err); reason != "" {
 		if render.Transient(err) {

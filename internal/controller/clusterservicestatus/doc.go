@@ -1,8 +1,10 @@
 // Package clusterservicestatus holds the controller that deploys one MultiClusterService's
 // services to one Cluster and records the outcome in their ClusterServiceStatus: it renders
-// every service for that cluster (internal/render), applies the objects through the one apply
-// path (internal/apply), prunes what is no longer declared, resolves conflicts with other
-// MultiClusterServices by priority, and runs a full reconcile at least every reconcileInterval
-// — measured from the time persisted in status, so a restart neither postpones nor repeats it —
-// or at once when holdfast.dev/reconcile-requested-at changes.
+// every service for that cluster (internal/render; a Helm service once per revision of its
+// inputs, the rendering kept on the hub by internal/rendercache so that values its chart
+// generates stay), applies the objects through the one apply path (internal/apply), prunes what
+// is no longer declared, resolves conflicts with other MultiClusterServices by priority, and
+// runs a full reconcile at least every reconcileInterval — measured from the time persisted in
+// status, so a restart neither postpones nor repeats it — or at once when
+// holdfast.dev/reconcile-requested-at changes.
 package clusterservicestatus

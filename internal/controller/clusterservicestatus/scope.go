@@ -7,6 +7,7 @@ import (
 	"holdfast.dev/holdfast/internal/apply"
 	"holdfast.dev/holdfast/internal/drift"
 	"holdfast.dev/holdfast/internal/fleet"
+	"holdfast.dev/holdfast/internal/rendercache"
 )
 
 // problem is a reason and message for a condition that is not fine.
@@ -56,6 +57,8 @@ type scope struct {
 	deployed  bool
 	requested string
 	services  []serviceOutcome
+	// unkept are the services whose rendering could not be kept on the hub.
+	unkept []rendercache.Unkept
 	// resources is the new inventory, replacing status.resources when set.
 	resources []holdfastv1.ResourceStatus
 	// withdrawn counts objects of removed services deleted in this reconcile; withdrawErr is a

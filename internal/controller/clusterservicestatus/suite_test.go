@@ -112,16 +112,21 @@ func run(m *testing.M) int {
 	return code
 }
 
-// startCharts serves the hello chart, versions 1.0.0 and 1.1.0, from a chart repository and an
-// OCI registry.
+// startCharts serves the hello chart, versions 1.0.0 and 1.1.0, and the generated chart,
+// version 1.0.0, from a chart repository and an OCI registry.
 func startCharts() error {
 	repo = chartserver.NewRepo()
 	var err error
 	if registry, err = chartserver.NewRegistry(); err != nil {
 		return err
 	}
-	for _, v := range []string{"1.0.0", "1.1.0"} {
-		tgz, err := chartserver.Hello(v)
+	packages := []func() ([]byte, error){
+		func() ([]byte, error) { return chartserver.Hello("1.0.0") },
+		func() ([]byte, error) { return chartserver.Hello("1.1.0") },
+		func() ([]byte, error) { return chartserver.Generated("1.0.0") },
+	}
+	for _, pkg := range packages {
+		tgz, err := pkg()
 		if err != nil {
 			return err
 		}
