@@ -9,7 +9,6 @@ import (
 	. "github.com/onsi/gomega"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -141,14 +140,7 @@ func TestFailedCorrectionStaysOpen(t *testing.T) {
 		g.Expect(getConfigMap(g, "cluster-1", ns, "b").Data["cluster"]).To(Equal("hand-edited"))
 	})
 	eventually(t, func(g Gomega) {
-		events := &eventsv1.EventList{}
-		g.Expect(hub.List(ctx, events, client.InNamespace(clusterNamespace))).To(Succeed())
-		var notes []string
-		for _, e := range events.Items {
-			if e.Regarding.Name == statusOf(g, name, "cluster-1").Name && e.Reason == "DriftCorrectionFailed" && e.Type == corev1.EventTypeWarning {
-				notes = append(notes, e.Note)
-			}
-		}
+		notes := warningNotes(g, statusOf(g, name, "cluster-1").Name, "DriftCorrectionFailed")
 		g.Expect(notes).To(ContainElement(ContainSubstring("ConfigMap " + ns + "/b")))
 	})
 	eventually(t, func(g Gomega) {

@@ -16,7 +16,6 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -134,14 +133,7 @@ func TestDriftNotifications(t *testing.T) {
 	}
 	NewWithT(t).Expect(logs.String()).To(ContainSubstring(`"target": "broken"`))
 	eventually(t, func(g Gomega) {
-		events := &eventsv1.EventList{}
-		g.Expect(hub.List(ctx, events, client.InNamespace(clusterNamespace))).To(Succeed())
-		var notes []string
-		for _, e := range events.Items {
-			if e.Regarding.Name == statusOf(g, name, "cluster-1").Name && e.Reason == "NotificationTargetInvalid" && e.Type == corev1.EventTypeWarning {
-				notes = append(notes, e.Note)
-			}
-		}
+		notes := warningNotes(g, statusOf(g, name, "cluster-1").Name, "NotificationTargetInvalid")
 		g.Expect(notes).To(ContainElement(And(ContainSubstring(name+"-broken"), ContainSubstring(`"url"`))))
 	})
 }

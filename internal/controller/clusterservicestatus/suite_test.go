@@ -19,6 +19,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -432,3 +433,16 @@ func (b *cuttableBody) Read(p []byte) (int, error) {
 type roundTripperFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripperFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+// warningNotes returns the notes of the Warning Events with reason on a status object.
+func warningNotes(g Gomega, statusName, reason string) []string {
+	events := &eventsv1.EventList{}
+	g.Expect(hub.List(context.Background(), events, client.InNamespace(clusterNamespace))).To(Succeed())
+	var notes []string
+	for _, e := range events.Items {
+		if e.Regarding.Name == statusName && e.Reason == reason && e.Type == corev1.EventTypeWarning {
+			notes = append(notes, e.Note)
+		}
+	}
+	return notes
+}
