@@ -59,6 +59,9 @@ type Options struct {
 	// TargetTransport, if set, wraps the HTTP transport of every target cluster's clients
 	// (benchmarks count requests with it).
 	TargetTransport func(cluster types.NamespacedName, rt http.RoundTripper) http.RoundTripper
+	// TargetDial, if set, wraps the function that opens the TCP connections to every target
+	// cluster (tests cut links with it; see fleet.Options.WrapDial).
+	TargetDial func(cluster types.NamespacedName, dial fleet.DialFunc) fleet.DialFunc
 	// OnTargetWatch, if set, is called for every watch request sent to a target cluster (see
 	// fleet.Options.OnWatch).
 	OnTargetWatch func(cluster types.NamespacedName, resource string)
@@ -131,6 +134,7 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 		Scheme:        scheme,
 		CacheSelector: labels.SelectorFromSet(labels.Set{holdfastv1.ManagedByLabel: holdfastv1.ManagedByValue}),
 		WrapTransport: opts.TargetTransport,
+		WrapDial:      opts.TargetDial,
 		// The target caches serve only the drift watches: they keep a compact snapshot of each
 		// managed object rather than the object (see package drift).
 		CacheTransform: func(types.NamespacedName) toolscache.TransformFunc { return drift.NewCompactor().Transform },

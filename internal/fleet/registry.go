@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"net"
 	"net/http"
 	"sort"
 	"sync"
@@ -44,6 +45,9 @@ type Options struct {
 	// WrapTransport, if set, wraps every target cluster's HTTP transport (the client, the cache
 	// and the probe): benchmarks and tests use it to count the requests Holdfast makes.
 	WrapTransport func(cluster types.NamespacedName, rt http.RoundTripper) http.RoundTripper
+	// WrapDial, if set, wraps the function that opens every target cluster's TCP connections,
+	// below TLS and HTTP/2: tests use it to cut a link the way a network does.
+	WrapDial func(cluster types.NamespacedName, dial DialFunc) DialFunc
 	// CacheTransform, if set, gives the transform of each connection's cache
 	// (cache.Options.DefaultTransform), so that the cache keeps less than whole objects. It is
 	// called once per connection, so a transform may keep state for one cluster's cache.
@@ -52,6 +56,9 @@ type Options struct {
 	// resource as "v1/configmaps" or "apps/v1/deployments"; see WatchRequests.
 	OnWatch func(cluster types.NamespacedName, resource string)
 }
+
+// DialFunc opens a network connection, as net.Dialer.DialContext does.
+type DialFunc func(ctx context.Context, network, address string) (net.Conn, error)
 
 // Registry holds one Connection per Cluster. It is safe for concurrent use.
 type Registry struct {
@@ -170,6 +177,9 @@ func (r *Registry) newConnection(key types.NamespacedName, fp string, cfg *rest.
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = r.opts.QPS, r.opts.Burst
 	cfg.UserAgent = "holdfast"
+	if wrap := r.opts.WrapDial; wrap != nil {
+		cfg.Dial = wrap(key, (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext)
+	}
 	if wrap := r.opts.WrapTransport; wrap != nil {
 		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return wrap(key, rt) })
 	}
