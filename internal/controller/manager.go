@@ -56,6 +56,11 @@ type Options struct {
 	// TargetQPS and TargetBurst limit the requests to each target cluster; fleet defaults when 0.
 	TargetQPS   float32
 	TargetBurst int
+	// TargetReadIdleTimeout, TargetPingTimeout and TargetRequestTimeout tune how soon a dead
+	// connection to a target cluster is noticed; fleet defaults when 0 (see fleet.Options).
+	TargetReadIdleTimeout time.Duration
+	TargetPingTimeout     time.Duration
+	TargetRequestTimeout  time.Duration
 	// TargetTransport, if set, wraps the HTTP transport of every target cluster's clients
 	// (benchmarks count requests with it).
 	TargetTransport func(cluster types.NamespacedName, rt http.RoundTripper) http.RoundTripper
@@ -144,8 +149,11 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 				opts.OnTargetWatch(cluster, resource)
 			}
 		},
-		QPS:   opts.TargetQPS,
-		Burst: opts.TargetBurst,
+		QPS:             opts.TargetQPS,
+		Burst:           opts.TargetBurst,
+		ReadIdleTimeout: opts.TargetReadIdleTimeout,
+		PingTimeout:     opts.TargetPingTimeout,
+		RequestTimeout:  opts.TargetRequestTimeout,
 	})
 	if err := mgr.Add(registry); err != nil {
 		return nil, nil, fmt.Errorf("adding the fleet registry: %w", err)

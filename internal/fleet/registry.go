@@ -36,6 +36,16 @@ type Options struct {
 	Scheme *runtime.Scheme
 	// ProbeTimeout bounds one health probe. Defaults to 10s.
 	ProbeTimeout time.Duration
+	// ReadIdleTimeout and PingTimeout are the HTTP/2 health check of the connections to target
+	// clusters: one that received nothing for ReadIdleTimeout is pinged, and closed when the
+	// ping gets no answer within PingTimeout, failing the watches and requests on it. Default
+	// to DefaultReadIdleTimeout and DefaultPingTimeout; a negative ReadIdleTimeout turns the
+	// health check off.
+	ReadIdleTimeout time.Duration
+	PingTimeout     time.Duration
+	// RequestTimeout bounds every request to a target cluster but watches. Defaults to
+	// DefaultRequestTimeout; negative means none.
+	RequestTimeout time.Duration
 	// QPS and Burst limit each cluster's client. Default to DefaultQPS and DefaultBurst.
 	QPS   float32
 	Burst int
@@ -77,6 +87,15 @@ type Registry struct {
 func NewRegistry(opts Options) *Registry {
 	if opts.ProbeTimeout == 0 {
 		opts.ProbeTimeout = 10 * time.Second
+	}
+	if opts.ReadIdleTimeout == 0 {
+		opts.ReadIdleTimeout = DefaultReadIdleTimeout
+	}
+	if opts.PingTimeout <= 0 {
+		opts.PingTimeout = DefaultPingTimeout
+	}
+	if opts.RequestTimeout == 0 {
+		opts.RequestTimeout = DefaultRequestTimeout
 	}
 	if opts.QPS == 0 {
 		opts.QPS = DefaultQPS
@@ -177,15 +196,22 @@ func (r *Registry) newConnection(key types.NamespacedName, fp string, cfg *rest.
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = r.opts.QPS, r.opts.Burst
 	cfg.UserAgent = "holdfast"
-	if wrap := r.opts.WrapDial; wrap != nil {
-		cfg.Dial = wrap(key, (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext)
+	transport, err := r.newTransport(key, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("building the transport for cluster %s: %w", key, err)
 	}
+	useTransport(cfg, transport)
 	if wrap := r.opts.WrapTransport; wrap != nil {
 		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return wrap(key, rt) })
 	}
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 		return &watchCounter{cluster: key, counts: &r.watches, onWatch: r.opts.OnWatch, next: rt}
 	})
+	if r.opts.RequestTimeout > 0 {
+		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+			return &requestTimeout{timeout: r.opts.RequestTimeout, next: rt}
+		})
+	}
 
 	probeCfg := rest.CopyConfig(cfg)
 	probeCfg.Timeout = r.opts.ProbeTimeout
@@ -206,7 +232,7 @@ func (r *Registry) newConnection(key types.NamespacedName, fp string, cfg *rest.
 	}
 	ctx, cancel := context.WithCancel(r.ctx)
 	conn := &Connection{
-		key: key, fingerprint: fp, config: cfg, probeClient: probeClient, probeTimeout: r.opts.ProbeTimeout,
+		key: key, fingerprint: fp, config: cfg, transport: transport, probeClient: probeClient, probeTimeout: r.opts.ProbeTimeout,
 		cluster: cl, cancel: cancel, done: make(chan struct{}),
 	}
 	go func() {
@@ -228,6 +254,7 @@ type Connection struct {
 	key           types.NamespacedName
 	fingerprint   string
 	config        *rest.Config
+	transport     *connTransport
 	probeClient   kubernetes.Interface
 	probeTimeout  time.Duration
 	cluster       cluster.Cluster
@@ -279,4 +306,5 @@ func (c *Connection) Probe(ctx context.Context) (ProbeResult, error) {
 func (c *Connection) close() {
 	c.cancel()
 	<-c.done
+	c.transport.closeIdle()
 }
