@@ -79,7 +79,8 @@ type Registry struct {
 	mu    sync.RWMutex
 	conns map[types.NamespacedName]*Connection
 
-	watches watchCounts
+	watches    watchCounts
+	recoveries recoveryListeners
 }
 
 // NewRegistry returns an empty registry. Connections' caches run until Close or until the
@@ -233,7 +234,7 @@ func (r *Registry) newConnection(key types.NamespacedName, fp string, cfg *rest.
 	ctx, cancel := context.WithCancel(r.ctx)
 	conn := &Connection{
 		key: key, fingerprint: fp, config: cfg, transport: transport, probeClient: probeClient, probeTimeout: r.opts.ProbeTimeout,
-		cluster: cl, cancel: cancel, done: make(chan struct{}),
+		cluster: cl, cancel: cancel, done: make(chan struct{}), recoveries: &r.recoveries,
 	}
 	go func() {
 		defer close(conn.done)
@@ -251,26 +252,18 @@ func fingerprint(b []byte) string {
 
 // Connection is a live link to one target cluster.
 type Connection struct {
-	key           types.NamespacedName
-	fingerprint   string
-	config        *rest.Config
-	transport     *connTransport
-	probeClient   kubernetes.Interface
-	probeTimeout  time.Duration
-	cluster       cluster.Cluster
-	cancel        context.CancelFunc
-	done          chan struct{}
-	origin        atomic.Value
-	lastConnected atomic.Value
-}
-
-// MarkConnected records the time of a successful probe.
-func (c *Connection) MarkConnected(t time.Time) { c.lastConnected.Store(t) }
-
-// LastConnected is the time given to the last MarkConnected, or zero.
-func (c *Connection) LastConnected() time.Time {
-	t, _ := c.lastConnected.Load().(time.Time)
-	return t
+	key          types.NamespacedName
+	fingerprint  string
+	config       *rest.Config
+	transport    *connTransport
+	probeClient  kubernetes.Interface
+	probeTimeout time.Duration
+	cluster      cluster.Cluster
+	cancel       context.CancelFunc
+	done         chan struct{}
+	origin       atomic.Value
+	health       health
+	recoveries   *recoveryListeners
 }
 
 // Origin is the origin given to the Connect call that last returned this connection.
