@@ -47,10 +47,12 @@ type Options struct {
 	LeaderElectionID        string
 	// Concurrency is the number of Clusters reconciled at once.
 	Concurrency int
-	// ProbeInterval, ConnectionGrace and StatusHeartbeat tune Cluster health probing.
-	ProbeInterval   time.Duration
-	ConnectionGrace time.Duration
-	StatusHeartbeat time.Duration
+	// ProbeInterval, ProbeRetryInterval, ConnectionGrace and StatusHeartbeat tune Cluster
+	// health probing.
+	ProbeInterval      time.Duration
+	ProbeRetryInterval time.Duration
+	ConnectionGrace    time.Duration
+	StatusHeartbeat    time.Duration
 	// Clock is injectable for tests.
 	Clock clock.PassiveClock
 	// TargetQPS and TargetBurst limit the requests to each target cluster; fleet defaults when 0.
@@ -167,14 +169,15 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 		ctrlOpts.SkipNameValidation = ptr.To(true)
 	}
 	if err := (&clustercontroller.Reconciler{
-		Client:          mgr.GetClient(),
-		APIReader:       mgr.GetAPIReader(),
-		Fleet:           registry,
-		Recorder:        mgr.GetEventRecorder("holdfast-cluster"),
-		Clock:           opts.Clock,
-		ProbeInterval:   opts.ProbeInterval,
-		ConnectionGrace: opts.ConnectionGrace,
-		StatusHeartbeat: opts.StatusHeartbeat,
+		Client:             mgr.GetClient(),
+		APIReader:          mgr.GetAPIReader(),
+		Fleet:              registry,
+		Recorder:           mgr.GetEventRecorder("holdfast-cluster"),
+		Clock:              opts.Clock,
+		ProbeInterval:      opts.ProbeInterval,
+		ProbeRetryInterval: opts.ProbeRetryInterval,
+		ConnectionGrace:    opts.ConnectionGrace,
+		StatusHeartbeat:    opts.StatusHeartbeat,
 	}).SetupWithManager(ctx, mgr, ctrlOpts); err != nil {
 		return nil, nil, fmt.Errorf("setting up the Cluster controller: %w", err)
 	}
