@@ -29,7 +29,11 @@ func (o *controllerOptions) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.manager.Concurrency, "concurrency", 10, "objects of each kind (Clusters, service sets, per-cluster deployments) reconciled at once")
 	fs.Float32Var(&o.manager.TargetQPS, "target-qps", fleet.DefaultQPS, "requests per second Holdfast may send to each target cluster")
 	fs.IntVar(&o.manager.TargetBurst, "target-burst", fleet.DefaultBurst, "burst of requests Holdfast may send to each target cluster")
+	fs.DurationVar(&o.manager.TargetReadIdleTimeout, "target-read-idle-timeout", fleet.DefaultReadIdleTimeout, "how long a connection to a target cluster may receive nothing before it is pinged; negative turns the health check off")
+	fs.DurationVar(&o.manager.TargetPingTimeout, "target-ping-timeout", fleet.DefaultPingTimeout, "how long a ping may go unanswered before the connection to a target cluster is closed and opened again")
+	fs.DurationVar(&o.manager.TargetRequestTimeout, "target-request-timeout", fleet.DefaultRequestTimeout, "longest time a request to a target cluster may take, watches excepted; negative means none")
 	fs.DurationVar(&o.manager.ProbeInterval, "cluster-probe-interval", clustercontroller.DefaultProbeInterval, "time between two health probes of a cluster")
+	fs.DurationVar(&o.manager.ProbeRetryInterval, "cluster-probe-retry-interval", clustercontroller.DefaultProbeRetryInterval, "time between two health probes of a cluster whose probes fail within the connection grace")
 	fs.DurationVar(&o.manager.ConnectionGrace, "cluster-connection-grace", clustercontroller.DefaultConnectionGrace, "how long failing probes keep a cluster Connected after its last success")
 	fs.DurationVar(&o.manager.StatusHeartbeat, "cluster-status-heartbeat", clustercontroller.DefaultStatusHeartbeat, "longest time a healthy cluster's probe times go unwritten to status")
 }

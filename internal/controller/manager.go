@@ -47,18 +47,28 @@ type Options struct {
 	LeaderElectionID        string
 	// Concurrency is the number of Clusters reconciled at once.
 	Concurrency int
-	// ProbeInterval, ConnectionGrace and StatusHeartbeat tune Cluster health probing.
-	ProbeInterval   time.Duration
-	ConnectionGrace time.Duration
-	StatusHeartbeat time.Duration
+	// ProbeInterval, ProbeRetryInterval, ConnectionGrace and StatusHeartbeat tune Cluster
+	// health probing.
+	ProbeInterval      time.Duration
+	ProbeRetryInterval time.Duration
+	ConnectionGrace    time.Duration
+	StatusHeartbeat    time.Duration
 	// Clock is injectable for tests.
 	Clock clock.PassiveClock
 	// TargetQPS and TargetBurst limit the requests to each target cluster; fleet defaults when 0.
 	TargetQPS   float32
 	TargetBurst int
+	// TargetReadIdleTimeout, TargetPingTimeout and TargetRequestTimeout tune how soon a dead
+	// connection to a target cluster is noticed; fleet defaults when 0 (see fleet.Options).
+	TargetReadIdleTimeout time.Duration
+	TargetPingTimeout     time.Duration
+	TargetRequestTimeout  time.Duration
 	// TargetTransport, if set, wraps the HTTP transport of every target cluster's clients
 	// (benchmarks count requests with it).
 	TargetTransport func(cluster types.NamespacedName, rt http.RoundTripper) http.RoundTripper
+	// TargetDial, if set, wraps the function that opens the TCP connections to every target
+	// cluster (tests cut links with it; see fleet.Options.WrapDial).
+	TargetDial func(cluster types.NamespacedName, dial fleet.DialFunc) fleet.DialFunc
 	// OnTargetWatch, if set, is called for every watch request sent to a target cluster (see
 	// fleet.Options.OnWatch).
 	OnTargetWatch func(cluster types.NamespacedName, resource string)
@@ -131,6 +141,7 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 		Scheme:        scheme,
 		CacheSelector: labels.SelectorFromSet(labels.Set{holdfastv1.ManagedByLabel: holdfastv1.ManagedByValue}),
 		WrapTransport: opts.TargetTransport,
+		WrapDial:      opts.TargetDial,
 		// The target caches serve only the drift watches: they keep a compact snapshot of each
 		// managed object rather than the object (see package drift).
 		CacheTransform: func(types.NamespacedName) toolscache.TransformFunc { return drift.NewCompactor().Transform },
@@ -140,8 +151,11 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 				opts.OnTargetWatch(cluster, resource)
 			}
 		},
-		QPS:   opts.TargetQPS,
-		Burst: opts.TargetBurst,
+		QPS:             opts.TargetQPS,
+		Burst:           opts.TargetBurst,
+		ReadIdleTimeout: opts.TargetReadIdleTimeout,
+		PingTimeout:     opts.TargetPingTimeout,
+		RequestTimeout:  opts.TargetRequestTimeout,
 	})
 	if err := mgr.Add(registry); err != nil {
 		return nil, nil, fmt.Errorf("adding the fleet registry: %w", err)
@@ -155,14 +169,15 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 		ctrlOpts.SkipNameValidation = ptr.To(true)
 	}
 	if err := (&clustercontroller.Reconciler{
-		Client:          mgr.GetClient(),
-		APIReader:       mgr.GetAPIReader(),
-		Fleet:           registry,
-		Recorder:        mgr.GetEventRecorder("holdfast-cluster"),
-		Clock:           opts.Clock,
-		ProbeInterval:   opts.ProbeInterval,
-		ConnectionGrace: opts.ConnectionGrace,
-		StatusHeartbeat: opts.StatusHeartbeat,
+		Client:             mgr.GetClient(),
+		APIReader:          mgr.GetAPIReader(),
+		Fleet:              registry,
+		Recorder:           mgr.GetEventRecorder("holdfast-cluster"),
+		Clock:              opts.Clock,
+		ProbeInterval:      opts.ProbeInterval,
+		ProbeRetryInterval: opts.ProbeRetryInterval,
+		ConnectionGrace:    opts.ConnectionGrace,
+		StatusHeartbeat:    opts.StatusHeartbeat,
 	}).SetupWithManager(ctx, mgr, ctrlOpts); err != nil {
 		return nil, nil, fmt.Errorf("setting up the Cluster controller: %w", err)
 	}

@@ -2,6 +2,25 @@
 // REST config, a client and a cache, probes the cluster's health, and hands those connections to
 // the controllers that deploy to and watch the fleet. No other package parses kubeconfigs.
 //
+// # Dead connections and recoveries
+//
+// A network can cut a link without a word: no error, no reset, the connection just stops
+// delivering. A watch on it hangs until the connection is given up, and misses what changed
+// meanwhile. Each connection has its own HTTP/2 transport (transport.go), built as client-go
+// builds one but with the health check of golang.org/x/net/http2 set from Options
+// (ReadIdleTimeout, PingTimeout: a connection that received nothing for a while is pinged,
+// and closed when the ping is not answered; 10s and 5s by default), instead of client-go's
+// process-wide environment variables and defaults (30s and 15s); closing it fails the watches on it, and their informers list and watch again on a
+// new one. Requests other than watches are bounded by RequestTimeout, which rest.Config.Timeout
+// cannot do without ending watches too. The client, the cache and the probe share the
+// transport, so a probe fails while the connection everything else uses is dead.
+//
+// The Cluster controller records each probe on the Connection (health.go). A success after
+// failed probes is a recovery, recorded (Recovered) and reported to the functions given to
+// Registry.OnRecovered, whether or not the Cluster stopped being Connected: a partition shorter
+// than the connection grace leaves its status as it was, and its consumers must look at the
+// cluster again, for what the dead watches never delivered.
+//
 // Kubeconfigs are credentials. Nothing in this package puts their content into an error, a log
 // line or a status message: parse errors are reported by category, never by quoting the input.
 package fleet

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"net"
 	"net/http"
 	"sort"
 	"sync"
@@ -35,6 +36,16 @@ type Options struct {
 	Scheme *runtime.Scheme
 	// ProbeTimeout bounds one health probe. Defaults to 10s.
 	ProbeTimeout time.Duration
+	// ReadIdleTimeout and PingTimeout are the HTTP/2 health check of the connections to target
+	// clusters: one that received nothing for ReadIdleTimeout is pinged, and closed when the
+	// ping gets no answer within PingTimeout, failing the watches and requests on it. Default
+	// to DefaultReadIdleTimeout and DefaultPingTimeout; a negative ReadIdleTimeout turns the
+	// health check off.
+	ReadIdleTimeout time.Duration
+	PingTimeout     time.Duration
+	// RequestTimeout bounds every request to a target cluster but watches. Defaults to
+	// DefaultRequestTimeout; negative means none.
+	RequestTimeout time.Duration
 	// QPS and Burst limit each cluster's client. Default to DefaultQPS and DefaultBurst.
 	QPS   float32
 	Burst int
@@ -44,6 +55,9 @@ type Options struct {
 	// WrapTransport, if set, wraps every target cluster's HTTP transport (the client, the cache
 	// and the probe): benchmarks and tests use it to count the requests Holdfast makes.
 	WrapTransport func(cluster types.NamespacedName, rt http.RoundTripper) http.RoundTripper
+	// WrapDial, if set, wraps the function that opens every target cluster's TCP connections,
+	// below TLS and HTTP/2: tests use it to cut a link the way a network does.
+	WrapDial func(cluster types.NamespacedName, dial DialFunc) DialFunc
 	// CacheTransform, if set, gives the transform of each connection's cache
 	// (cache.Options.DefaultTransform), so that the cache keeps less than whole objects. It is
 	// called once per connection, so a transform may keep state for one cluster's cache.
@@ -52,6 +66,9 @@ type Options struct {
 	// resource as "v1/configmaps" or "apps/v1/deployments"; see WatchRequests.
 	OnWatch func(cluster types.NamespacedName, resource string)
 }
+
+// DialFunc opens a network connection, as net.Dialer.DialContext does.
+type DialFunc func(ctx context.Context, network, address string) (net.Conn, error)
 
 // Registry holds one Connection per Cluster. It is safe for concurrent use.
 type Registry struct {
@@ -62,7 +79,8 @@ type Registry struct {
 	mu    sync.RWMutex
 	conns map[types.NamespacedName]*Connection
 
-	watches watchCounts
+	watches    watchCounts
+	recoveries recoveryListeners
 }
 
 // NewRegistry returns an empty registry. Connections' caches run until Close or until the
@@ -70,6 +88,15 @@ type Registry struct {
 func NewRegistry(opts Options) *Registry {
 	if opts.ProbeTimeout == 0 {
 		opts.ProbeTimeout = 10 * time.Second
+	}
+	if opts.ReadIdleTimeout == 0 {
+		opts.ReadIdleTimeout = DefaultReadIdleTimeout
+	}
+	if opts.PingTimeout <= 0 {
+		opts.PingTimeout = DefaultPingTimeout
+	}
+	if opts.RequestTimeout == 0 {
+		opts.RequestTimeout = DefaultRequestTimeout
 	}
 	if opts.QPS == 0 {
 		opts.QPS = DefaultQPS
@@ -170,12 +197,22 @@ func (r *Registry) newConnection(key types.NamespacedName, fp string, cfg *rest.
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = r.opts.QPS, r.opts.Burst
 	cfg.UserAgent = "holdfast"
+	transport, err := r.newTransport(key, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("building the transport for cluster %s: %w", key, err)
+	}
+	useTransport(cfg, transport)
 	if wrap := r.opts.WrapTransport; wrap != nil {
 		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return wrap(key, rt) })
 	}
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 		return &watchCounter{cluster: key, counts: &r.watches, onWatch: r.opts.OnWatch, next: rt}
 	})
+	if r.opts.RequestTimeout > 0 {
+		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+			return &requestTimeout{timeout: r.opts.RequestTimeout, next: rt}
+		})
+	}
 
 	probeCfg := rest.CopyConfig(cfg)
 	probeCfg.Timeout = r.opts.ProbeTimeout
@@ -196,8 +233,8 @@ func (r *Registry) newConnection(key types.NamespacedName, fp string, cfg *rest.
 	}
 	ctx, cancel := context.WithCancel(r.ctx)
 	conn := &Connection{
-		key: key, fingerprint: fp, config: cfg, probeClient: probeClient, probeTimeout: r.opts.ProbeTimeout,
-		cluster: cl, cancel: cancel, done: make(chan struct{}),
+		key: key, fingerprint: fp, config: cfg, transport: transport, probeClient: probeClient, probeTimeout: r.opts.ProbeTimeout,
+		cluster: cl, cancel: cancel, done: make(chan struct{}), recoveries: &r.recoveries,
 	}
 	go func() {
 		defer close(conn.done)
@@ -215,25 +252,18 @@ func fingerprint(b []byte) string {
 
 // Connection is a live link to one target cluster.
 type Connection struct {
-	key           types.NamespacedName
-	fingerprint   string
-	config        *rest.Config
-	probeClient   kubernetes.Interface
-	probeTimeout  time.Duration
-	cluster       cluster.Cluster
-	cancel        context.CancelFunc
-	done          chan struct{}
-	origin        atomic.Value
-	lastConnected atomic.Value
-}
-
-// MarkConnected records the time of a successful probe.
-func (c *Connection) MarkConnected(t time.Time) { c.lastConnected.Store(t) }
-
-// LastConnected is the time given to the last MarkConnected, or zero.
-func (c *Connection) LastConnected() time.Time {
-	t, _ := c.lastConnected.Load().(time.Time)
-	return t
+	key          types.NamespacedName
+	fingerprint  string
+	config       *rest.Config
+	transport    *connTransport
+	probeClient  kubernetes.Interface
+	probeTimeout time.Duration
+	cluster      cluster.Cluster
+	cancel       context.CancelFunc
+	done         chan struct{}
+	origin       atomic.Value
+	health       health
+	recoveries   *recoveryListeners
 }
 
 // Origin is the origin given to the Connect call that last returned this connection.
@@ -269,4 +299,5 @@ func (c *Connection) Probe(ctx context.Context) (ProbeResult, error) {
 func (c *Connection) close() {
 	c.cancel()
 	<-c.done
+	c.transport.closeIdle()
 }

@@ -59,13 +59,13 @@ func (t *watchCounter) RoundTrip(req *http.Request) (*http.Response, error) {
 	return t.next.RoundTrip(req)
 }
 
+// WrappedRoundTripper lets client-go find the transport under this one.
+func (t *watchCounter) WrappedRoundTripper() http.RoundTripper { return t.next }
+
 // watchedResource returns the resource a request watches, as "version/resource" for the core
 // group and "group/version/resource" otherwise, if it is a watch (a GET with watch=true).
 func watchedResource(req *http.Request) (string, bool) {
-	if req.Method != http.MethodGet || req.URL == nil {
-		return "", false
-	}
-	if w := req.URL.Query().Get("watch"); w != "true" && w != "1" {
+	if !isWatch(req) {
 		return "", false
 	}
 	segs := strings.Split(strings.Trim(req.URL.Path, "/"), "/")

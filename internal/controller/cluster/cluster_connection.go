@@ -59,7 +59,11 @@ func (r *Reconciler) reconcileConnection(ctx context.Context, s *scope) {
 	s.probed = true
 	s.probe, err = conn.Probe(ctx)
 	if err == nil {
-		conn.MarkConnected(s.now)
+		// Dated when the probe came back, not when the reconcile began: a recovery is then never
+		// dated before requests that still failed.
+		conn.MarkConnected(r.Clock.Now())
+	} else {
+		conn.MarkProbeFailed()
 	}
 	s.lastConnected = conn.LastConnected()
 	if st := s.cluster.Status.LastConnectedTime; st != nil && st.After(s.lastConnected) {

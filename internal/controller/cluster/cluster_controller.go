@@ -24,9 +24,10 @@ import (
 
 // Defaults of the Reconciler's intervals.
 const (
-	DefaultProbeInterval   = 10 * time.Second
-	DefaultConnectionGrace = 40 * time.Second
-	DefaultStatusHeartbeat = time.Minute
+	DefaultProbeInterval      = 10 * time.Second
+	DefaultProbeRetryInterval = 2 * time.Second
+	DefaultConnectionGrace    = 40 * time.Second
+	DefaultStatusHeartbeat    = time.Minute
 )
 
 // Reconciler keeps one fleet connection per Cluster and reports its health.
@@ -43,6 +44,10 @@ type Reconciler struct {
 	Clock clock.PassiveClock
 	// ProbeInterval is the time between two health probes of a cluster.
 	ProbeInterval time.Duration
+	// ProbeRetryInterval, when shorter, replaces ProbeInterval after a failed probe while the
+	// cluster is still Connected, so that the end of a short partition is seen within seconds
+	// (and what was missed during it looked at again, see fleet.Connection.MarkConnected).
+	ProbeRetryInterval time.Duration
 	// ConnectionGrace is how long after the last successful probe failures keep the cluster Connected.
 	ConnectionGrace time.Duration
 	// StatusHeartbeat is the longest time a healthy Cluster's probe times go unwritten.
@@ -86,13 +91,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 }
 
 // requeueAfter schedules the next probe. A declaration error waits for the Secret or the Cluster
-// to change, which the watches report; anything else is probed again after a jittered interval.
+// to change, which the watches report; anything else is probed again after a jittered interval,
+// a shorter one while probes fail within the grace.
 func (r *Reconciler) requeueAfter(s *scope) time.Duration {
 	if s.connectErr != nil {
 		return 0
 	}
-	jitter := time.Duration(rand.Int64N(int64(r.ProbeInterval)/10 + 1))
-	return r.ProbeInterval + jitter
+	interval := r.ProbeInterval
+	if s.probeErr != nil && withinGrace(s, r.ConnectionGrace) {
+		interval = min(interval, r.ProbeRetryInterval)
+	}
+	jitter := time.Duration(rand.Int64N(int64(interval)/10 + 1))
+	return interval + jitter
 }
 
 func (r *Reconciler) forget(key client.ObjectKey) {

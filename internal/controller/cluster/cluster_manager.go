@@ -29,6 +29,9 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 	if r.ProbeInterval <= 0 {
 		r.ProbeInterval = DefaultProbeInterval
 	}
+	if r.ProbeRetryInterval <= 0 {
+		r.ProbeRetryInterval = DefaultProbeRetryInterval
+	}
 	if r.ConnectionGrace <= 0 {
 		r.ConnectionGrace = DefaultConnectionGrace
 	}

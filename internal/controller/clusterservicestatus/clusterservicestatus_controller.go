@@ -62,6 +62,8 @@ type Reconciler struct {
 	// MultiClusterService just took over, so they report the Conflict at once, and those whose
 	// objects drifted.
 	recheck chan event.TypedGenericEvent[*holdfastv1.ClusterServiceStatus]
+	// recovered receives Clusters whose link recovered (see onRecovered).
+	recovered chan event.TypedGenericEvent[*holdfastv1.Cluster]
 	// watches report changes to managed objects in ContinuousWithDriftDetection mode.
 	watches *drift.Watches
 	// memory is what this process knows about status objects between reconciles.

@@ -25,13 +25,15 @@ import (
 
 // SetupWithManager registers the controller and its watches; it needs package index's
 // indexes. Every change that can alter what a cluster should hold brings its status objects
-// back: the MultiClusterService, its templates and their ConfigMaps and Secrets, and the
-// Cluster's labels, annotations and connection.
+// back: the MultiClusterService, its templates and their ConfigMaps and Secrets, the
+// Cluster's labels, annotations and connection, and its link recovering (fleet.OnRecovered).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
 	}
 	r.recheck = make(chan event.TypedGenericEvent[*holdfastv1.ClusterServiceStatus], 1024)
+	r.recovered = make(chan event.TypedGenericEvent[*holdfastv1.Cluster], 1024)
+	r.Fleet.OnRecovered(r.onRecovered)
 	r.watches = &drift.Watches{OnChange: r.onDrift}
 	r.memory = newMemory()
 	return ctrl.NewControllerManagedBy(mgr).
@@ -48,6 +50,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		Watches(&holdfastv1.ClusterServiceStatus{}, handler.EnqueueRequestsFromMapFunc(r.conflictingNeighbours),
 			builder.WithPredicates(inventoryChanged())).
 		WatchesRawSource(source.Channel(r.recheck, &handler.TypedEnqueueRequestForObject[*holdfastv1.ClusterServiceStatus]{})).
+		WatchesRawSource(source.Channel(r.recovered, handler.TypedEnqueueRequestsFromMapFunc(r.watchedOnCluster))).
 		WithOptions(opts).
 		Named("clusterservicestatus").
 		Complete(r)
@@ -101,6 +104,36 @@ func (r *Reconciler) forCluster(ctx context.Context, obj client.Object) []reconc
 		ctrl.LoggerFrom(ctx).Error(err, "Mapping a Cluster to its status objects failed")
 	}
 	return requests(statuses)
+}
+
+// onRecovered brings back the status objects of a Cluster whose link recovered, which may have
+// missed drift while it was down (see comparisonDue). The Cluster's status may not change: a
+// partition shorter than the connection grace keeps it Connected. It runs on the prober's
+// goroutine and never blocks.
+func (r *Reconciler) onRecovered(cluster types.NamespacedName) {
+	c := &holdfastv1.Cluster{}
+	c.Namespace, c.Name = cluster.Namespace, cluster.Name
+	select {
+	case r.recovered <- event.TypedGenericEvent[*holdfastv1.Cluster]{Object: c}:
+	default:
+		ctrl.Log.WithName("drift").Info("Recovery queue full; drift made during the partition is found at the next full reconcile",
+			"cluster", cluster.String())
+	}
+}
+
+// watchedOnCluster maps a Cluster to its status objects in drift-detection mode.
+func (r *Reconciler) watchedOnCluster(ctx context.Context, c *holdfastv1.Cluster) []reconcile.Request {
+	statuses, err := index.StatusesOfCluster(ctx, r.Client, client.ObjectKeyFromObject(c))
+	if err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Mapping a Cluster to its status objects failed")
+	}
+	var reqs []reconcile.Request
+	for i := range statuses {
+		if statuses[i].Status.SyncMode == holdfastv1.SyncModeContinuousWithDriftDetection {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&statuses[i])})
+		}
+	}
+	return reqs
 }
 
 // clusterChanged passes Cluster changes that matter to deployment: labels and annotations

@@ -123,9 +123,10 @@ func (r *Reconciler) reconcileDeploy(ctx context.Context, s *scope) (ctrl.Result
 
 // comparisonDue reports whether, in drift-detection mode, the cluster must be compared with
 // the declaration although nothing else is due: the first time in this process (drift made
-// while the controller was down), after the cluster reconnected (drift made during the outage,
-// which a watch may not show), and when drift waiting for a correction window can now be
-// corrected.
+// while the controller was down), after the cluster reconnected or its link recovered from a
+// partition too short to disconnect it (drift made meanwhile, which a watch may not show: it
+// may have hung on a dead connection), and when drift waiting for a correction window can now
+// be corrected.
 func (r *Reconciler) comparisonDue(s *scope) bool {
 	if s.mcs.Spec.SyncMode != holdfastv1.SyncModeContinuousWithDriftDetection {
 		return false
@@ -136,6 +137,9 @@ func (r *Reconciler) comparisonDue(s *scope) bool {
 	}
 	if c := conditions.Get(s.cluster, holdfastv1.ClusterConnectedCondition); c != nil &&
 		!c.LastTransitionTime.Time.Before(last.Truncate(time.Second)) {
+		return true
+	}
+	if s.conn != nil && s.conn.Recovered().After(last) {
 		return true
 	}
 	if s.css.Status.DriftedCount > 0 {

@@ -141,15 +141,23 @@ func startCharts() error {
 	return nil
 }
 
-// startManager starts the controllers against the hub.
-func startManager() error {
+// managerOptions are the options the suite's controllers run with.
+func managerOptions() controller.Options {
+	return controller.Options{
+		MetricsAddr: "0", HealthAddr: "0", ProbeInterval: 500 * time.Millisecond, ConnectionGrace: 2 * time.Second,
+		Clock: clk, SkipNameValidation: true, TargetTransport: partitionable, TargetDial: dialThroughLinks,
+	}
+}
+
+// startManager starts the controllers against the hub with the suite's options.
+func startManager() error { return startManagerWith(managerOptions()) }
+
+// startManagerWith starts the controllers against the hub.
+func startManagerWith(opts controller.Options) error {
 	mgrMu.Lock()
 	defer mgrMu.Unlock()
 	ctx, cancel := context.WithCancel(context.Background())
-	mgr, _, err := controller.NewManager(ctx, fl.Hub.RESTConfig(), controller.Options{
-		MetricsAddr: "0", HealthAddr: "0", ProbeInterval: 500 * time.Millisecond, ConnectionGrace: 2 * time.Second,
-		Clock: clk, SkipNameValidation: true, TargetTransport: partitionable,
-	})
+	mgr, _, err := controller.NewManager(ctx, fl.Hub.RESTConfig(), opts)
 	if err != nil {
 		cancel()
 		return err
@@ -181,6 +189,21 @@ func restartManager(t *testing.T) {
 	if err := startManager(); err != nil {
 		t.Fatalf("starting the manager: %v", err)
 	}
+}
+
+// restartManagerWith restarts the controllers with the suite's options changed by change, for
+// the rest of the test; the suite's own options come back when it ends.
+func restartManagerWith(t *testing.T, change func(*controller.Options)) {
+	t.Helper()
+	if err := stopManager(); err != nil {
+		t.Fatalf("stopping the manager: %v", err)
+	}
+	opts := managerOptions()
+	change(&opts)
+	if err := startManagerWith(opts); err != nil {
+		t.Fatalf("starting the manager: %v", err)
+	}
+	t.Cleanup(func() { restartManager(t) })
 }
 
 // objName derives a name unique to the test from its name.
