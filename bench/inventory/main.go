@@ -10,7 +10,10 @@
 //     benchmark edits, and one more) declared into a namespace of their own, bench-inv-<n> (the
 //     template declares the Namespace too: n+1 objects), and a MultiClusterService in
 //     ContinuousWithDriftDetection mode deploying it, and waits until its status object is Ready
-//     with every object in sync;
+//     with every object in sync. The service set's fight limit (spec.drift.fight.maxCorrections)
+//     is 1,000, the most allowed: with the default, 5 corrections of one object within 10
+//     minutes, a small set's objects would become Contested after a few edits each and no longer
+//     be corrected;
 //   - it deploys the same n ConfigMaps into bench-ideal-<n> through an ideal corrector running
 //     in this process: one watch of the ConfigMaps labelled as the ideal's (a client-go
 //     informer) and, for each change that leaves an object's data other than declared, one
@@ -20,14 +23,17 @@
 //     the watch delivery and this program cost;
 //   - after -settle (5s) and once the controller sent no request for a second, it performs
 //     -edits (40) rounds of one out-of-band edit each of the two: an Update (as field manager
-//     bench-editor) of data.value of one random ConfigMap, the same one in both namespaces
-//     (never the one of the previous round), first Holdfast's, then the ideal's. Each edit waits
+//     bench-editor) of data.value of one ConfigMap, the same one in both namespaces, first
+//     Holdfast's, then the ideal's; the ConfigMaps are taken in a random order (-seed), all of
+//     them before any again, so none is edited more than ceil(edits / n) times. Each edit waits
 //     for its correction: t0 is when the Update returned, the correction when this program's own
 //     watch on the target (an informer of every ConfigMap either corrector manages, separate from
-//     both) first sees the object back at its declared data with a newer resourceVersion. After
-//     a Holdfast correction it also waits until the controller sent no request for -quiet
-//     (250ms) — the rest of its reconcile, e.g. the status patch, is not left to delay the next
-//     edit — and reports that tail; then -gap (150ms) before the next edit;
+//     both) first sees the object back at its declared data with a newer resourceVersion (this
+//     can come before this program has read the Update's response: a latency slightly below
+//     zero is possible, as for bench/drift's detection). After a Holdfast correction it also
+//     waits until the controller sent no request for -quiet (250ms) — the rest of its reconcile,
+//     e.g. the status patch, is not left to delay the next edit — and reports that tail; then
+//     -gap (150ms) before the next edit;
 //   - every request the controller sent to the target and to the hub during the edits is counted
 //     (its HTTP transports are wrapped, as in bench/drift), with the bytes of the request bodies
 //     and of the response bodies read, per verb, and divided by the number of corrections: a
@@ -77,6 +83,10 @@ const (
 	editor            = "bench-editor"
 	// goalFactor is the goal: the p50 at every larger size within this factor of the smallest's.
 	goalFactor = 2
+	// fightMax is the service sets' spec.drift.fight.maxCorrections, the most the API allows:
+	// with the default (5 within 10 minutes) a small set's objects would become Contested after
+	// a few edits each and no longer be corrected.
+	fightMax = 1000
 )
 
 // sizeList is the -sizes flag: distinct sizes, kept in ascending order.
@@ -122,14 +132,19 @@ type config struct {
 func main() {
 	cfg := config{sizes: sizeList{10, 1000, 5000}}
 	flag.Var(&cfg.sizes, "sizes", "ConfigMaps per service set: a comma-separated `list`, each measured in turn, smallest first; the smallest is the reference of the goal (each at least 2, at most about 5,500: the status object holds the whole inventory)")
-	flag.IntVar(&cfg.edits, "edits", 40, "edits per size and corrector, one at a time")
-	flag.IntVar(&cfg.seed, "seed", 1, "seed of the random choice of the edited ConfigMaps")
+	flag.IntVar(&cfg.edits, "edits", 40, "edits per size and corrector, one at a time (at most 1,000 times the smallest size)")
+	flag.IntVar(&cfg.seed, "seed", 1, "seed of the random order of the edited ConfigMaps")
 	flag.DurationVar(&cfg.gap, "gap", 150*time.Millisecond, "pause after a correction before the next edit")
 	flag.DurationVar(&cfg.quiet, "quiet", 250*time.Millisecond, "after a Holdfast correction, wait until the controller sent no request for this long (at most -correct-timeout)")
 	flag.DurationVar(&cfg.settle, "settle", 5*time.Second, "wait after a size is deployed, before its first edit")
 	flag.DurationVar(&cfg.correctTimeout, "correct-timeout", 30*time.Second, "how long to wait for one correction before going on")
 	flag.DurationVar(&cfg.timeout, "timeout", 10*time.Minute, "how long to wait for one size's deployment, and for its withdrawal")
 	measure.ParseFlags(measure.AtLeast("edits", 1))
+	if most := fightMax * cfg.sizes[0]; cfg.edits > most {
+		// Each ConfigMap is edited at most ceil(edits / size) times (see picker).
+		fmt.Fprintf(os.Stderr, "Error: -edits must be at most %d with a smallest size of %d (no object may be corrected more than %d times)\n", most, cfg.sizes[0], fightMax)
+		os.Exit(2)
+	}
 	measure.Main(func(ctx context.Context) error { return run(ctx, cfg) })
 }
 
@@ -237,7 +252,10 @@ func (b *bench) measureSize(ctx context.Context, n int) (*sizeResult, error) {
 	b.ExpectServiceSet(setName(n))
 	created := time.Now()
 	if err := b.CreateServiceSet(ctx, setName(n), holdfastv1.SyncModeContinuousWithDriftDetection, serviceName,
-		holdfastv1.TemplateReference{Name: templateName(n), Namespace: templateNamespace}, hns); err != nil {
+		holdfastv1.TemplateReference{Name: templateName(n), Namespace: templateNamespace}, hns,
+		func(mcs *holdfastv1.MultiClusterService) {
+			mcs.Spec.Drift = &holdfastv1.DriftPolicy{Fight: &holdfastv1.FightPolicy{MaxCorrections: fightMax}}
+		}); err != nil {
 		return nil, err
 	}
 	if _, err := b.WaitStatuses(ctx, b.cfg.timeout, measure.ReadyInSync(n+1)); err != nil {
@@ -264,20 +282,14 @@ func (b *bench) measureSize(ctx context.Context, n int) (*sizeResult, error) {
 
 	fmt.Fprintf(os.Stderr, "Size %d: %d edits per corrector\n", n, b.cfg.edits)
 	appliesBefore := b.ideal.applies.Load()
-	rng := rand.New(rand.NewPCG(uint64(b.cfg.seed), uint64(n)))
-	prev := -1
+	pick := &picker{rng: rand.New(rand.NewPCG(uint64(b.cfg.seed), uint64(n))), n: n, prev: -1}
 	b.Counter.Reset()
 	windowStart := time.Now()
 	for seq := range b.cfg.edits {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		i := rng.IntN(n)
-		if i == prev {
-			i = (i + 1) % n
-		}
-		prev = i
-		name := configMapName(i)
+		name := configMapName(pick.next())
 
 		e := b.edit(ctx, hns, name, seq)
 		r.holdfast = append(r.holdfast, e)
@@ -336,6 +348,26 @@ func (b *bench) waitNamespaceGone(ctx context.Context, ns string) error {
 		return fmt.Errorf("waiting for namespace %s to be gone from the target: %w", ns, err)
 	}
 	return nil
+}
+
+// picker chooses the edited ConfigMaps: all n in a random order, then again in a new one, never
+// the same twice in a row, so that none is edited more than ceil(edits / n) times.
+type picker struct {
+	rng     *rand.Rand
+	n, prev int
+	order   []int
+}
+
+func (p *picker) next() int {
+	if len(p.order) == 0 {
+		p.order = p.rng.Perm(p.n)
+		if p.order[0] == p.prev {
+			p.order[0], p.order[p.n-1] = p.order[p.n-1], p.order[0]
+		}
+	}
+	i := p.order[0]
+	p.order, p.prev = p.order[1:], i
+	return i
 }
 
 // editRun is one out-of-band edit and its correction.

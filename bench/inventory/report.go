@@ -61,6 +61,7 @@ func (r *sizeResult) print(b *bench, small *sizeResult) {
 	setup.Row("ServiceTemplate as served (JSON)", fmt.Sprintf("%d bytes", r.templateBytes))
 	setup.Row(fmt.Sprintf("MultiClusterService created until its status object is Ready with %d of %d in sync", r.n+1, r.n+1), measure.Seconds(r.deployed))
 	setup.Row("ClusterServiceStatus as served (JSON), once deployed", fmt.Sprintf("%d bytes", r.statusBytes))
+	setup.Row("the service set's fight limit (spec.drift.fight.maxCorrections; the edits per ConfigMap at most)", fmt.Sprintf("%d (%d)", fightMax, (b.cfg.edits+r.n-1)/r.n))
 	setup.Row(fmt.Sprintf("the ideal corrector's %d ConfigMaps applied (%d at a time)", r.n, idealWorkers), measure.Seconds(r.idealDep))
 	setup.Row("MultiClusterService deleted until it and its namespace are gone from the target", measure.Seconds(r.withdrawn))
 	fmt.Println(setup)

@@ -183,8 +183,8 @@ func (h *Harness) CreateTemplate(ctx context.Context, namespace, name, yaml stri
 }
 
 // CreateServiceSet creates a MultiClusterService selecting every target of the fleet with one
-// service, deploying the template to targetNamespace.
-func (h *Harness) CreateServiceSet(ctx context.Context, name string, mode holdfastv1.SyncMode, service string, template holdfastv1.TemplateReference, targetNamespace string) error {
+// service, deploying the template to targetNamespace; each of opts may change it before.
+func (h *Harness) CreateServiceSet(ctx context.Context, name string, mode holdfastv1.SyncMode, service string, template holdfastv1.TemplateReference, targetNamespace string, opts ...func(*holdfastv1.MultiClusterService)) error {
 	mcs := &holdfastv1.MultiClusterService{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: holdfastv1.MultiClusterServiceSpec{
@@ -192,6 +192,9 @@ func (h *Harness) CreateServiceSet(ctx context.Context, name string, mode holdfa
 			SyncMode:        mode,
 			Services:        []holdfastv1.Service{{Name: service, Template: template, Namespace: targetNamespace}},
 		},
+	}
+	for _, o := range opts {
+		o(mcs)
 	}
 	if err := h.Hub.Create(ctx, mcs); err != nil {
 		return fmt.Errorf("creating MultiClusterService %s: %w", name, err)
