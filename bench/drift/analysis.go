@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -195,16 +194,6 @@ func recordString(r *seenRecord) string {
 	return s
 }
 
-// latencyRow fills a row of n, min, p50, p90, p99, max.
-func latencyRow(t *measure.Table, label string, ds []time.Duration) {
-	if len(ds) == 0 {
-		t.Row(label, "0", "", "", "", "", "")
-		return
-	}
-	t.Row(label, fmt.Sprint(len(ds)), measure.Millis(slices.Min(ds)), measure.Millis(measure.Percentile(ds, 50)),
-		measure.Millis(measure.Percentile(ds, 90)), measure.Millis(measure.Percentile(ds, 99)), measure.Millis(slices.Max(ds)))
-}
-
 type group struct {
 	label string
 	keep  func(*driftRun) bool
@@ -231,7 +220,7 @@ func (a *analysis) print(b *bench, runs []*driftRun) {
 			}
 		}
 	}
-	header := []string{"drifts", "n", "min", "p50", "p90", "p99", "max"}
+	header := measure.LatencyHeader("drifts")
 	detection, correction, marked, request, visible := measure.NewTable(header...), measure.NewTable(header...), measure.NewTable(header...), measure.NewTable(header...), measure.NewTable(header...)
 	var allDet, allCorr []time.Duration
 	for _, g := range groups {
@@ -255,11 +244,11 @@ func (a *analysis) print(b *bench, runs []*driftRun) {
 		if g.label == "all" {
 			allDet, allCorr = det, corr
 		}
-		latencyRow(detection, g.label, det)
-		latencyRow(correction, g.label, corr)
-		latencyRow(marked, g.label, mark)
-		latencyRow(request, g.label, req)
-		latencyRow(visible, g.label, vis)
+		detection.LatencyRow(g.label, det)
+		correction.LatencyRow(g.label, corr)
+		marked.LatencyRow(g.label, mark)
+		request.LatencyRow(g.label, req)
+		visible.LatencyRow(g.label, vis)
 	}
 	performed := len(runs) - len(a.failed)
 	fmt.Printf("#### Detection latency: the drift's record's detectedTime − t0 (the change request returned)\n\n")

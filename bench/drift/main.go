@@ -56,7 +56,6 @@ import (
 	"os"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -359,15 +358,6 @@ func (b *bench) finalState(ctx context.Context) (string, error) {
 	return s, nil
 }
 
-// parseRV reads a resourceVersion as the etcd revision it is on these API servers.
-func parseRV(rv string) int64 {
-	n, err := strconv.ParseInt(rv, 10, 64)
-	if err != nil {
-		return -1
-	}
-	return n
-}
-
 // objEvent is one informer event for a managed object on a target, as this program saw it.
 type objEvent struct {
 	at       time.Time
@@ -408,7 +398,7 @@ func (l *objectLog) add(obj any, deleted bool) {
 		return
 	}
 	l.mu.Lock()
-	l.events[key] = append(l.events[key], objEvent{at: at, rv: parseRV(mo.GetResourceVersion()), uid: mo.GetUID(), deleted: deleted, declared: declared})
+	l.events[key] = append(l.events[key], objEvent{at: at, rv: measure.ParseRV(mo.GetResourceVersion()), uid: mo.GetUID(), deleted: deleted, declared: declared})
 	l.mu.Unlock()
 }
 
@@ -590,7 +580,7 @@ func (t *target) change(ctx context.Context, d *driftRun) error {
 			d.tSend = time.Now()
 			err = t.c.Update(ctx, obj, client.FieldOwner(editor))
 			d.t0 = time.Now()
-			d.respRV = parseRV(obj.GetResourceVersion())
+			d.respRV = measure.ParseRV(obj.GetResourceVersion())
 		case driftScale:
 			replicas := int32(3)
 			if d.seq%2 == 1 {
@@ -604,14 +594,14 @@ func (t *target) change(ctx context.Context, d *driftRun) error {
 			res, err = t.cs.AppsV1().Deployments(targetNamespace).UpdateScale(ctx, d.obj.Name, scale, metav1.UpdateOptions{FieldManager: editor})
 			d.t0 = time.Now()
 			if err == nil {
-				d.respRV = parseRV(res.ResourceVersion)
+				d.respRV = measure.ParseRV(res.ResourceVersion)
 			}
 		case driftRelabel:
 			patch := fmt.Appendf(nil, `{"metadata":{"labels":{%q:%q}}}`, tierLabel, value)
 			d.tSend = time.Now()
 			err = t.c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(editor))
 			d.t0 = time.Now()
-			d.respRV = parseRV(obj.GetResourceVersion())
+			d.respRV = measure.ParseRV(obj.GetResourceVersion())
 		case driftDelete:
 			d.tSend = time.Now()
 			err = t.c.Delete(ctx, obj)

@@ -3,9 +3,9 @@
 // as it is in the program's results folder (bench/<program>/results/, summarised in
 // bench/RESULTS.md).
 //
-// It also counts the requests a Kubernetes client sends (RequestCounter wraps an
-// http.RoundTripper), so that benchmarks can report what the controller asked of each API server,
-// and holds the setup of the benchmarks that run the controller (Harness: a local fleet, this
+// It also counts the requests a Kubernetes client sends, and the bytes of their bodies and of
+// the responses it reads (RequestCounter wraps an http.RoundTripper), so that benchmarks can
+// report what the controller asked of each API server, and holds the setup of the benchmarks that run the controller (Harness: a local fleet, this
 // program's own clients, the controller in this process with its requests counted), the bulk
 // object mix they deploy (MixOf) and the multi-document YAML builder of their templates (Docs),
 // and what every benchmark's main does: check its flags' bounds (ParseFlags, AtLeast) and run

@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -181,8 +183,8 @@ func (h *Harness) CreateTemplate(ctx context.Context, namespace, name, yaml stri
 }
 
 // CreateServiceSet creates a MultiClusterService selecting every target of the fleet with one
-// service, deploying the template to targetNamespace.
-func (h *Harness) CreateServiceSet(ctx context.Context, name string, mode holdfastv1.SyncMode, service string, template holdfastv1.TemplateReference, targetNamespace string) error {
+// service, deploying the template to targetNamespace; each of opts may change it before.
+func (h *Harness) CreateServiceSet(ctx context.Context, name string, mode holdfastv1.SyncMode, service string, template holdfastv1.TemplateReference, targetNamespace string, opts ...func(*holdfastv1.MultiClusterService)) error {
 	mcs := &holdfastv1.MultiClusterService{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: holdfastv1.MultiClusterServiceSpec{
@@ -191,8 +193,32 @@ func (h *Harness) CreateServiceSet(ctx context.Context, name string, mode holdfa
 			Services:        []holdfastv1.Service{{Name: service, Template: template, Namespace: targetNamespace}},
 		},
 	}
+	for _, o := range opts {
+		o(mcs)
+	}
 	if err := h.Hub.Create(ctx, mcs); err != nil {
 		return fmt.Errorf("creating MultiClusterService %s: %w", name, err)
+	}
+	return nil
+}
+
+// DeleteServiceSet deletes a MultiClusterService and waits until it is gone: the controller
+// removes its finalizer once every status object withdrew what it deployed. Its status objects
+// leave Statuses.
+func (h *Harness) DeleteServiceSet(ctx context.Context, name string, timeout time.Duration) error {
+	mcs := &holdfastv1.MultiClusterService{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := h.Hub.Delete(ctx, mcs); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting MultiClusterService %s: %w", name, err)
+	}
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		err := h.Hub.Get(ctx, client.ObjectKeyFromObject(mcs), mcs)
+		return apierrors.IsNotFound(err), nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for MultiClusterService %s to be withdrawn and gone: %w", name, err)
+	}
+	for _, n := range h.Names {
+		delete(h.Statuses, naming.StatusName(name, n))
 	}
 	return nil
 }
@@ -287,6 +313,16 @@ func DescribeStatus(css *holdfastv1.ClusterServiceStatus) string {
 	}
 	return fmt.Sprintf("resources %d, in sync %d, failed %d, handled %q, conditions %s",
 		css.Status.ResourceCount, css.Status.InSyncCount, css.Status.FailedCount, css.Status.LastHandledReconcileAt, strings.Join(conds, ", "))
+}
+
+// ParseRV reads a resourceVersion as the etcd revision it is on these API servers (-1 if it is
+// not a number), so that versions of one object can be ordered.
+func ParseRV(rv string) int64 {
+	n, err := strconv.ParseInt(rv, 10, 64)
+	if err != nil {
+		return -1
+	}
+	return n
 }
 
 // TargetsCPU is the CPU time the targets' control-plane processes used so far.

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // userHZ is the unit of utime and stime in /proc/<pid>/stat (sysconf(_SC_CLK_TCK)), 100 on every
@@ -167,7 +168,7 @@ func (t *Table) String() string {
 	for _, row := range append([][]string{t.header}, t.rows...) {
 		for i, c := range row {
 			if i < len(widths) {
-				widths[i] = max(widths[i], len(c))
+				widths[i] = max(widths[i], utf8.RuneCountInString(c)) // fmt pads by runes
 			}
 		}
 	}

@@ -25,3 +25,24 @@ func Percentile(samples []time.Duration, p float64) time.Duration {
 func Millis(d time.Duration) string {
 	return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond))
 }
+
+// LatencyHeader is the header of a latency table whose first column is named first: n, min, p50,
+// p90, p99, max (see LatencyCells).
+func LatencyHeader(first string) []string {
+	return []string{first, "n", "min", "p50", "p90", "p99", "max"}
+}
+
+// LatencyCells are the cells of a latency row: the number of samples, their minimum, p50, p90,
+// p99 and maximum in milliseconds (blank for no samples).
+func LatencyCells(ds []time.Duration) []string {
+	if len(ds) == 0 {
+		return []string{"0", "", "", "", "", ""}
+	}
+	return []string{fmt.Sprint(len(ds)), Millis(slices.Min(ds)), Millis(Percentile(ds, 50)),
+		Millis(Percentile(ds, 90)), Millis(Percentile(ds, 99)), Millis(slices.Max(ds))}
+}
+
+// LatencyRow appends a row of label and LatencyCells to a table headed by LatencyHeader.
+func (t *Table) LatencyRow(label string, ds []time.Duration) {
+	t.Row(append([]string{label}, LatencyCells(ds)...)...)
+}

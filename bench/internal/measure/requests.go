@@ -2,6 +2,7 @@ package measure
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -60,11 +61,16 @@ func (r Request) String() string {
 }
 
 // RequestCounter counts the requests that pass through the round trippers it wraps, per API
-// server and verb, and keeps every mutating request. Counts are per window: Reset starts a new
-// one. It is safe for concurrent use.
+// server and verb, and keeps every mutating request. It also adds up the bytes of the request
+// bodies (their Content-Length) and of the response bodies as the client reads them (after any
+// gzip decoding by the transport), per server and verb: a watch's bytes are those of the events
+// read in the window, whenever it was opened. Counts are per window: Reset starts a new one. It
+// is safe for concurrent use.
 type RequestCounter struct {
 	mu       sync.Mutex
 	counts   map[string]map[string]int // server -> verb -> n
+	sentB    map[string]map[string]int64
+	readB    map[string]map[string]int64
 	requests map[string]map[RequestKind]int
 	errors   map[string]map[int]int // server -> status code (>= 400, 0 if none) -> n
 	spans    map[string]map[string]*Span
@@ -103,8 +109,10 @@ func (c *RequestCounter) Wrap(server string, next http.RoundTripper) http.RoundT
 func (c *RequestCounter) Reset() RequestCounts {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := RequestCounts{Counts: c.counts, Requests: c.requests, Errors: c.errors, Spans: c.spans, Mutating: c.mutating}
+	out := RequestCounts{Counts: c.counts, Requests: c.requests, Errors: c.errors, Spans: c.spans, Mutating: c.mutating,
+		BytesSent: c.sentB, BytesRead: c.readB}
 	c.counts, c.requests, c.errors, c.spans, c.mutating = map[string]map[string]int{}, map[string]map[RequestKind]int{}, map[string]map[int]int{}, map[string]map[string]*Span{}, nil
+	c.sentB, c.readB = map[string]map[string]int64{}, map[string]map[string]int64{}
 	return out
 }
 
@@ -158,6 +166,9 @@ func (c *RequestCounter) sent(r Request) {
 		c.requests[r.Server] = kinds
 	}
 	kinds[RequestKind{Method: r.Method, Verb: r.Verb, Resource: r.Resource}]++
+	if r.Bytes > 0 {
+		addBytes(c.sentB, r.Server, r.Verb, r.Bytes)
+	}
 	c.last = time.Now()
 	if r.Verb == "list" || r.Verb == "watch" || r.Verb == "discovery" {
 		return // spans show per-object work: gets and writes
@@ -191,6 +202,21 @@ func (c *RequestCounter) answered(r Request) {
 	c.last = time.Now()
 }
 
+// read adds n bytes of a response body read; it does not count as activity for WaitQuiet (a
+// watch's events are not requests).
+func (c *RequestCounter) read(server, verb string, n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	addBytes(c.readB, server, verb, int64(n))
+}
+
+func addBytes(m map[string]map[string]int64, server, verb string, n int64) {
+	if m[server] == nil {
+		m[server] = map[string]int64{}
+	}
+	m[server][verb] += n
+}
+
 // RequestKind is a request's method, verb and resource (the path, for discovery).
 type RequestKind struct{ Method, Verb, Resource string }
 
@@ -201,6 +227,18 @@ type RequestCounts struct {
 	Errors   map[string]map[int]int         // server -> status code >= 400 (0: no response) -> n
 	Spans    map[string]map[string]*Span    // server -> resource -> when its gets and writes were sent
 	Mutating []Request                      // every POST, PUT, PATCH and DELETE, in answer order
+	// BytesSent are the request bodies' bytes (Content-Length), BytesRead the response bodies'
+	// bytes read in the window: server -> verb -> bytes.
+	BytesSent, BytesRead map[string]map[string]int64
+}
+
+// Bytes adds up a BytesSent or BytesRead map's bytes for server, over every verb.
+func Bytes(m map[string]map[string]int64, server string) int64 {
+	var n int64
+	for _, b := range m[server] {
+		n += b
+	}
+	return n
 }
 
 // Total is the number of requests sent to server.
@@ -378,9 +416,27 @@ func (t *countingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	resp, err := t.next.RoundTrip(req)
 	if resp != nil {
 		r.Code = resp.StatusCode
+		if resp.Body != nil {
+			resp.Body = &countingBody{ReadCloser: resp.Body, c: t.c, server: t.server, verb: r.Verb}
+		}
 	}
 	t.c.answered(r)
 	return resp, err
+}
+
+// countingBody counts the bytes read from a response body.
+type countingBody struct {
+	io.ReadCloser
+	c            *RequestCounter
+	server, verb string
+}
+
+func (b *countingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if n > 0 {
+		b.c.read(b.server, b.verb, n)
+	}
+	return n, err
 }
 
 // Classify names the verb, resource, namespace and name of a request to a Kubernetes API server

@@ -1,7 +1,11 @@
 package measure
 
 import (
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"strings"
 	"testing"
 )
 
@@ -32,5 +36,39 @@ func TestClassify(t *testing.T) {
 		if r.Verb != tc.verb || r.Resource != tc.resource || r.Namespace != tc.ns || r.Name != tc.name || r.DryRun != tc.dryRun {
 			t.Errorf("%s %s: got verb %q resource %q ns %q name %q dryRun %v", tc.method, tc.url, r.Verb, r.Resource, r.Namespace, r.Name, r.DryRun)
 		}
+	}
+}
+
+func TestRequestCounterBytes(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte(strings.Repeat("x", 1000)))
+	}))
+	defer srv.Close()
+	c := NewRequestCounter()
+	hc := &http.Client{Transport: c.Wrap("hub", http.DefaultTransport)}
+	for _, m := range []string{http.MethodGet, http.MethodPatch} {
+		req, err := http.NewRequest(m, srv.URL+"/api/v1/namespaces/ns/configmaps/c1", strings.NewReader("{}"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+	}
+	rc := c.Reset()
+	if got := rc.BytesRead["hub"]["get"]; got != 1000 {
+		t.Errorf("bytes read by the GET = %d, want 1000", got)
+	}
+	if got := Bytes(rc.BytesRead, "hub"); got != 2000 {
+		t.Errorf("bytes read = %d, want 2000", got)
+	}
+	if got := Bytes(rc.BytesSent, "hub"); got != 4 {
+		t.Errorf("bytes sent = %d, want 4 (two bodies of 2)", got)
+	}
+	if rc := c.Reset(); Bytes(rc.BytesRead, "hub") != 0 {
+		t.Errorf("a new window starts with bytes read %d", Bytes(rc.BytesRead, "hub"))
 	}
 }

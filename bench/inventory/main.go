@@ -1,0 +1,439 @@
+// Command inventory measures whether correcting one drifted object costs the same whatever the
+// number of objects in its service set (issue 11, behaviour 6: with 1,000 objects in one service
+// set an edit of one object was corrected in p50 330 ms, about 25 ms with a handful; the goal is
+// a correction p50 at 1,000 and 5,000 objects within 2× of the small inventory's). It starts a
+// hub and one target WITH kube-controller-manager (internal/localfleet, through measure.Harness)
+// and the Holdfast controller (controller.NewManager) in this process. Then, for each size n of
+// -sizes (10,1000,5000), smallest first:
+//
+//   - it creates a ServiceTemplate of n ConfigMaps with small data (a key "value", which the
+//     benchmark edits, and one more) declared into a namespace of their own, bench-inv-<n> (the
+//     template declares the Namespace too: n+1 objects), and a MultiClusterService in
+//     ContinuousWithDriftDetection mode deploying it, and waits until its status object is Ready
+//     with every object in sync. The service set's fight limit (spec.drift.fight.maxCorrections)
+//     is 1,000, the most allowed: with the default, 5 corrections of one object within 10
+//     minutes, a small set's objects would become Contested after a few edits each and no longer
+//     be corrected;
+//   - it deploys the same n ConfigMaps into bench-ideal-<n> through an ideal corrector running
+//     in this process: one watch of the ConfigMaps labelled as the ideal's (a client-go
+//     informer) and, for each change that leaves an object's data other than declared, one
+//     forced server-side apply of the declared object (field manager "ideal"), nothing else. It
+//     runs against the same API server in the same minutes, so Holdfast's latency can be read as
+//     a ratio to it: the machine is shared and noisy, and the ideal shows what the API server,
+//     the watch delivery and this program cost;
+//   - after -settle (5s) and once the controller sent no request for a second, it performs
+//     -edits (40) rounds of one out-of-band edit each of the two: an Update (as field manager
+//     bench-editor) of data.value of one ConfigMap, the same one in both namespaces, first
+//     Holdfast's, then the ideal's; the ConfigMaps are taken in a random order (-seed), all of
+//     them before any again, so none is edited more than ceil(edits / n) times. Each edit waits
+//     for its correction: t0 is when the Update returned, the correction when this program's own
+//     watch on the target (an informer of every ConfigMap either corrector manages, separate from
+//     both) first sees the object back at its declared data with a newer resourceVersion (this
+//     can come before this program has read the Update's response: a latency slightly below
+//     zero is possible, as for bench/drift's detection). After a Holdfast correction it also
+//     waits until the controller sent no request for -quiet (250ms) — the rest of its reconcile,
+//     e.g. the status patch, is not left to delay the next edit — and reports that tail; then
+//     -gap (150ms) before the next edit;
+//   - every request the controller sent to the target and to the hub during the edits is counted
+//     (its HTTP transports are wrapped, as in bench/drift), with the bytes of the request bodies
+//     and of the response bodies read, per verb, and divided by the number of corrections: a
+//     correction that lists, applies or rewrites the whole inventory shows there, and so does a
+//     GET of a status object holding it (bytes read from the hub);
+//   - finally it deletes the MultiClusterService and waits until it is gone (the controller
+//     removes its finalizer once everything is withdrawn), deletes the template and the ideal's
+//     namespace, and waits until both namespaces are gone from the target, so that the next size
+//     starts from an empty target.
+//
+// It prints, per size, the correction latency of both correctors (n, min, p50, p90, p99, max),
+// the ratio of each p50 to the smallest size's and of Holdfast's p50 to the ideal's, and the
+// controller's requests per correction; then a summary and the goal lines ("p50 at 1000 within
+// 2× of p50 at 10: met/not met"), each also read against the ideal (Holdfast's p50 over the
+// ideal's, at that size and at the smallest).
+//
+// Usage: go run ./bench/inventory [-sizes 10,1000,5000] [-edits 40]
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/bench/internal/measure"
+	"holdfast.dev/holdfast/internal/controller"
+	"holdfast.dev/holdfast/internal/naming"
+)
+
+const (
+	templateNamespace = "bench"
+	serviceName       = "inventory"
+	editor            = "bench-editor"
+	// goalFactor is the goal: the p50 at every larger size within this factor of the smallest's.
+	goalFactor = 2
+	// fightMax is the service sets' spec.drift.fight.maxCorrections, the most the API allows:
+	// with the default (5 within 10 minutes) a small set's objects would become Contested after
+	// a few edits each and no longer be corrected.
+	fightMax = 1000
+)
+
+// sizeList is the -sizes flag: distinct sizes, kept in ascending order.
+type sizeList []int
+
+func (s *sizeList) String() string {
+	if s == nil {
+		return ""
+	}
+	var parts []string
+	for _, n := range *s {
+		parts = append(parts, strconv.Itoa(n))
+	}
+	return strings.Join(parts, ",")
+}
+
+func (s *sizeList) Set(v string) error {
+	var out []int
+	for f := range strings.SplitSeq(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return fmt.Errorf("%q is not a number", f)
+		}
+		if n < 2 {
+			return fmt.Errorf("every size must be at least 2, not %d", n)
+		}
+		if slices.Contains(out, n) {
+			return fmt.Errorf("size %d given twice", n)
+		}
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	*s = out
+	return nil
+}
+
+type config struct {
+	sizes                                       sizeList
+	edits, seed                                 int
+	gap, quiet, settle, correctTimeout, timeout time.Duration
+}
+
+func main() {
+	cfg := config{sizes: sizeList{10, 1000, 5000}}
+	flag.Var(&cfg.sizes, "sizes", "ConfigMaps per service set: a comma-separated `list`, each measured in turn, smallest first; the smallest is the reference of the goal (each at least 2, at most about 5,500: the status object holds the whole inventory)")
+	flag.IntVar(&cfg.edits, "edits", 40, "edits per size and corrector, one at a time (at most 1,000 times the smallest size)")
+	flag.IntVar(&cfg.seed, "seed", 1, "seed of the random order of the edited ConfigMaps")
+	flag.DurationVar(&cfg.gap, "gap", 150*time.Millisecond, "pause after a correction before the next edit")
+	flag.DurationVar(&cfg.quiet, "quiet", 250*time.Millisecond, "after a Holdfast correction, wait until the controller sent no request for this long (at most -correct-timeout)")
+	flag.DurationVar(&cfg.settle, "settle", 5*time.Second, "wait after a size is deployed, before its first edit")
+	flag.DurationVar(&cfg.correctTimeout, "correct-timeout", 30*time.Second, "how long to wait for one correction before going on")
+	flag.DurationVar(&cfg.timeout, "timeout", 10*time.Minute, "how long to wait for one size's deployment, and for its withdrawal")
+	measure.ParseFlags(measure.AtLeast("edits", 1))
+	if most := fightMax * cfg.sizes[0]; cfg.edits > most {
+		// Each ConfigMap is edited at most ceil(edits / size) times (see picker).
+		fmt.Fprintf(os.Stderr, "Error: -edits must be at most %d with a smallest size of %d (no object may be corrected more than %d times)\n", most, cfg.sizes[0], fightMax)
+		os.Exit(2)
+	}
+	measure.Main(func(ctx context.Context) error { return run(ctx, cfg) })
+}
+
+type bench struct {
+	*measure.Harness
+	cfg config
+	// cs is this program's own client of the target (uncounted): the editor's, and its reads.
+	cs    kubernetes.Interface
+	obs   *observer
+	ideal *ideal
+}
+
+func run(ctx context.Context, cfg config) (retErr error) {
+	began := time.Now()
+	fmt.Printf("Machine: %s\n\n", measure.Machine())
+	fmt.Fprintln(os.Stderr, "Starting a hub and one target with kube-controller-manager")
+	h, err := measure.StartFleet(ctx, measure.FleetOptions{Clusters: 1, ControllerManager: true, UnlimitedClients: true})
+	if err != nil {
+		return err
+	}
+	defer func() { retErr = errors.Join(retErr, h.Stop()) }()
+	fleetUp := time.Since(began)
+	fmt.Fprintf(os.Stderr, "Fleet up in %s, load average %s\n", fleetUp.Round(time.Millisecond), measure.LoadAverage())
+
+	b := &bench{Harness: h, cfg: cfg, cs: h.Clientsets[0], obs: newObserver()}
+	// The ideal corrector has a client of its own, not rate-limited, like this program's.
+	idealCfg := rest.CopyConfig(h.Fleet.Targets[0].RESTConfig())
+	idealCfg.QPS, idealCfg.Burst = -1, 0
+	idealCS, err := kubernetes.NewForConfig(idealCfg)
+	if err != nil {
+		return fmt.Errorf("building the ideal corrector's client: %w", err)
+	}
+	b.ideal = newIdeal(idealCS)
+	watchCtx, stopWatches := context.WithCancel(ctx)
+	defer stopWatches()
+	if err := b.obs.start(watchCtx, b.cs); err != nil {
+		return err
+	}
+	if err := b.ideal.start(watchCtx); err != nil {
+		return err
+	}
+
+	if err := b.StartController(ctx, 0, controller.Options{}); err != nil {
+		return err
+	}
+	if err := b.WaitClustersReady(ctx, cfg.timeout); err != nil {
+		return err
+	}
+	fmt.Printf("Fleet start (hub + 1 target with kube-controller-manager; CRDs, registration): %s. Target: %s. Sizes: %s ConfigMaps; %d edits per size and corrector.\n\n",
+		measure.Seconds(fleetUp), b.Names[0], cfg.sizes.String(), cfg.edits)
+
+	var results []*sizeResult
+	for _, n := range cfg.sizes {
+		r, err := b.measureSize(ctx, n)
+		if err != nil {
+			return fmt.Errorf("size %d: %w", n, err)
+		}
+		results = append(results, r)
+		r.print(b, results[0])
+	}
+	printSummary(b, results)
+	if f := b.ideal.failures(); f != "" {
+		fmt.Printf("The ideal corrector's applies that failed: %s\n\n", f)
+	}
+	fmt.Printf("Run time: %s (load average at the end: %s).\n", measure.Seconds(time.Since(began)), measure.LoadAverage())
+	return nil
+}
+
+// names of one size's objects.
+func setName(n int) string       { return fmt.Sprintf("bench-inv-%d", n) }
+func templateName(n int) string  { return fmt.Sprintf("inv-%d", n) }
+func holdfastNS(n int) string    { return fmt.Sprintf("bench-inv-%d", n) }
+func idealNS(n int) string       { return fmt.Sprintf("bench-ideal-%d", n) }
+func configMapName(i int) string { return fmt.Sprintf("cm-%05d", i) }
+
+// sizeResult is what was measured of one size.
+type sizeResult struct {
+	n                  int
+	holdfast, ideal    []*editRun
+	tails              []time.Duration
+	counts             measure.RequestCounts
+	window             time.Duration
+	templateBytes      int
+	statusBytes        int
+	deployed, idealDep time.Duration
+	withdrawn          time.Duration
+	idealApplies       int64
+}
+
+func (b *bench) measureSize(ctx context.Context, n int) (*sizeResult, error) {
+	r := &sizeResult{n: n}
+	hns, ins := holdfastNS(n), idealNS(n)
+
+	fmt.Fprintf(os.Stderr, "Size %d: deploying the ideal corrector's %d ConfigMaps\n", n, n)
+	began := time.Now()
+	if err := b.ideal.deploy(ctx, ins, n); err != nil {
+		return nil, err
+	}
+	r.idealDep = time.Since(began)
+
+	fmt.Fprintf(os.Stderr, "Size %d: deploying a service set of %d ConfigMaps\n", n, n)
+	if err := b.CreateTemplate(ctx, templateNamespace, templateName(n), manifests(n, hns)); err != nil {
+		return nil, err
+	}
+	b.ExpectServiceSet(setName(n))
+	created := time.Now()
+	if err := b.CreateServiceSet(ctx, setName(n), holdfastv1.SyncModeContinuousWithDriftDetection, serviceName,
+		holdfastv1.TemplateReference{Name: templateName(n), Namespace: templateNamespace}, hns,
+		func(mcs *holdfastv1.MultiClusterService) {
+			mcs.Spec.Drift = &holdfastv1.DriftPolicy{Fight: &holdfastv1.FightPolicy{MaxCorrections: fightMax}}
+		}); err != nil {
+		return nil, err
+	}
+	if _, err := b.WaitStatuses(ctx, b.cfg.timeout, measure.ReadyInSync(n+1)); err != nil {
+		return nil, fmt.Errorf("waiting for the deployment: %w", err)
+	}
+	r.deployed = time.Since(created)
+	var err error
+	if r.templateBytes, err = b.servedSize(ctx, "/apis/"+holdfastv1.GroupVersion.String()+"/namespaces/"+templateNamespace+"/servicetemplates/"+templateName(n)); err != nil {
+		return nil, err
+	}
+	if r.statusBytes, err = b.servedSize(ctx, "/apis/"+holdfastv1.GroupVersion.String()+"/namespaces/"+b.Fleet.Namespace+"/clusterservicestatuses/"+naming.StatusName(setName(n), b.Names[0])); err != nil {
+		return nil, err
+	}
+	for _, ns := range []string{hns, ins} {
+		if err := b.obs.waitCount(ctx, ns, n, time.Minute); err != nil {
+			return nil, err
+		}
+	}
+	fmt.Fprintf(os.Stderr, "Size %d: deployed in %s; settling for %s\n", n, r.deployed.Round(time.Millisecond), b.cfg.settle)
+	time.Sleep(b.cfg.settle)
+	if !b.Counter.WaitQuiet(time.Second, time.Minute) {
+		fmt.Fprintln(os.Stderr, "Warning: the controller did not go quiet before the edits")
+	}
+
+	fmt.Fprintf(os.Stderr, "Size %d: %d edits per corrector\n", n, b.cfg.edits)
+	appliesBefore := b.ideal.applies.Load()
+	pick := &picker{rng: rand.New(rand.NewPCG(uint64(b.cfg.seed), uint64(n))), n: n, prev: -1}
+	b.Counter.Reset()
+	windowStart := time.Now()
+	for seq := range b.cfg.edits {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		name := configMapName(pick.next())
+
+		e := b.edit(ctx, hns, name, seq)
+		r.holdfast = append(r.holdfast, e)
+		if !e.corrected.IsZero() {
+			// The rest of the reconcile (e.g. the status patch) ends before the next edit.
+			if b.Counter.WaitQuiet(b.cfg.quiet, b.cfg.correctTimeout) {
+				r.tails = append(r.tails, max(b.Counter.Last().Sub(e.corrected), 0))
+			}
+		}
+		time.Sleep(b.cfg.gap)
+
+		r.ideal = append(r.ideal, b.edit(ctx, ins, name, seq))
+		time.Sleep(b.cfg.gap)
+	}
+	b.Counter.WaitQuiet(time.Second, time.Minute)
+	r.window = time.Since(windowStart)
+	r.counts = b.Counter.Reset()
+	r.idealApplies = b.ideal.applies.Load() - appliesBefore
+
+	fmt.Fprintf(os.Stderr, "Size %d: withdrawing\n", n)
+	began = time.Now()
+	if err := b.DeleteServiceSet(ctx, setName(n), b.cfg.timeout); err != nil {
+		return nil, err
+	}
+	tpl := &holdfastv1.ServiceTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: templateNamespace, Name: templateName(n)}}
+	if err := b.Hub.Delete(ctx, tpl); err != nil {
+		return nil, fmt.Errorf("deleting ServiceTemplate %s: %w", tpl.Name, err)
+	}
+	if err := b.waitNamespaceGone(ctx, hns); err != nil {
+		return nil, err
+	}
+	r.withdrawn = time.Since(began)
+	if err := b.ideal.withdraw(ctx, ins); err != nil {
+		return nil, err
+	}
+	if err := b.waitNamespaceGone(ctx, ins); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func (b *bench) servedSize(ctx context.Context, path string) (int, error) {
+	body, err := b.Raw.Get().AbsPath(path).SetHeader("Accept", "application/json").DoRaw(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("reading %s: %w", path, err)
+	}
+	return len(body), nil
+}
+
+func (b *bench) waitNamespaceGone(ctx context.Context, ns string) error {
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, b.cfg.timeout, true, func(ctx context.Context) (bool, error) {
+		_, err := b.cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for namespace %s to be gone from the target: %w", ns, err)
+	}
+	return nil
+}
+
+// picker chooses the edited ConfigMaps: all n in a random order, then again in a new one, never
+// the same twice in a row, so that none is edited more than ceil(edits / n) times.
+type picker struct {
+	rng     *rand.Rand
+	n, prev int
+	order   []int
+}
+
+func (p *picker) next() int {
+	if len(p.order) == 0 {
+		p.order = p.rng.Perm(p.n)
+		if p.order[0] == p.prev {
+			p.order[0], p.order[p.n-1] = p.order[p.n-1], p.order[0]
+		}
+	}
+	i := p.order[0]
+	p.order, p.prev = p.order[1:], i
+	return i
+}
+
+// editRun is one out-of-band edit and its correction.
+type editRun struct {
+	name string
+	// tSend is just before the Update, t0 when it returned; respRV is the version it wrote.
+	tSend, t0 time.Time
+	respRV    int64
+	corrected time.Time // zero: never seen corrected
+	err       error
+}
+
+// edit changes data.value of one ConfigMap as field manager bench-editor and waits until this
+// program's watch sees it back at its declared data.
+func (b *bench) edit(ctx context.Context, ns, name string, seq int) *editRun {
+	e := &editRun{name: name}
+	cms := b.cs.CoreV1().ConfigMaps(ns)
+	for attempt := 0; ; attempt++ {
+		cm, err := cms.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			e.err = fmt.Errorf("reading %s/%s: %w", ns, name, err)
+			break
+		}
+		cm.Data[valueKey] = fmt.Sprintf("edited-%d", seq)
+		e.tSend = time.Now()
+		cm, err = cms.Update(ctx, cm, metav1.UpdateOptions{FieldManager: editor})
+		e.t0 = time.Now()
+		if apierrors.IsConflict(err) && attempt < 5 {
+			continue
+		}
+		if err != nil {
+			e.err = fmt.Errorf("editing %s/%s: %w", ns, name, err)
+		} else {
+			e.respRV = measure.ParseRV(cm.ResourceVersion)
+		}
+		break
+	}
+	if e.err != nil {
+		fmt.Fprintf(os.Stderr, "edit %d: %v\n", seq, e.err)
+		return e
+	}
+	deadline := e.t0.Add(b.cfg.correctTimeout)
+	for {
+		if at, ok := b.obs.correctedAfter(ns, name, e.respRV); ok {
+			e.corrected = at
+			return e
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			fmt.Fprintf(os.Stderr, "edit %d of %s/%s: not corrected after %s\n", seq, ns, name, b.cfg.correctTimeout)
+			return e
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// latencies are the correction latencies of the edits seen corrected, and how many were not.
+func latencies(runs []*editRun) (ds []time.Duration, failed, uncorrected int) {
+	for _, e := range runs {
+		switch {
+		case e.err != nil:
+			failed++
+		case e.corrected.IsZero():
+			uncorrected++
+		default:
+			ds = append(ds, e.corrected.Sub(e.t0))
+		}
+	}
+	return ds, failed, uncorrected
+}
