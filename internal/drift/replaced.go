@@ -237,7 +237,7 @@ func keyMatches(declared, live map[string]any, keyNames []string) bool {
 // indexOfKey returns the index of the item of items with key k, or -1.
 func indexOfKey(items []any, k smdvalue.FieldList) int {
 	for i, it := range items {
-		if _, ok := fieldset.Lookup([]any{it}, fieldpath.Path{fieldpath.PathElement{Key: &k}}); ok {
+		if fieldset.MatchesKey(it, k) {
 			return i
 		}
 	}

@@ -139,7 +139,7 @@ func Lookup(v any, p fieldpath.Path) (any, bool) {
 				return nil, false
 			}
 		case pe.Key != nil:
-			item, ok := findItem(cur, func(item any) bool { return matchesKey(item, *pe.Key) })
+			item, ok := findItem(cur, func(item any) bool { return MatchesKey(item, *pe.Key) })
 			if !ok {
 				return nil, false
 			}
@@ -177,7 +177,9 @@ func findItem(list any, match func(any) bool) (any, bool) {
 	return nil, false
 }
 
-func matchesKey(item any, k value.FieldList) bool {
+// MatchesKey reports whether a list item has the key k (the key fields of an associative list
+// item, as a managedFields path names it).
+func MatchesKey(item any, k value.FieldList) bool {
 	m, ok := item.(map[string]any)
 	if !ok {
 		return false

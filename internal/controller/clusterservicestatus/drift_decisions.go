@@ -1,6 +1,7 @@
 package clusterservicestatus
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -112,13 +113,13 @@ func (s *scope) settleCorrections(res *apply.Result, fights *drift.Fights) {
 	}
 }
 
-// newlyUncorrectable lists the objects whose correction the API server refused in this
-// reconcile and that were not Uncorrectable before (the Warning Event and the notification are
-// sent once per drift, not per retry).
-func newlyUncorrectable(s *scope) []holdfastv1.ResourceStatus {
+// newlyIn lists the objects this reconcile left in one of states that were not there before
+// with the same drift: what a Warning Event and a notification are sent for once per drift, not
+// per reconcile.
+func newlyIn(s *scope, states ...holdfastv1.ResourceState) []holdfastv1.ResourceStatus {
 	var out []holdfastv1.ResourceStatus
 	for _, rs := range s.resources {
-		if rs.State != holdfastv1.ResourceUncorrectable {
+		if !slices.Contains(states, rs.State) {
 			continue
 		}
 		if p, ok := s.previous[unversioned(toRef(rs.ResourceRef))]; ok && p.State == rs.State && sameDrift(p.LastDrift, rs.LastDrift) {

@@ -130,13 +130,7 @@ func correctedObjects(s *scope) []string {
 func (r *Reconciler) recordDriftEvents(ctx context.Context, s *scope) {
 	log := ctrl.LoggerFrom(ctx)
 	var reported []string
-	for _, rs := range s.resources {
-		if rs.State != holdfastv1.ResourceDrifted && rs.State != holdfastv1.ResourceMissing {
-			continue
-		}
-		if p, ok := s.previous[unversioned(toRef(rs.ResourceRef))]; ok && p.State == rs.State && sameDrift(p.LastDrift, rs.LastDrift) {
-			continue // reported before
-		}
+	for _, rs := range newlyIn(s, holdfastv1.ResourceDrifted, holdfastv1.ResourceMissing) {
 		reported = append(reported, describeDrift(rs))
 	}
 	if len(reported) > 0 {
@@ -146,7 +140,7 @@ func (r *Reconciler) recordDriftEvents(ctx context.Context, s *scope) {
 		}
 	}
 	var refused []string
-	for _, rs := range newlyUncorrectable(s) {
+	for _, rs := range newlyIn(s, holdfastv1.ResourceUncorrectable) {
 		refused = append(refused, describeDrift(rs)+": "+rs.Message)
 	}
 	if len(refused) > 0 {

@@ -45,7 +45,7 @@ func driftEvents(s *scope) []driftEvent {
 		}
 		out = append(out, driftEvent{Event: e, fresh: fresh})
 	}
-	for _, rs := range newlyUncorrectable(s) {
+	for _, rs := range newlyIn(s, holdfastv1.ResourceUncorrectable) {
 		e := base
 		e.Type, e.Service, e.Object, e.Drift, e.Message = notify.CorrectionFailed, rs.Service, rs.ResourceRef, rs.LastDrift, rs.Message
 		out = append(out, driftEvent{Event: e})
