@@ -60,6 +60,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -127,6 +128,8 @@ type config struct {
 	sizes                                       sizeList
 	edits, seed                                 int
 	gap, quiet, settle, correctTimeout, timeout time.Duration
+	// cpuProfile, if set, is where a CPU profile of the largest size's edit phase is written.
+	cpuProfile string
 }
 
 func main() {
@@ -139,6 +142,7 @@ func main() {
 	flag.DurationVar(&cfg.settle, "settle", 5*time.Second, "wait after a size is deployed, before its first edit")
 	flag.DurationVar(&cfg.correctTimeout, "correct-timeout", 30*time.Second, "how long to wait for one correction before going on")
 	flag.DurationVar(&cfg.timeout, "timeout", 10*time.Minute, "how long to wait for one size's deployment, and for its withdrawal")
+	flag.StringVar(&cfg.cpuProfile, "cpu-profile", "", "write a CPU profile (go tool pprof) of the largest size's edit phase to this `file`")
 	measure.ParseFlags(measure.AtLeast("edits", 1))
 	if most := fightMax * cfg.sizes[0]; cfg.edits > most {
 		// Each ConfigMap is edited at most ceil(edits / size) times (see picker).
@@ -284,6 +288,13 @@ func (b *bench) measureSize(ctx context.Context, n int) (*sizeResult, error) {
 	appliesBefore := b.ideal.applies.Load()
 	pick := &picker{rng: rand.New(rand.NewPCG(uint64(b.cfg.seed), uint64(n))), n: n, prev: -1}
 	b.Counter.Reset()
+	stopProfile := func() {}
+	if n == b.cfg.sizes[len(b.cfg.sizes)-1] && b.cfg.cpuProfile != "" {
+		var err error
+		if stopProfile, err = startCPUProfile(b.cfg.cpuProfile); err != nil {
+			return nil, err
+		}
+	}
 	windowStart := time.Now()
 	for seq := range b.cfg.edits {
 		if ctx.Err() != nil {
@@ -306,6 +317,7 @@ func (b *bench) measureSize(ctx context.Context, n int) (*sizeResult, error) {
 	}
 	b.Counter.WaitQuiet(time.Second, time.Minute)
 	r.window = time.Since(windowStart)
+	stopProfile()
 	r.counts = b.Counter.Reset()
 	r.idealApplies = b.ideal.applies.Load() - appliesBefore
 
@@ -329,6 +341,20 @@ func (b *bench) measureSize(ctx context.Context, n int) (*sizeResult, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// startCPUProfile profiles this process (the controller runs in it) until the returned func is
+// called.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("creating the CPU profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("starting the CPU profile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 func (b *bench) servedSize(ctx context.Context, path string) (int, error) {

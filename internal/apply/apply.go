@@ -152,8 +152,7 @@ func (a *Applier) Apply(ctx context.Context, desired []*unstructured.Unstructure
 			switch {
 			case it.entry != nil:
 				res.Inventory = append(res.Inventory, *it.entry)
-			case it.result.Action == Failed || it.result.Action == Skipped || it.result.Action == Ignored ||
-				it.result.Action == Drifted || it.result.Action == Missing:
+			case it.result.Action.KeepsPrevious():
 				// Not applied now, but still in the cluster from before: keep managing it.
 				if e, ok := r.prev[it.ref.key()]; ok {
 					res.Inventory = append(res.Inventory, e)
@@ -176,6 +175,9 @@ func (a *Applier) Apply(ctx context.Context, desired []*unstructured.Unstructure
 	}
 	switch {
 	case len(stale) == 0:
+	case opts.Corrections:
+		// Only the objects handed over are looked at: the rest stay as they are.
+		res.Inventory = append(res.Inventory, stale...)
 	case !opts.Prune:
 		for _, e := range stale {
 			res.Objects = append(res.Objects, ObjectResult{Ref: e.Ref, Action: Orphaned, Message: "no longer declared and pruning is off: left in place, no longer managed"})
@@ -227,7 +229,7 @@ func (r *run) applyOne(ctx context.Context, it *item) {
 		it.done = true
 		return
 	}
-	if prev, ok := r.prev[it.ref.key()]; ok && !r.opts.Force && prev.DesiredDigest == it.desiredDigest {
+	if prev, ok := r.previous(it); ok && !r.opts.Force && prev.DesiredDigest == it.desiredDigest {
 		if it.live != nil {
 			owned, err := fieldset.OwnedDigest(it.live, fieldset.FieldManager)
 			if err == nil && owned == prev.OwnedDigest {
@@ -300,6 +302,15 @@ func (r *run) applyOne(ctx context.Context, it *item) {
 		it.result.Action = Configured
 	}
 	log.V(1).Info("Applied object", "action", it.result.Action)
+}
+
+// previous returns the inventory entry of it from the last apply. With Options.Corrections an
+// object without one was applied as declared now, which is all the entry would say.
+func (r *run) previous(it *item) (InventoryEntry, bool) {
+	if prev, ok := r.prev[it.ref.key()]; ok || !r.opts.Corrections {
+		return prev, ok
+	}
+	return InventoryEntry{Ref: it.ref, DesiredDigest: it.desiredDigest}, true
 }
 
 // verdict is drift's verdict on an object whose live copy is no longer as last applied.

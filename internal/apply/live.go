@@ -20,10 +20,10 @@ type listKey struct {
 
 // readLive reads the live objects of items cheaply: where two or more objects share a kind and
 // namespace, one List selected by Options.Labels returns all of those Holdfast still labels.
-// Objects not found that way (new ones, relabelled ones, single ones) are read with a GET when
-// they are applied. Reads never count against "nothing written when nothing changed".
+// Objects not found that way (new ones, relabelled ones, single ones, and corrections: see
+// Options.Corrections) are read with a GET when they are applied. Reads never count against "nothing written when nothing changed".
 func (r *run) readLive(ctx context.Context, items []*item) {
-	if len(r.listLabels()) == 0 {
+	if len(r.listLabels()) == 0 || r.opts.Corrections {
 		return
 	}
 	assumeAbsent := len(r.opts.ClaimSelector) > 0 && !r.opts.DryRun

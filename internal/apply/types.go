@@ -186,6 +186,17 @@ func (r *Result) Object(ref Ref) (ObjectResult, bool) {
 	return ObjectResult{}, false
 }
 
+// KeepsPrevious reports whether an object left with this action by Apply is still managed as
+// last applied: not applied now (failed, skipped, ignored, or drift left in place), but still in
+// the cluster from before, so its entry from Options.Previous stays in the inventory.
+func (a Action) KeepsPrevious() bool {
+	switch a {
+	case Failed, Skipped, Ignored, Drifted, Missing:
+		return true
+	}
+	return false
+}
+
 // Options configure one Apply or Delete call.
 type Options struct {
 	// DefaultNamespace is given to namespaced objects that declare none. A namespaced object
@@ -237,6 +248,14 @@ type Options struct {
 	// is applied without reading it first: it is new, or unlabelled and claimable anyway. This
 	// saves one GET per new object on a first deployment.
 	ClaimSelector map[string]string
+	// Corrections says that desired are objects applied before and declared as they were then
+	// (the caller knows the declaration did not change), handed over because their live copies
+	// changed: each is read on its own (never by listing its kind), and one whose live copy is
+	// not as Holdfast left it is drift, for Correct to decide on, even without an entry in
+	// Previous. This is how one drifted object is put back without reading, rendering or
+	// comparing the rest of its set. Previous, if given, must hold only entries of desired, and
+	// nothing is pruned.
+	Corrections bool
 	// Force re-applies every object even when the digests say it is unchanged (a manual or
 	// periodic full correction).
 	Force bool

@@ -156,13 +156,16 @@ func (p *Policy) Recreates(obj *unstructured.Unstructured) bool {
 	if !p.Recreate {
 		return false
 	}
-	gvk := obj.GroupVersionKind()
-	switch {
-	case gvk.Group == "" && gvk.Kind == "Namespace",
-		gvk.Group == "apiextensions.k8s.io" && gvk.Kind == "CustomResourceDefinition":
+	if gvk := obj.GroupVersionKind(); Contains(gvk.Group, gvk.Kind) {
 		return p.RecreateNamespacesAndCRDs
 	}
 	return true
+}
+
+// Contains reports whether objects of the kind hold other objects, which go with them when they
+// are deleted: a Namespace its objects, a CustomResourceDefinition its custom resources.
+func Contains(group, kind string) bool {
+	return (group == "" && kind == "Namespace") || (group == "apiextensions.k8s.io" && kind == "CustomResourceDefinition")
 }
 
 // WaitsForWindows reports whether drift may wait for a correction window to open.

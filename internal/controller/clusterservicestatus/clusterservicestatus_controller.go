@@ -79,15 +79,10 @@ type Reconciler struct {
 
 // Reconcile deploys, prunes or withdraws, and writes the status once, at the end.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, retErr error) {
-	// The cache holds status objects without their inventories (see CacheTransform): read the
-	// whole object from the API server, at least as new as the cached copy. Asking for that
-	// resourceVersion lets the API server answer from its watch cache instead of etcd.
-	cached := &holdfastv1.ClusterServiceStatus{}
-	if err := r.Client.Get(ctx, req.NamespacedName, cached); err != nil {
-		return ctrl.Result{}, r.forgetIfGone(req.NamespacedName, err)
-	}
+	// The cache holds status objects without their inventories (see CacheTransform): the whole
+	// object is read when it is needed (readWhole), which a drift correction is not.
 	css := &holdfastv1.ClusterServiceStatus{}
-	if err := r.APIReader.Get(ctx, req.NamespacedName, css, &client.GetOptions{Raw: &metav1.GetOptions{ResourceVersion: cached.ResourceVersion}}); err != nil {
+	if err := r.Client.Get(ctx, req.NamespacedName, css); err != nil {
 		return ctrl.Result{}, r.forgetIfGone(req.NamespacedName, err)
 	}
 	s := &scope{css: css, before: css.DeepCopy(), now: r.Clock.Now(), drifts: r.memory.takeDrifts(req.NamespacedName)}
@@ -135,7 +130,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		}
 		return ctrl.Result{}, nil
 	}
-	if controllerutil.AddFinalizer(css, holdfastv1.CleanupFinalizer) {
+	if !controllerutil.ContainsFinalizer(css, holdfastv1.CleanupFinalizer) {
+		if err := r.readWhole(ctx, s); err != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
+		css = s.css
+		controllerutil.AddFinalizer(css, holdfastv1.CleanupFinalizer)
 		if err := r.Client.Update(ctx, css); err != nil {
 			return ctrl.Result{}, fmt.Errorf("adding the finalizer to ClusterServiceStatus %s: %w", klog.KObj(css), err)
 		}
@@ -186,10 +186,13 @@ func (r *Reconciler) loadCluster(ctx context.Context, s *scope) {
 
 // reconcileDelete withdraws (or orphans) everything deployed, then lets the object go.
 func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result, error) {
-	css := s.css
-	if !controllerutil.ContainsFinalizer(css, holdfastv1.CleanupFinalizer) {
+	if !controllerutil.ContainsFinalizer(s.css, holdfastv1.CleanupFinalizer) {
 		return ctrl.Result{}, nil
 	}
+	if err := r.readWhole(ctx, s); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	css := s.css
 	log := ctrl.LoggerFrom(ctx)
 	switch {
 	case css.Spec.CleanupPolicy == holdfastv1.DeletionOrphan || len(inventoryOf(css.Status.Resources, "")) == 0:
@@ -233,6 +236,13 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope) error {
 		r.report(ctx, s)
 		return nil
 	}
+	if err := r.readWhole(ctx, s); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		r.memory.returnDrifts(client.ObjectKeyFromObject(s.css), s.css.Spec.Cluster, s.drifts)
+		return err
+	}
 	s.end = r.Clock.Now()
 	computeStatus(s)
 	r.recordTransitions(ctx, s)
@@ -251,7 +261,29 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope) error {
 		r.memory.returnDrifts(client.ObjectKeyFromObject(s.css), s.css.Spec.Cluster, s.drifts)
 		return fmt.Errorf("patching the status of ClusterServiceStatus %s: %w", klog.KObj(s.css), err)
 	}
+	r.memory.setRecorded(client.ObjectKeyFromObject(s.css), s.css.Spec.Cluster, s.css)
 	r.report(ctx, s)
+	return nil
+}
+
+// readWhole replaces the status object of the scope, read from the cache without its inventory
+// and drift history, by the whole object, read from the API server (once per reconcile). It
+// asks for a version at least as new as the cached one, which lets the API server answer from
+// its watch cache instead of etcd.
+func (r *Reconciler) readWhole(ctx context.Context, s *scope) error {
+	if s.whole {
+		return nil
+	}
+	key := client.ObjectKeyFromObject(s.css)
+	css := &holdfastv1.ClusterServiceStatus{}
+	if err := r.APIReader.Get(ctx, key, css, &client.GetOptions{Raw: &metav1.GetOptions{ResourceVersion: s.css.ResourceVersion}}); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.memory.forget(key)
+		}
+		return fmt.Errorf("reading ClusterServiceStatus %s: %w", klog.KObj(s.css), err)
+	}
+	s.css, s.before, s.whole = css, css.DeepCopy(), true
+	r.memory.setRecorded(key, css.Spec.Cluster, css)
 	return nil
 }
 

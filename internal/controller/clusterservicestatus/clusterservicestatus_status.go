@@ -116,7 +116,7 @@ func setClusterReady(s *scope) {
 }
 
 func setRendered(s *scope) {
-	if !s.deployed {
+	if !s.deployed || s.corrections {
 		keepOrUnknown(s, holdfastv1.RenderedCondition, "services not rendered yet")
 		return
 	}
@@ -156,11 +156,12 @@ func setApplied(s *scope) {
 			applyErrs = append(applyErrs, fmt.Sprintf("service %q: %v", o.name, o.applyErr))
 			continue
 		}
+		a, t := o.tally()
+		applied, total = applied+a, total+t
 		if o.result == nil {
 			continue
 		}
 		for _, r := range o.result.Objects {
-			total++
 			switch r.Action {
 			case apply.Failed:
 				failed = append(failed, fmt.Sprintf("%s (service %q): %s", r.Ref, o.name, firstNonEmpty(r.Message, errString(r.Err))))
@@ -168,9 +169,6 @@ func setApplied(s *scope) {
 				conflicts = append(conflicts, fmt.Sprintf("%s (service %q) is owned by MultiClusterService %s", r.Ref, o.name, r.ConflictWith))
 			case apply.WouldCreate, apply.WouldUpdate, apply.WouldDelete:
 				would = append(would, fmt.Sprintf("%s %s", r.Action, r.Ref))
-			}
-			if r.Applied {
-				applied++
 			}
 		}
 	}
@@ -220,6 +218,8 @@ func serviceStatuses(s *scope) []holdfastv1.ServiceStatus {
 		case o.kept:
 			st.Ready, st.Reason, st.Message = metav1.ConditionTrue, holdfastv1.OneTimeDoneReason, "deployed once; left alone (OneTime)"
 			st.Objects = p.Objects
+		case o.unchanged:
+			st = p
 		case o.applyErr != nil:
 			st.Ready, st.Reason, st.Message = metav1.ConditionFalse, holdfastv1.ApplyFailedReason, o.applyErr.Error()
 		default:
@@ -245,7 +245,8 @@ func serviceReadiness(s *scope, o serviceOutcome) (metav1.ConditionStatus, strin
 	}
 	switch {
 	case failed > 0:
-		return metav1.ConditionFalse, holdfastv1.ApplyFailedReason, fmt.Sprintf("%d of %d objects failed", failed, len(o.result.Objects))
+		_, total := o.tally()
+		return metav1.ConditionFalse, holdfastv1.ApplyFailedReason, fmt.Sprintf("%d of %d objects failed", failed, total)
 	case conflicts > 0:
 		return metav1.ConditionFalse, holdfastv1.ConflictReason, fmt.Sprintf("%d objects owned by another MultiClusterService", conflicts)
 	case s.mcs.Spec.SyncMode == holdfastv1.SyncModeDryRun:

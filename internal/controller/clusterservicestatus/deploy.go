@@ -25,30 +25,46 @@ import (
 
 // renderedService is a service rendered for the cluster, or the reason it could not be.
 type renderedService struct {
-	svc     holdfastv1.Service
+	svc holdfastv1.Service
+	// objects are the rendered objects; remembered renderings (see declared) hold only the
+	// objects watches saw drift. count is how many the rendering holds.
 	objects []*unstructured.Unstructured
+	count   int
 	digest  string
 	err     *problem
 	// transient errors are retried with backoff.
 	transient bool
 }
 
-// reconcileDeploy renders every service, decides whether a full reconcile is due, and applies.
+// reconcileDeploy decides whether a full reconcile is due and applies; drift alone is put back
+// on its own (correctDrifts).
 func (r *Reconciler) reconcileDeploy(ctx context.Context, s *scope) (ctrl.Result, error) {
-	mcs, css := s.mcs, s.css
-	rendered := r.renderAll(ctx, s)
+	mcs := s.mcs
+	rendered, remembered := r.declared(ctx, s)
 	s.drifts = keepDrifts(s, rendered)
-	s.requested = requestedToken(mcs, css)
-	due := !s.now.Before(nextFullReconcile(mcs, css, s.now))
-	changed := declarationChanged(css, mcs, rendered)
-	unsettled := !conditions.IsTrue(css, holdfastv1.AppliedCondition)
-	recheck := r.memory.takeRecheck(client.ObjectKeyFromObject(css))
+	s.requested = requestedToken(mcs, s.css)
+	due := !s.now.Before(nextFullReconcile(mcs, s.css, s.now))
+	changed := declarationChanged(s.css, mcs, rendered)
+	unsettled := !conditions.IsTrue(s.css, holdfastv1.AppliedCondition)
+	recheck := r.memory.takeRecheck(client.ObjectKeyFromObject(s.css))
 	compare := r.comparisonDue(s)
-	if !due && !changed && !unsettled && !recheck && !compare && len(s.drifts) == 0 && s.requested == "" {
-		// Nothing to do until the next full reconcile; a restart lands here too, so a recent
-		// run is not repeated.
-		return ctrl.Result{RequeueAfter: nextFullReconcile(mcs, css, s.now).Sub(s.now)}, nil
+	if !due && !changed && !unsettled && !recheck && !compare && s.requested == "" {
+		if len(s.drifts) == 0 {
+			// Nothing to do until the next full reconcile; a restart lands here too, so a recent
+			// run is not repeated.
+			return ctrl.Result{RequeueAfter: nextFullReconcile(mcs, s.css, s.now).Sub(s.now)}, nil
+		}
+		if remembered && !deletedContainers(s.drifts) {
+			return r.correctDrifts(ctx, s, rendered)
+		}
 	}
+	if remembered {
+		rendered = r.renderAll(ctx, s)
+	}
+	if err := r.readWhole(ctx, s); err != nil {
+		return ctrl.Result{}, err
+	}
+	css := s.css
 
 	s.deployed = true
 	applier := apply.New(s.conn.Client())
@@ -62,7 +78,7 @@ func (r *Reconciler) reconcileDeploy(ctx context.Context, s *scope) (ctrl.Result
 	declared := map[string]bool{}
 	for _, rs := range rendered {
 		declared[rs.svc.Name] = true
-		out := serviceOutcome{name: rs.svc.Name, revision: rs.digest, objects: len(rs.objects)}
+		out := serviceOutcome{name: rs.svc.Name, revision: rs.digest, objects: rs.count}
 		prev := resourcesOf(previous, rs.svc.Name)
 		switch {
 		case rs.err != nil:
@@ -111,14 +127,32 @@ func (r *Reconciler) reconcileDeploy(ctx context.Context, s *scope) (ctrl.Result
 		return ctrl.Result{}, errors.Join(transient...)
 	}
 	r.memory.setCompared(client.ObjectKeyFromObject(css), css.Spec.Cluster, s.now)
-	after := interval(mcs)
+	return ctrl.Result{RequeueAfter: s.comeBackAfter(interval(mcs))}, nil
+}
+
+// deletedContainers reports whether a drift is the deletion of a Namespace or a CRD: what was in
+// it went with it, and watches may never report it (the watch of a CRD's kind ends with the
+// CRD), so only a full reconcile puts everything back.
+func deletedContainers(drifts []holdfastv1.DriftRecord) bool {
+	for _, d := range drifts {
+		if d.Type == holdfastv1.DriftDeleted && drift.Contains(d.Group, d.Kind) {
+			return true
+		}
+	}
+	return false
+}
+
+// comeBackAfter shortens the wait until the next full reconcile to the opening of a correction
+// window some drift waits for, or the retry of a refused correction, if sooner.
+func (s *scope) comeBackAfter(nextFull time.Duration) time.Duration {
+	after := nextFull
 	if !s.nextWindow.IsZero() && s.nextWindow.Sub(s.now) < after {
 		after = s.nextWindow.Sub(s.now)
 	}
 	if retry := retryUncorrectable(s); retry > 0 && retry < after {
 		after = retry
 	}
-	return ctrl.Result{RequeueAfter: after}, nil
+	return after
 }
 
 // comparisonDue reports whether, in drift-detection mode, the cluster must be compared with
@@ -172,12 +206,14 @@ func (s *scope) withDriftStates(entries []holdfastv1.ResourceStatus) []holdfastv
 	return entries
 }
 
-// renderAll renders every enabled service, in declaration order. A Helm service is rendered
-// once per revision of its inputs and its rendering kept on the hub (package rendercache), so
-// values its chart generates do not change from one reconcile to the next.
+// renderAll renders every enabled service, in declaration order, and remembers what each
+// declared (see declared). A Helm service is rendered once per revision of its inputs and its
+// rendering kept on the hub (package rendercache), so values its chart generates do not change
+// from one reconcile to the next.
 func (r *Reconciler) renderAll(ctx context.Context, s *scope) []renderedService {
 	kept := r.renderings().Open(s.css)
 	var out []renderedService
+	inputs := map[string]string{}
 	for _, svc := range s.mcs.Spec.Services {
 		if svc.Disabled {
 			continue
@@ -187,7 +223,10 @@ func (r *Reconciler) renderAll(ctx context.Context, s *scope) []renderedService 
 		if err == nil {
 			var res *render.Result
 			if res, err = kept.Render(ctx, svc.Name, req); err == nil {
-				rs.objects, rs.digest = res.Objects, res.Digest
+				rs.objects, rs.count, rs.digest = res.Objects, len(res.Objects), res.Digest
+				if in, err := r.digestOf(ctx, req); err == nil {
+					inputs[svc.Name] = in
+				}
 			}
 		}
 		if err != nil {
@@ -196,6 +235,94 @@ func (r *Reconciler) renderAll(ctx context.Context, s *scope) []renderedService 
 		out = append(out, rs)
 	}
 	s.unkept = keepRenderings(ctx, kept, out)
+	r.rememberDeclarations(ctx, s, out, inputs)
+	return out
+}
+
+// rememberDeclarations keeps in memory what each service rendered without error declared, made
+// from inputs with the digest inputs holds for it, reusing what was kept of the same rendering.
+func (r *Reconciler) rememberDeclarations(ctx context.Context, s *scope, rendered []renderedService, inputs map[string]string) {
+	key := client.ObjectKeyFromObject(s.css)
+	before := r.memory.declarations(key)
+	declared := map[string]*declaration{}
+	for _, rs := range rendered {
+		in, ok := inputs[rs.svc.Name]
+		if rs.err != nil || !ok {
+			continue
+		}
+		if d := before[rs.svc.Name]; d != nil && d.input == in && d.revision == rs.digest {
+			declared[rs.svc.Name] = d
+			continue
+		}
+		d, err := newDeclaration(in, &render.Result{Objects: rs.objects, Digest: rs.digest})
+		if err != nil {
+			ctrl.LoggerFrom(ctx).V(1).Info("Not keeping the service's declaration; its drift is corrected after a full render",
+				"service", rs.svc.Name, "reason", err.Error())
+			continue
+		}
+		declared[rs.svc.Name] = d
+	}
+	r.memory.setDeclarations(key, s.css.Spec.Cluster, declared)
+}
+
+// declared returns what every enabled service declares, in declaration order: from memory when
+// every service's inputs are as at its last render, without rendering anything (remembered;
+// each service's objects are then only those watches saw drift), else rendered anew.
+func (r *Reconciler) declared(ctx context.Context, s *scope) (rendered []renderedService, remembered bool) {
+	if out, ok := r.rememberedDeclarations(ctx, s); ok {
+		return out, true
+	}
+	return r.renderAll(ctx, s), false
+}
+
+// rememberedDeclarations returns what declared does from memory, and false when memory does not
+// hold every enabled service as its inputs are now, or does not declare an object that drifted.
+func (r *Reconciler) rememberedDeclarations(ctx context.Context, s *scope) ([]renderedService, bool) {
+	kept := r.memory.declarations(client.ObjectKeyFromObject(s.css))
+	if kept == nil {
+		return nil, false
+	}
+	var refs []apply.Ref
+	for _, d := range s.drifts {
+		refs = append(refs, unversioned(toRef(d.ResourceRef)))
+	}
+	found := map[apply.Ref]bool{}
+	var out []renderedService
+	for _, svc := range s.mcs.Spec.Services {
+		if svc.Disabled {
+			continue
+		}
+		d := kept[svc.Name]
+		if d == nil {
+			return nil, false
+		}
+		if in, err := r.inputDigest(ctx, svc, s.cluster); err != nil || in != d.input {
+			return nil, false
+		}
+		rs := renderedService{svc: svc, count: d.objects, digest: d.revision}
+		if len(refs) > 0 {
+			objs, err := d.find(refs, svc.Namespace)
+			if err != nil {
+				ctrl.LoggerFrom(ctx).Info("Kept declaration unusable; rendering the service again", "service", svc.Name, "reason", err.Error())
+				return nil, false
+			}
+			for _, ref := range refs {
+				if o, ok := objs[ref]; ok && !found[ref] {
+					rs.objects, found[ref] = append(rs.objects, o), true
+				}
+			}
+		}
+		out = append(out, rs)
+	}
+	return out, len(found) == len(uniqueRefs(refs))
+}
+
+// uniqueRefs returns refs without repeats.
+func uniqueRefs(refs []apply.Ref) map[apply.Ref]bool {
+	out := map[apply.Ref]bool{}
+	for _, ref := range refs {
+		out[ref] = true
+	}
 	return out
 }
 

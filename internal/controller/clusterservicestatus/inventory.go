@@ -60,6 +60,10 @@ func resourcesFromResult(service string, res *apply.Result, prev []holdfastv1.Re
 		rs := holdfastv1.ResourceStatus{ResourceRef: fromRef(o.Ref), Service: service, Message: o.Message}
 		if e, ok := inv[k]; ok {
 			rs.Desired, rs.Owned = e.DesiredDigest, e.OwnedDigest
+		} else if p, ok := prevState[k]; ok && o.Action.KeepsPrevious() {
+			// Not applied now, but still in the cluster from before (apply.Result.Inventory
+			// holds it, unless the apply was handed only corrections: see apply.Options).
+			rs.Desired, rs.Owned = p.Desired, p.Owned
 		}
 		switch o.Action {
 		case apply.Created, apply.Configured, apply.Unchanged:

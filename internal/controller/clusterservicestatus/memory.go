@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/apply"
 	"holdfast.dev/holdfast/internal/drift"
 )
 
@@ -46,7 +47,25 @@ type remembered struct {
 	recheck bool
 	// compared is when this process last compared the objects with the cluster; zero if never.
 	compared time.Time
+	// declared is what each service declared at its last render, by service name.
+	declared map[string]*declaration
+	// recorded is what the status object held when this process last wrote or read it whole.
+	recorded *recorded
 }
+
+// recorded is the part of a status object a drift correction needs before it may read the
+// whole object: its resourceVersion then, and the inventory entries not InSync (the state of an
+// object decides what is done about its drift, e.g. a Contested one waits). The entries InSync,
+// usually nearly all, are left out: they are what a correction assumes of an object it finds no
+// entry for.
+type recorded struct {
+	resourceVersion string
+	unusual         map[apply.Ref]holdfastv1.ResourceStatus
+}
+
+// maxUnusual bounds the entries a recorded status keeps; a status object with more objects not
+// InSync is read whole before each correction.
+const maxUnusual = 1000
 
 func newMemory() *memory {
 	return &memory{entries: map[types.NamespacedName]*remembered{}, fights: &drift.Fights{}}
@@ -64,7 +83,7 @@ func (m *memory) entry(key types.NamespacedName, cluster string) *remembered {
 
 // tidy drops e, the entry of key, when it holds nothing; the caller holds mu.
 func (m *memory) tidy(key types.NamespacedName, e *remembered) {
-	if len(e.drifts) == 0 && !e.recheck && e.compared.IsZero() {
+	if len(e.drifts) == 0 && !e.recheck && e.compared.IsZero() && e.declared == nil && e.recorded == nil {
 		delete(m.entries, key)
 	}
 }
@@ -160,6 +179,61 @@ func (m *memory) lastCompared(key types.NamespacedName) (time.Time, bool) {
 		return e.compared, true
 	}
 	return time.Time{}, false
+}
+
+// setDeclarations replaces what the services of a status object declared.
+func (m *memory) setDeclarations(key types.NamespacedName, cluster string, declared map[string]*declaration) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.entry(key, cluster)
+	e.declared = declared
+	m.tidy(key, e)
+}
+
+// declarations returns what the services of a status object declared at their last render, by
+// service name; the map must not be changed.
+func (m *memory) declarations(key types.NamespacedName) map[string]*declaration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e := m.entries[key]; e != nil {
+		return e.declared
+	}
+	return nil
+}
+
+// setRecorded remembers the whole status object css as written or read, or forgets what was
+// remembered when css is nil or holds too many objects not InSync.
+func (m *memory) setRecorded(key types.NamespacedName, cluster string, css *holdfastv1.ClusterServiceStatus) {
+	var rec *recorded
+	if css != nil {
+		rec = &recorded{resourceVersion: css.ResourceVersion, unusual: map[apply.Ref]holdfastv1.ResourceStatus{}}
+		for _, rs := range css.Status.Resources {
+			if rs.State == holdfastv1.ResourceInSync {
+				continue
+			}
+			if len(rec.unusual) == maxUnusual {
+				rec = nil
+				break
+			}
+			rec.unusual[unversioned(toRef(rs.ResourceRef))] = rs
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.entry(key, cluster)
+	e.recorded = rec
+	m.tidy(key, e)
+}
+
+// recordedAt returns what was recorded of a status object if it is the version resourceVersion
+// (the one in the cache), else nil.
+func (m *memory) recordedAt(key types.NamespacedName, resourceVersion string) *recorded {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e := m.entries[key]; e != nil && e.recorded != nil && e.recorded.resourceVersion == resourceVersion {
+		return e.recorded
+	}
+	return nil
 }
 
 // forget drops everything known about a status object that is gone.

@@ -27,14 +27,45 @@ type serviceOutcome struct {
 	result *apply.Result
 	// applyErr is an error of the whole apply (cluster unreachable), not of one object.
 	applyErr error
+	// corrections: result holds only the objects a drift correction looked at.
+	corrections bool
 	// kept: OneTime mode and already deployed, so it was left alone.
 	kept bool
+	// unchanged: a drift correction changed none of its objects (see correctDrifts); its
+	// status stays as recorded.
+	unchanged bool
+}
+
+// tally counts the service's objects applied as declared (now or, for those a correction left
+// alone, before), and all of them: the declared ones and those pruned or withdrawn.
+func (o serviceOutcome) tally() (applied, total int) {
+	switch {
+	case o.unchanged:
+		return o.objects, o.objects
+	case o.result == nil:
+		return 0, 0
+	}
+	for _, r := range o.result.Objects {
+		if r.Applied {
+			applied++
+		}
+	}
+	total = len(o.result.Objects)
+	if o.corrections {
+		// The result holds only the corrected objects; the others are as applied before.
+		left := max(o.objects-total, 0)
+		applied, total = applied+left, total+left
+	}
+	return applied, total
 }
 
 // scope is what one reconcile learned; the deferred status patch computes everything from it.
 type scope struct {
+	// css is the status object being reconciled, and before a copy as read: from the cache,
+	// without the inventory and drift history, until readWhole read the whole object (whole).
 	css    *holdfastv1.ClusterServiceStatus
 	before *holdfastv1.ClusterServiceStatus
+	whole  bool
 	mcs    *holdfastv1.MultiClusterService
 	now    time.Time
 	// end is when the reconcile's work was done, just before the status is computed.
@@ -54,8 +85,11 @@ type scope struct {
 	ran bool
 	// deployed is true when services were rendered and applied (or found due no work) in this
 	// reconcile, so services and resources below replace what status held.
-	deployed  bool
-	requested string
+	deployed bool
+	// corrections is true when this reconcile only handled drift watches saw (correctDrifts):
+	// it rendered nothing, and looked only at the drifted objects.
+	corrections bool
+	requested   string
 	services  []serviceOutcome
 	// unkept are the services whose rendering could not be kept on the hub.
 	unkept []rendercache.Unkept

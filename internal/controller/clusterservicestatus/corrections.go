@@ -1,0 +1,115 @@
+package clusterservicestatus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/apply"
+)
+
+// correctDrifts handles the drifts watches saw when nothing else is due: it puts back (or
+// reports, as the policy says) the drifted objects and only those, so that correcting one
+// object costs the same whatever the size of its set. Their declarations come from memory
+// (rendered holds only them, see declared), each is read with a GET rather than by listing its
+// kind, and the state of the objects decides through what this process recorded of the status
+// object when it last wrote or read it whole, as long as the status object was not changed
+// since. Only once the cluster is corrected is the whole status object read, to record it.
+func (r *Reconciler) correctDrifts(ctx context.Context, s *scope, rendered []renderedService) (ctrl.Result, error) {
+	s.deployed, s.corrections = true, true
+	if rec := r.memory.recordedAt(client.ObjectKeyFromObject(s.css), s.css.ResourceVersion); rec != nil {
+		s.previous = rec.unusual
+	} else {
+		if err := r.readWhole(ctx, s); err != nil {
+			return ctrl.Result{}, err
+		}
+		s.previous = byRef(s.css.Status.Resources)
+	}
+
+	applier := apply.New(s.conn.Client())
+	results := map[string]*apply.Result{}
+	var transient []error
+	for _, rs := range rendered {
+		pol := s.policy(rs.svc)
+		s.policyProblems = append(s.policyProblems, pol.Problems...)
+		if len(rs.objects) == 0 {
+			continue
+		}
+		opts := r.applyOptions(ctx, s, rs.svc, nil)
+		opts.Prune, opts.Corrections = false, true
+		opts.Correct, opts.IgnoredFields = r.correctFunc(s, rs.svc.Name, pol), pol.IgnoredPaths
+		if pol.Detect {
+			opts.Recreate = pol.Recreates
+		}
+		res, err := applier.Apply(ctx, rs.objects, opts)
+		if err != nil {
+			transient = append(transient, fmt.Errorf("correcting service %q: %w", rs.svc.Name, err))
+			continue
+		}
+		s.settleCorrections(res, r.memory.fights)
+		if pol.WaitsForWindows() {
+			s.noteNextWindow(pol.Windows)
+		}
+		if ferr := transientFailures(res); ferr != nil {
+			transient = append(transient, fmt.Errorf("service %q: %w", rs.svc.Name, ferr))
+		}
+		results[rs.svc.Name] = res
+	}
+
+	// The cluster is as it should be; now the status object, to record it.
+	if err := r.readWhole(ctx, s); err != nil {
+		return ctrl.Result{}, err
+	}
+	s.previous = byRef(s.css.Status.Resources)
+	s.resources = s.css.Status.Resources
+	for _, rs := range rendered {
+		out := serviceOutcome{name: rs.svc.Name, revision: rs.digest, objects: rs.count}
+		res, ok := results[rs.svc.Name]
+		if !ok {
+			out.unchanged = true
+		} else {
+			out.result, out.corrections = res, true
+			prev := resourcesOf(s.resources, rs.svc.Name)
+			s.resources = replaceEntries(s.resources, s.withDriftStates(resourcesFromResult(rs.svc.Name, res, prev)))
+		}
+		s.services = append(s.services, out)
+	}
+	if len(transient) > 0 {
+		return ctrl.Result{}, errors.Join(transient...)
+	}
+	return ctrl.Result{RequeueAfter: s.comeBackAfter(nextFullReconcile(s.mcs, s.css, s.now).Sub(s.now))}, nil
+}
+
+// byRef indexes status entries by unversioned ref.
+func byRef(entries []holdfastv1.ResourceStatus) map[apply.Ref]holdfastv1.ResourceStatus {
+	out := make(map[apply.Ref]holdfastv1.ResourceStatus, len(entries))
+	for _, rs := range entries {
+		out[unversioned(toRef(rs.ResourceRef))] = rs
+	}
+	return out
+}
+
+// replaceEntries returns entries with those of the same objects as updates replaced, in place,
+// and updates of other objects added at the end. entries is not modified.
+func replaceEntries(entries, updates []holdfastv1.ResourceStatus) []holdfastv1.ResourceStatus {
+	pending := byRef(updates)
+	out := make([]holdfastv1.ResourceStatus, 0, len(entries)+len(updates))
+	for _, rs := range entries {
+		ref := unversioned(toRef(rs.ResourceRef))
+		if u, ok := pending[ref]; ok {
+			rs = u
+			delete(pending, ref)
+		}
+		out = append(out, rs)
+	}
+	for _, u := range updates {
+		if _, ok := pending[unversioned(toRef(u.ResourceRef))]; ok {
+			out = append(out, u)
+		}
+	}
+	return out
+}

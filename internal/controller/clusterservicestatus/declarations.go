@@ -1,0 +1,133 @@
+package clusterservicestatus
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+
+	"github.com/klauspost/compress/zstd"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/apply"
+	"holdfast.dev/holdfast/internal/render"
+	"holdfast.dev/holdfast/internal/rendercache"
+)
+
+// maxPacked bounds what one service's kept declaration may expand to; a larger rendering is not
+// kept, and its drift is corrected through a full render.
+const maxPacked = 64 << 20
+
+// The packing codec: zstd at its fastest, one goroutine each, shared (both are safe for
+// concurrent use through EncodeAll and DecodeAll).
+var (
+	packer, _   = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
+	unpacker, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxPacked))
+)
+
+// declaration is what the last render of one service on one cluster declared, kept in memory
+// in compressed form, so that a drift correction finds the declared object without rendering
+// the service again: a few bytes per object, against a render that parses every object of the
+// service (see bench/RESULTS.md, inventory). It is valid as long as the service's inputs have
+// the same digest.
+type declaration struct {
+	// input is rendercache.InputDigest of the render's request.
+	input string
+	// revision is the rendering's digest (render.Result.Digest), which status records.
+	revision string
+	// objects is how many objects the rendering holds.
+	objects int
+	// packed holds the objects, one line each (see pack).
+	packed []byte
+}
+
+// newDeclaration packs a rendering made from the inputs with digest input.
+func newDeclaration(input string, res *render.Result) (*declaration, error) {
+	var raw bytes.Buffer
+	for _, o := range res.Objects {
+		b, err := json.Marshal(o.Object)
+		if err != nil {
+			return nil, fmt.Errorf("encoding %s %s: %w", o.GetKind(), o.GetName(), err)
+		}
+		// JSON holds neither NUL nor a raw newline, so neither can end a field early.
+		raw.WriteString(lineKey(o.GroupVersionKind().Group, o.GetKind(), o.GetNamespace(), o.GetName()))
+		raw.Write(b)
+		raw.WriteByte('\n')
+		if raw.Len() > maxPacked {
+			return nil, fmt.Errorf("the rendering is over %d bytes", maxPacked)
+		}
+	}
+	return &declaration{input: input, revision: res.Digest, objects: len(res.Objects), packed: packer.EncodeAll(raw.Bytes(), nil)}, nil
+}
+
+// lineKey starts an object's line: what find matches on.
+func lineKey(group, kind, namespace, name string) string {
+	return group + "\x00" + kind + "\x00" + namespace + "\x00" + name + "\x00"
+}
+
+// find returns the declared objects of refs, by unversioned ref; an object declared without a
+// namespace matches refs in defaultNamespace, as apply defaults it. Refs not declared are not
+// in the map.
+func (d *declaration) find(refs []apply.Ref, defaultNamespace string) (map[apply.Ref]*unstructured.Unstructured, error) {
+	raw, err := unpacker.DecodeAll(d.packed, nil)
+	if err != nil {
+		return nil, fmt.Errorf("unpacking the kept declaration: %w", err)
+	}
+	want := map[string]apply.Ref{}
+	for _, ref := range refs {
+		want[lineKey(ref.Group, ref.Kind, ref.Namespace, ref.Name)] = unversioned(ref)
+		if ref.Namespace == defaultNamespace {
+			want[lineKey(ref.Group, ref.Kind, "", ref.Name)] = unversioned(ref)
+		}
+	}
+	out := map[apply.Ref]*unstructured.Unstructured{}
+	for line := range bytes.Lines(raw) {
+		cut := 0
+		for range 4 {
+			i := bytes.IndexByte(line[cut:], 0)
+			if i < 0 {
+				return nil, errors.New("unpacking the kept declaration: a line without its key")
+			}
+			cut += i + 1
+		}
+		ref, ok := want[string(line[:cut])]
+		if !ok {
+			continue
+		}
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(bytes.TrimSuffix(line[cut:], []byte("\n"))); err != nil {
+			return nil, fmt.Errorf("decoding %s from the kept declaration: %w", ref, err)
+		}
+		out[ref] = u
+	}
+	return out, nil
+}
+
+// inputDigest is the digest of everything rendering svc for cluster reads (see
+// rendercache.InputDigest): equal digests give equal renderings, up to what a Helm chart
+// generates, which the hub keeps (package rendercache).
+func (r *Reconciler) inputDigest(ctx context.Context, svc holdfastv1.Service, cluster *holdfastv1.Cluster) (string, error) {
+	req, err := r.renderRequest(ctx, svc, cluster)
+	if err != nil {
+		return "", err
+	}
+	return r.digestOf(ctx, req)
+}
+
+// digestOf is inputDigest of a render request built already.
+func (r *Reconciler) digestOf(ctx context.Context, req render.Request) (string, error) {
+	if req.Source.Helm == nil || r.Charts == nil {
+		return rendercache.InputDigest(req, nil)
+	}
+	ch, err := r.Charts.Load(ctx, *req.Source.Helm)
+	if err != nil {
+		return "", fmt.Errorf("service %q: loading its chart: %w", req.Service, err)
+	}
+	return rendercache.InputDigest(req, ch)
+}
+
+
+
