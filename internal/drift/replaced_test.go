@@ -22,7 +22,7 @@ spec:
 `
 	cases := []struct {
 		name, declared, live string
-		want               []string // pointers
+		want                 []string // pointers
 	}{
 		{name: "port key changed, a port added beside stays", declared: svcDeclared, live: `apiVersion: v1
 kind: Service

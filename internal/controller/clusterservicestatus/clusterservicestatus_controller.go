@@ -254,6 +254,7 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope) error {
 	}
 	// Optimistic locking: the status holds lists (inventory, drift history) that a patch from a
 	// stale read would roll back.
+	replaced := s.before.ResourceVersion
 	if err := r.Client.Status().Patch(ctx, s.css, client.MergeFromWithOptions(s.before, client.MergeFromWithOptimisticLock{})); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil
@@ -261,7 +262,7 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope) error {
 		r.memory.returnDrifts(client.ObjectKeyFromObject(s.css), s.css.Spec.Cluster, s.drifts)
 		return fmt.Errorf("patching the status of ClusterServiceStatus %s: %w", klog.KObj(s.css), err)
 	}
-	r.memory.setRecorded(client.ObjectKeyFromObject(s.css), s.css.Spec.Cluster, s.css)
+	r.memory.setRecorded(client.ObjectKeyFromObject(s.css), s.css.Spec.Cluster, s.css, replaced)
 	r.report(ctx, s)
 	return nil
 }
@@ -283,7 +284,7 @@ func (r *Reconciler) readWhole(ctx context.Context, s *scope) error {
 		return fmt.Errorf("reading ClusterServiceStatus %s: %w", klog.KObj(s.css), err)
 	}
 	s.css, s.before, s.whole = css, css.DeepCopy(), true
-	r.memory.setRecorded(key, css.Spec.Cluster, css)
+	r.memory.setRecorded(key, css.Spec.Cluster, css, "")
 	return nil
 }
 

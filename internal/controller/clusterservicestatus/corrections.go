@@ -23,6 +23,8 @@ func (r *Reconciler) correctDrifts(ctx context.Context, s *scope, rendered []ren
 	s.deployed, s.corrections = true, true
 	if rec := r.memory.recordedAt(client.ObjectKeyFromObject(s.css), s.css.ResourceVersion); rec != nil {
 		s.previous = rec.unusual
+		// The whole object is read later; no older than what was recorded.
+		s.css.ResourceVersion = rec.resourceVersion
 	} else {
 		if err := r.readWhole(ctx, s); err != nil {
 			return ctrl.Result{}, err

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 
-
 	"github.com/klauspost/compress/zstd"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -128,6 +127,3 @@ func (r *Reconciler) digestOf(ctx context.Context, req render.Request) (string, 
 	}
 	return rendercache.InputDigest(req, ch)
 }
-
-
-

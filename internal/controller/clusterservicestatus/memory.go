@@ -60,7 +60,10 @@ type remembered struct {
 // entry for.
 type recorded struct {
 	resourceVersion string
-	unusual         map[apply.Ref]holdfastv1.ResourceStatus
+	// replaced is the resourceVersion this process's write replaced, when it was recorded after
+	// a write: the cache may not have seen the write yet, and still hold that version.
+	replaced string
+	unusual  map[apply.Ref]holdfastv1.ResourceStatus
 }
 
 // maxUnusual bounds the entries a recorded status keeps; a status object with more objects not
@@ -201,12 +204,12 @@ func (m *memory) declarations(key types.NamespacedName) map[string]*declaration 
 	return nil
 }
 
-// setRecorded remembers the whole status object css as written or read, or forgets what was
-// remembered when css is nil or holds too many objects not InSync.
-func (m *memory) setRecorded(key types.NamespacedName, cluster string, css *holdfastv1.ClusterServiceStatus) {
+// setRecorded remembers the whole status object css as read, or as written over version
+// replaced; it forgets what was remembered when css holds too many objects not InSync.
+func (m *memory) setRecorded(key types.NamespacedName, cluster string, css *holdfastv1.ClusterServiceStatus, replaced string) {
 	var rec *recorded
 	if css != nil {
-		rec = &recorded{resourceVersion: css.ResourceVersion, unusual: map[apply.Ref]holdfastv1.ResourceStatus{}}
+		rec = &recorded{resourceVersion: css.ResourceVersion, replaced: replaced, unusual: map[apply.Ref]holdfastv1.ResourceStatus{}}
 		for _, rs := range css.Status.Resources {
 			if rs.State == holdfastv1.ResourceInSync {
 				continue
@@ -225,13 +228,18 @@ func (m *memory) setRecorded(key types.NamespacedName, cluster string, css *hold
 	m.tidy(key, e)
 }
 
-// recordedAt returns what was recorded of a status object if it is the version resourceVersion
-// (the one in the cache), else nil.
+// recordedAt returns what was recorded of a status object if the version in the cache,
+// resourceVersion, is the one recorded or the one this process's recorded write replaced (the
+// cache has not seen the write yet), else nil: someone else changed the status object since.
 func (m *memory) recordedAt(key types.NamespacedName, resourceVersion string) *recorded {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if e := m.entries[key]; e != nil && e.recorded != nil && e.recorded.resourceVersion == resourceVersion {
-		return e.recorded
+	e := m.entries[key]
+	if e == nil || e.recorded == nil {
+		return nil
+	}
+	if rec := e.recorded; rec.resourceVersion == resourceVersion || (rec.replaced != "" && rec.replaced == resourceVersion) {
+		return rec
 	}
 	return nil
 }
@@ -262,3 +270,4 @@ func (m *memory) drop(key types.NamespacedName) {
 	}
 	m.fights.ForgetStatus(key)
 }
+

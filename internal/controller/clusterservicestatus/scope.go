@@ -90,7 +90,7 @@ type scope struct {
 	// it rendered nothing, and looked only at the drifted objects.
 	corrections bool
 	requested   string
-	services  []serviceOutcome
+	services    []serviceOutcome
 	// unkept are the services whose rendering could not be kept on the hub.
 	unkept []rendercache.Unkept
 	// resources is the new inventory, replacing status.resources when set.

@@ -410,6 +410,9 @@ func partitionable(cluster types.NamespacedName, rt http.RoundTripper) http.Roun
 				return goneResponse(req), nil
 			}
 		}
+		if !watch {
+			sentRequests.Store(&sentRequest{cluster: cluster.Name, method: req.Method, path: req.URL.Path, at: time.Now()}, true)
+		}
 		resp, err := rt.RoundTrip(req)
 		if resp != nil {
 			body := &cuttableBody{ReadCloser: resp.Body, cluster: cluster.Name, watch: watch}
@@ -420,6 +423,28 @@ func partitionable(cluster types.NamespacedName, rt http.RoundTripper) http.Roun
 		}
 		return resp, err
 	})
+}
+
+// sentRequest is a request other than a watch the controller sent to a target; sentRequests
+// holds them all (*sentRequest keys).
+type sentRequest struct {
+	cluster, method, path string
+	at                    time.Time
+}
+
+var sentRequests sync.Map
+
+// requestsSince returns the requests other than watches the controller sent to cluster since t,
+// as "METHOD path".
+func requestsSince(cluster string, t time.Time) []string {
+	var out []string
+	sentRequests.Range(func(k, _ any) bool {
+		if r := k.(*sentRequest); r.cluster == cluster && !r.at.Before(t) {
+			out = append(out, r.method+" "+r.path)
+		}
+		return true
+	})
+	return out
 }
 
 // goneResponse is the API server's answer to a watch from a resourceVersion it no longer has.
