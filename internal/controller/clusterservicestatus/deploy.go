@@ -167,7 +167,7 @@ func (r *Reconciler) comparisonDue(s *scope) bool {
 	}
 	last, ok := r.memory.lastCompared(client.ObjectKeyFromObject(s.css))
 	if !ok {
-			return true
+		return true
 	}
 	if c := conditions.Get(s.cluster, holdfastv1.ClusterConnectedCondition); c != nil &&
 		!c.LastTransitionTime.Time.Before(last.Truncate(time.Second)) {

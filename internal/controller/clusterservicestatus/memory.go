@@ -270,4 +270,3 @@ func (m *memory) drop(key types.NamespacedName) {
 	}
 	m.fights.ForgetStatus(key)
 }
-
