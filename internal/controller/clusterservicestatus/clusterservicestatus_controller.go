@@ -252,10 +252,12 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope) error {
 		r.report(ctx, s)
 		return nil
 	}
-	// Optimistic locking: the status holds lists (inventory, drift history) that a patch from a
-	// stale read would roll back.
 	replaced := s.before.ResourceVersion
-	if err := r.Client.Status().Patch(ctx, s.css, client.MergeFromWithOptions(s.before, client.MergeFromWithOptimisticLock{})); err != nil {
+	patch, err := statusPatch(s.before, s.css)
+	if err == nil {
+		err = r.Client.Status().Patch(ctx, s.css, patch)
+	}
+	if err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
@@ -265,6 +267,22 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope) error {
 	r.memory.setRecorded(client.ObjectKeyFromObject(s.css), s.css.Spec.Cluster, s.css, replaced)
 	r.report(ctx, s)
 	return nil
+}
+
+// statusPatch is the merge patch from before to after, with optimistic locking: the status holds
+// lists (inventory, drift history) that a patch from a stale read would roll back. The inventory,
+// the bulk of a large status object, is left out of the computation when it did not change, as
+// it does not after most reconciles, drift corrections included.
+func statusPatch(before, after *holdfastv1.ClusterServiceStatus) (client.Patch, error) {
+	b, a := *before, *after
+	if equality.Semantic.DeepEqual(b.Status.Resources, a.Status.Resources) {
+		b.Status.Resources, a.Status.Resources = nil, nil
+	}
+	data, err := client.MergeFromWithOptions(&b, client.MergeFromWithOptimisticLock{}).Data(&a)
+	if err != nil {
+		return nil, fmt.Errorf("computing the status patch of ClusterServiceStatus %s: %w", klog.KObj(after), err)
+	}
+	return client.RawPatch(types.MergePatchType, data), nil
 }
 
 // readWhole replaces the status object of the scope, read from the cache without its inventory
