@@ -102,3 +102,15 @@ func Objects(manifest string) ([]*unstructured.Unstructured, error) {
 	}
 	return objs, nil
 }
+
+// Manifests are what `holdfast install` applies and `holdfast install --export` prints: the
+// chart rendered with o.Values over its defaults, plus the release namespace, which no Helm is
+// there to create (createNamespace: true, unless o.Values says otherwise).
+func Manifests(ctx context.Context, o Options) (string, error) {
+	values := map[string]any{"createNamespace": true}
+	for k, v := range o.Values {
+		values[k] = v
+	}
+	o.Values = values
+	return Render(ctx, o)
+}
