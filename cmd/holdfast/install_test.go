@@ -46,17 +46,18 @@ func TestInstallExport(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases := []struct {
+		name   string
 		args   []string
 		ns     string
 		values map[string]any
 	}{
-		{args: nil, values: map[string]any{"createNamespace": true}},
-		{args: []string{"-n", "fleet-ops", "--set", "replicas=3,controller.concurrency=20", "-f", valuesFile}, ns: "fleet-ops",
+		{name: "defaults", args: nil, values: map[string]any{"createNamespace": true}},
+		{name: "namespace and values", args: []string{"-n", "fleet-ops", "--set", "replicas=3,controller.concurrency=20", "-f", valuesFile}, ns: "fleet-ops",
 			values: map[string]any{"createNamespace": true, "replicas": 3, "controller": map[string]any{"concurrency": 20},
 				"serviceMonitor": map[string]any{"enabled": true}}},
 	}
 	for _, c := range cases {
-		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+		t.Run(c.name, func(t *testing.T) {
 			got, err := runHoldfast(t.Context(), append([]string{"install", "--export"}, c.args...)...)
 			if err != nil {
 				t.Fatal(err)
