@@ -127,8 +127,9 @@ func TestImage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(topManifest.Manifests) != 1 || topManifest.Manifests[0].Annotations["org.opencontainers.image.ref.name"] != ref.String() {
-		t.Fatalf("index.json = %+v, want one entry named %s", topManifest.Manifests, ref)
+	if len(topManifest.Manifests) != 1 || topManifest.Manifests[0].Annotations["org.opencontainers.image.ref.name"] != ref.TagStr() ||
+		topManifest.Manifests[0].Annotations["io.containerd.image.name"] != ref.String() {
+		t.Fatalf("index.json = %+v, want one entry tagged %s, named %s", topManifest.Manifests, ref.TagStr(), ref)
 	}
 	idx, err := top.ImageIndex(topManifest.Manifests[0].Digest)
 	if err != nil {

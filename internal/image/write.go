@@ -11,8 +11,12 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 )
 
-// refNameAnnotation names an index entry of an OCI layout (the tag tools load it as).
-const refNameAnnotation = "org.opencontainers.image.ref.name"
+// Annotations naming the index entry of an OCI layout: the tag (what skopeo's oci:DIR:TAG
+// and the OCI spec use) and the full reference (what containerd and nerdctl import it as).
+const (
+	refNameAnnotation   = "org.opencontainers.image.ref.name"
+	imageNameAnnotation = "io.containerd.image.name"
+)
 
 // WriteLayout writes the index as an OCI image layout in dir, replacing whatever dir held, with
 // the reference ref ("ghcr.io/org/holdfast:v0.3.0") as its name.
@@ -24,7 +28,9 @@ func WriteLayout(dir string, idx v1.ImageIndex, ref name.Tag) error {
 	if err != nil {
 		return fmt.Errorf("creating the OCI layout %s: %w", dir, err)
 	}
-	if err := p.AppendIndex(idx, layout.WithAnnotations(map[string]string{refNameAnnotation: ref.String()})); err != nil {
+	if err := p.AppendIndex(idx, layout.WithAnnotations(map[string]string{
+		refNameAnnotation: ref.TagStr(), imageNameAnnotation: ref.String(),
+	})); err != nil {
 		return fmt.Errorf("writing the image index into %s: %w", dir, err)
 	}
 	return nil
