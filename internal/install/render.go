@@ -89,7 +89,7 @@ func RenderChart(ctx context.Context, ch *chart.Chart, o Options) (string, error
 func KubeVersion() (*common.KubeVersion, error) {
 	kv, err := common.ParseKubeVersion(render.DefaultKubeVersion)
 	if err != nil {
-		return nil, fmt.Errorf("Kubernetes version %s: %w", render.DefaultKubeVersion, err)
+		return nil, fmt.Errorf("parsing Kubernetes version %s: %w", render.DefaultKubeVersion, err)
 	}
 	return kv, nil
 }
