@@ -21,7 +21,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -41,9 +40,9 @@ const (
 	serviceAccount   = "system:serviceaccount:" + releaseNamespace + ":holdfast"
 )
 
-// TestChartInstallsAWorkingController installs Holdfast on a bare hub the way `holdfast
-// install` does (the chart's manifests, server-side applied through the hub's API server), then
-// runs `holdfast controller` in this process with the exact arguments of the chart's Deployment,
+// TestChartInstallsAWorkingController installs Holdfast on a bare hub with `holdfast install`
+// (the chart's manifests, server-side applied through the hub's API server), then runs
+// `holdfast controller` in this process with the exact arguments of the Deployment on the hub,
 // its kubeconfig impersonating the chart's ServiceAccount: the controller has only what the
 // chart's RBAC grants. It must elect itself leader through the chart's Role, serve the probes and
 // metrics the chart points at, deploy a service to a target cluster and put back a change made
@@ -67,29 +66,33 @@ func TestChartInstallsAWorkingController(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	t.Logf("Started a hub and a target in %s", time.Since(began).Round(time.Millisecond))
 
-	// Install: the manifests `holdfast install` applies, with free ports for the metrics and
-	// probes, since the controller runs on this machine rather than in a pod.
+	// Install with `holdfast install`, with free ports for the metrics and probes, since the
+	// controller runs on this machine rather than in a pod.
 	metricsPort, healthPort := freePort(t), freePort(t)
+	set := fmt.Sprintf("metrics.port=%d,health.port=%d", metricsPort, healthPort)
+	out, err := runHoldfast(ctx, "install", "--kubeconfig", hubPlane.KubeconfigPath(), "--set", set)
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Logf("holdfast install --set %s:\n%s", set, out)
 	manifests, err := install.Manifests(ctx, install.Options{Values: map[string]any{
 		"metrics": map[string]any{"port": metricsPort}, "health": map[string]any{"port": healthPort},
 	}})
 	g.Expect(err).NotTo(HaveOccurred())
 	objs, err := install.Objects(manifests)
 	g.Expect(err).NotTo(HaveOccurred())
-	changes, err := install.Apply(ctx, hubPlane.RESTConfig(), objs, time.Minute)
-	g.Expect(err).NotTo(HaveOccurred(), "applying the chart's manifests")
-	t.Logf("Applied %d objects: %s", len(changes), strings.Join(changes, "; "))
-	var deployment *appsv1.Deployment
 	for _, o := range objs {
 		got := &unstructured.Unstructured{}
 		got.SetGroupVersionKind(o.GroupVersionKind())
 		g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(o), got)).To(Succeed(), "%s %s on the hub", o.GetKind(), o.GetName())
-		if o.GetKind() == "Deployment" {
-			deployment = &appsv1.Deployment{}
-			g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, deployment)).To(Succeed())
-		}
+		g.Expect(got.GetLabels()).To(HaveKeyWithValue("app.kubernetes.io/part-of", "holdfast"), "%s %s", o.GetKind(), o.GetName())
 	}
-	g.Expect(deployment).NotTo(BeNil())
+	// Installing again upgrades in place: only what the values change is written.
+	out, err = runHoldfast(ctx, "install", "--kubeconfig", hubPlane.KubeconfigPath(), "--set", set+",replicas=3")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(out).To(And(ContainSubstring("Deployment/holdfast-system/holdfast-controller configured"),
+		ContainSubstring("CustomResourceDefinition/clusters.holdfast.dev unchanged"), Not(ContainSubstring("created"))), out)
+	deployment := &appsv1.Deployment{}
+	g.Expect(hub.Get(ctx, client.ObjectKey{Namespace: releaseNamespace, Name: "holdfast-controller"}, deployment)).To(Succeed())
+	g.Expect(deployment.Spec.Replicas).To(HaveValue(BeEquivalentTo(3)))
 	expectPodAdmitted(ctx, t, hub, deployment)
 
 	// Run the controller as the chart's Deployment would, as the chart's ServiceAccount.
