@@ -70,36 +70,43 @@ func caBundle() []byte {
 func writeTar(w io.Writer, entries []entry) error {
 	tw := tar.NewWriter(w)
 	for _, e := range entries {
-		hdr := &tar.Header{Name: e.name, Mode: e.mode, Uid: e.uid, Gid: e.uid, ModTime: epoch, Format: tar.FormatPAX}
-		var body io.Reader
-		switch {
-		case e.dir:
-			hdr.Typeflag = tar.TypeDir
-		case e.fromFile != "":
-			f, err := os.Open(e.fromFile)
-			if err != nil {
-				return fmt.Errorf("opening %s: %w", e.fromFile, err)
-			}
-			defer f.Close()
-			fi, err := f.Stat()
-			if err != nil {
-				return fmt.Errorf("reading %s: %w", e.fromFile, err)
-			}
-			hdr.Typeflag, hdr.Size, body = tar.TypeReg, fi.Size(), f
-		default:
-			hdr.Typeflag, hdr.Size, body = tar.TypeReg, int64(len(e.data)), bytes.NewReader(e.data)
-		}
-		if err := tw.WriteHeader(hdr); err != nil {
-			return fmt.Errorf("writing the tar header of %s: %w", e.name, err)
-		}
-		if body != nil {
-			if _, err := io.Copy(tw, body); err != nil {
-				return fmt.Errorf("writing %s into the layer: %w", e.name, err)
-			}
+		if err := writeEntry(tw, e); err != nil {
+			return err
 		}
 	}
 	if err := tw.Close(); err != nil {
 		return fmt.Errorf("closing the layer: %w", err)
+	}
+	return nil
+}
+
+func writeEntry(tw *tar.Writer, e entry) error {
+	hdr := &tar.Header{Name: e.name, Mode: e.mode, Uid: e.uid, Gid: e.uid, ModTime: epoch, Format: tar.FormatPAX}
+	var body io.Reader
+	switch {
+	case e.dir:
+		hdr.Typeflag = tar.TypeDir
+	case e.fromFile != "":
+		f, err := os.Open(e.fromFile)
+		if err != nil {
+			return fmt.Errorf("opening %s: %w", e.fromFile, err)
+		}
+		defer f.Close()
+		fi, err := f.Stat()
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", e.fromFile, err)
+		}
+		hdr.Typeflag, hdr.Size, body = tar.TypeReg, fi.Size(), f
+	default:
+		hdr.Typeflag, hdr.Size, body = tar.TypeReg, int64(len(e.data)), bytes.NewReader(e.data)
+	}
+	if err := tw.WriteHeader(hdr); err != nil {
+		return fmt.Errorf("writing the tar header of %s: %w", e.name, err)
+	}
+	if body != nil {
+		if _, err := io.Copy(tw, body); err != nil {
+			return fmt.Errorf("writing %s into the layer: %w", e.name, err)
+		}
 	}
 	return nil
 }
