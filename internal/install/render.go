@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	ssautil "github.com/fluxcd/pkg/ssa/utils"
-
 	"helm.sh/helm/v4/pkg/action"
 	"helm.sh/helm/v4/pkg/chart/common"
 	chart "helm.sh/helm/v4/pkg/chart/v2"
