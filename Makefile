@@ -5,6 +5,20 @@ export GOTOOLCHAIN := local
 export GOFLAGS := -mod=mod
 
 BIN ?= bin/holdfast
+
+# The release stamp (package internal/version): the git tag, the commit and the commit's date.
+# The commit's time is also SOURCE_DATE_EPOCH, the image's creation time, so that building the
+# same commit twice gives the same binary and the same image digest.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
+COMMIT_DATE ?= $(shell git log -1 --format=%cI 2>/dev/null)
+export SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null)
+VERSION_PKG := holdfast.dev/holdfast/internal/version
+LDFLAGS := -X $(VERSION_PKG).version=$(VERSION) -X $(VERSION_PKG).commit=$(COMMIT) -X $(VERSION_PKG).date=$(COMMIT_DATE)
+
+# The image's repository; `make image` tags it with $(VERSION).
+IMAGE_REPOSITORY ?= ghcr.io/holdfast-dev/holdfast
+IMAGE_PLATFORMS ?= linux/amd64,linux/arm64
 GO_TEST_FLAGS ?= -count=1 -timeout 30m
 
 # staticcheck 2026.2.2, a release that builds with and supports Go 1.26. It is installed from
@@ -13,22 +27,33 @@ GO_TEST_FLAGS ?= -count=1 -timeout 30m
 STATICCHECK_VERSION ?= v0.8.2
 STATICCHECK := $(CURDIR)/bin/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 
-.PHONY: all build generate verify-generate lint control-plane test demo bench clean
+.PHONY: all build image generate verify-generate lint control-plane test demo bench clean
 
 all: build
 
 build:
-	go build -o $(BIN) ./cmd/holdfast
+	go build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/holdfast
 
-## generate: deepcopy, CRDs and RBAC from the kubebuilder markers.
+## image: the multi-platform OCI image, without a container runtime (see hack/image): an OCI
+## layout in bin/image/oci and a docker-load tarball of this machine's platform.
+image:
+	go run ./hack/image -out bin/image -repository $(IMAGE_REPOSITORY) -tag $(VERSION) \
+		-platforms $(IMAGE_PLATFORMS) -revision $(COMMIT) -ldflags "$(LDFLAGS)"
+
+## generate: deepcopy, CRDs and RBAC from the kubebuilder markers; the chart gets copies of the
+## CRDs and RBAC (a chart cannot read files outside its directory; charts/holdfast's tests fail
+## when the copies are stale).
 generate:
 	go tool controller-gen object paths=./api/...
 	go tool controller-gen crd paths=./api/... output:crd:artifacts:config=config/crd/bases
 	go tool controller-gen rbac:roleName=holdfast-controller paths=./internal/... output:rbac:artifacts:config=config/rbac
+	rm -f charts/holdfast/files/crds/*.yaml
+	cp config/crd/bases/*.yaml charts/holdfast/files/crds/
+	cp config/rbac/role.yaml charts/holdfast/files/rbac/role.yaml
 
 ## verify-generate: fails when generated files are stale.
 verify-generate: generate
-	git diff --exit-code -- api config
+	git diff --exit-code -- api config charts
 
 ## lint: go vet and staticcheck over every package, tests included.
 lint: $(STATICCHECK)

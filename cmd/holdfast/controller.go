@@ -38,11 +38,15 @@ func (o *controllerOptions) addFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.manager.StatusHeartbeat, "cluster-status-heartbeat", clustercontroller.DefaultStatusHeartbeat, "longest time a healthy cluster's probe times go unwritten to status")
 }
 
-func (o *controllerOptions) hubConfig() (*rest.Config, error) {
-	if o.kubeconfig != "" {
-		cfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
+func (o *controllerOptions) hubConfig() (*rest.Config, error) { return loadHubConfig(o.kubeconfig) }
+
+// loadHubConfig loads the hub's kubeconfig from a file, or, when none is named, finds the hub
+// as controller-runtime does: in-cluster, then $KUBECONFIG, then ~/.kube/config.
+func loadHubConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig != "" {
+		cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 		if err != nil {
-			return nil, fmt.Errorf("loading hub kubeconfig %s: %w", o.kubeconfig, err)
+			return nil, fmt.Errorf("loading hub kubeconfig %s: %w", kubeconfig, err)
 		}
 		return cfg, nil
 	}

@@ -90,7 +90,11 @@ func Scheme() (*runtime.Scheme, error) {
 	return s, nil
 }
 
-// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
+// The leader election Lease lives in the controller's own namespace (holdfast-system, or the Helm
+// release's namespace: the chart grants this rule there), as do the Events about it.
+//
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete,namespace=holdfast-system
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch,namespace=holdfast-system
 
 // NewManager builds the manager with every reconciler registered, and the fleet registry it
 // shares with them.
