@@ -102,6 +102,23 @@ func TestRecordedStatusHoldsOnlyEntriesNotInSync(t *testing.T) {
 	if m.recordedAt(key, "13") != nil {
 		t.Error("a version someone else wrote: the record was used")
 	}
+	// Written again over it, twice, and read back: the cache may still hold any of 9, 12, 14.
+	css.ResourceVersion = "14"
+	m.setRecorded(key, "c1", css, "12")
+	css.ResourceVersion = "16"
+	m.setRecorded(key, "c1", css, "14")
+	m.setRecorded(key, "c1", css, "")
+	for _, rv := range []string{"9", "12", "14", "16"} {
+		if m.recordedAt(key, rv) == nil {
+			t.Errorf("our own chain of writes: version %s not accepted", rv)
+		}
+	}
+	css.ResourceVersion = "20"
+	m.setRecorded(key, "c1", css, "18") // over a version someone else wrote
+	if m.recordedAt(key, "16") != nil || m.recordedAt(key, "18") == nil {
+		t.Error("a write over someone else's version: the chain before it is still accepted")
+	}
+	css.ResourceVersion = "12"
 	m.setRecorded(key, "c1", css, "")
 	if m.recordedAt(key, "9") != nil {
 		t.Error("recorded as read: the version before was accepted")

@@ -1,6 +1,7 @@
 package clusterservicestatus
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -60,11 +61,16 @@ type remembered struct {
 // entry for.
 type recorded struct {
 	resourceVersion string
-	// replaced is the resourceVersion this process's write replaced, when it was recorded after
-	// a write: the cache may not have seen the write yet, and still hold that version.
-	replaced string
+	// replaced are the versions this process's own writes replaced, one after the other, up to
+	// the version recorded (oldest first, at most maxReplaced): the cache may not have seen those
+	// writes yet, and still hold one of them. A large status object takes a while to reach the
+	// cache.
+	replaced []string
 	unusual  map[apply.Ref]holdfastv1.ResourceStatus
 }
+
+// maxReplaced bounds recorded.replaced.
+const maxReplaced = 16
 
 // maxUnusual bounds the entries a recorded status keeps; a status object with more objects not
 // InSync is read whole before each correction.
@@ -209,7 +215,7 @@ func (m *memory) declarations(key types.NamespacedName) map[string]*declaration 
 func (m *memory) setRecorded(key types.NamespacedName, cluster string, css *holdfastv1.ClusterServiceStatus, replaced string) {
 	var rec *recorded
 	if css != nil {
-		rec = &recorded{resourceVersion: css.ResourceVersion, replaced: replaced, unusual: map[apply.Ref]holdfastv1.ResourceStatus{}}
+		rec = &recorded{resourceVersion: css.ResourceVersion, unusual: map[apply.Ref]holdfastv1.ResourceStatus{}}
 		for _, rs := range css.Status.Resources {
 			if rs.State == holdfastv1.ResourceInSync {
 				continue
@@ -224,13 +230,28 @@ func (m *memory) setRecorded(key types.NamespacedName, cluster string, css *hold
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e := m.entry(key, cluster)
+	if prev := e.recorded; rec != nil && prev != nil {
+		switch {
+		case replaced != "" && replaced == prev.resourceVersion:
+			// Written over what was recorded: the cache may hold any version of the chain.
+			rec.replaced = append(append([]string{}, prev.replaced...), replaced)
+		case replaced == "" && css.ResourceVersion == prev.resourceVersion:
+			rec.replaced = prev.replaced // read back what was recorded
+		}
+	}
+	if rec != nil && rec.replaced == nil && replaced != "" {
+		rec.replaced = []string{replaced}
+	}
+	if rec != nil && len(rec.replaced) > maxReplaced {
+		rec.replaced = rec.replaced[len(rec.replaced)-maxReplaced:]
+	}
 	e.recorded = rec
 	m.tidy(key, e)
 }
 
 // recordedAt returns what was recorded of a status object if the version in the cache,
-// resourceVersion, is the one recorded or the one this process's recorded write replaced (the
-// cache has not seen the write yet), else nil: someone else changed the status object since.
+// resourceVersion, is the one recorded or one this process's own writes replaced on the way to
+// it (the cache has not seen them yet), else nil: someone else changed the status object since.
 func (m *memory) recordedAt(key types.NamespacedName, resourceVersion string) *recorded {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -238,7 +259,7 @@ func (m *memory) recordedAt(key types.NamespacedName, resourceVersion string) *r
 	if e == nil || e.recorded == nil {
 		return nil
 	}
-	if rec := e.recorded; rec.resourceVersion == resourceVersion || (rec.replaced != "" && rec.replaced == resourceVersion) {
+	if rec := e.recorded; rec.resourceVersion == resourceVersion || slices.Contains(rec.replaced, resourceVersion) {
 		return rec
 	}
 	return nil
