@@ -21,10 +21,13 @@ import (
 const maxPacked = 64 << 20
 
 // The packing codec: zstd at its fastest, one goroutine each, shared (both are safe for
-// concurrent use through EncodeAll and DecodeAll).
+// concurrent use through EncodeAll and DecodeAll), with a small window and low-memory buffers:
+// manifests repeat themselves within a few objects, and the codec's own buffers are kept for the
+// life of the process.
 var (
-	packer, _   = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
-	unpacker, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxPacked))
+	packer, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1),
+		zstd.WithWindowSize(1<<18), zstd.WithLowerEncoderMem(true))
+	unpacker, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true), zstd.WithDecoderMaxMemory(maxPacked))
 )
 
 // declaration is what the last render of one service on one cluster declared, kept in memory
@@ -59,7 +62,9 @@ func newDeclaration(input string, res *render.Result) (*declaration, error) {
 			return nil, fmt.Errorf("the rendering is over %d bytes", maxPacked)
 		}
 	}
-	return &declaration{input: input, revision: res.Digest, objects: len(res.Objects), packed: packer.EncodeAll(raw.Bytes(), nil)}, nil
+	// EncodeAll sizes its output for the worst case: keep only what it wrote.
+	packed := bytes.Clone(packer.EncodeAll(raw.Bytes(), nil))
+	return &declaration{input: input, revision: res.Digest, objects: len(res.Objects), packed: packed}, nil
 }
 
 // lineKey starts an object's line: what find matches on.

@@ -138,3 +138,18 @@ func TestRecordedStatusHoldsOnlyEntriesNotInSync(t *testing.T) {
 		t.Errorf("entries after forget: %v", m.entries)
 	}
 }
+
+func TestDeclarationIsCompact(t *testing.T) {
+	var objs []*unstructured.Unstructured
+	for i := range 2000 {
+		objs = append(objs, object("v1", "ConfigMap", "apps", fmt.Sprintf("settings-%04d", i), map[string]any{"key": "value", "i": int64(i)}))
+	}
+	d, err := newDeclaration("in", &render.Result{Objects: objs, Digest: "out"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The objects' JSON is about 150 bytes each; packed, a few dozen at most, with no slack kept.
+	if perObject := cap(d.packed) / len(objs); perObject > 40 {
+		t.Errorf("%d bytes kept per object (len %d, cap %d), want at most 40", perObject, len(d.packed), cap(d.packed))
+	}
+}
