@@ -116,7 +116,7 @@ func TestChartControllerFlags(t *testing.T) {
 	if values.AdditionalProperties {
 		t.Error("values.schema.json allows controller flags it does not know")
 	}
-	types := map[string]string{"bool": "boolean", "int": "integer", "float32": "number", "duration": "string", "string": "string"}
+	types := map[string]string{"bool": "boolean", "int": "integer", "float32": "number", "duration": "string", "string": "string", "stringSlice": "string"}
 	seen := map[string]bool{}
 	newControllerCommand().Flags().VisitAll(func(f *pflag.Flag) {
 		if slices.Contains(chartSetFlags, f.Name) {

@@ -63,6 +63,9 @@ type Options struct {
 	TargetReadIdleTimeout time.Duration
 	TargetPingTimeout     time.Duration
 	TargetRequestTimeout  time.Duration
+	// AllowedExecPlugins are the exec credential plugins Clusters' kubeconfigs may use (see
+	// fleet.KubeconfigPolicy); none when empty.
+	AllowedExecPlugins []string
 	// TargetTransport, if set, wraps the HTTP transport of every target cluster's clients
 	// (benchmarks count requests with it).
 	TargetTransport func(cluster types.NamespacedName, rt http.RoundTripper) http.RoundTripper
@@ -160,6 +163,7 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 		ReadIdleTimeout: opts.TargetReadIdleTimeout,
 		PingTimeout:     opts.TargetPingTimeout,
 		RequestTimeout:  opts.TargetRequestTimeout,
+		Kubeconfigs:     fleet.KubeconfigPolicy{AllowedExecPlugins: opts.AllowedExecPlugins},
 	})
 	if err := mgr.Add(registry); err != nil {
 		return nil, nil, fmt.Errorf("adding the fleet registry: %w", err)

@@ -3,6 +3,9 @@ package fleet
 import (
 	"errors"
 	"fmt"
+	"path"
+	"slices"
+	"strings"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -28,11 +31,27 @@ func (e *KubeconfigError) Error() string { return e.Kind.Error() + ": " + e.Deta
 // Unwrap lets errors.Is match the kind.
 func (e *KubeconfigError) Unwrap() error { return e.Kind }
 
-// RESTConfigFromKubeconfig parses and validates a kubeconfig and returns the REST config of its
-// current context. The kubeconfig must be self-contained: files on the controller's disk and
-// credential plugins are refused, since a Cluster's author must not be able to make the controller
-// read its own files or run commands.
+// RESTConfigFromKubeconfig is KubeconfigPolicy{}.RESTConfig: no credential plugin is run.
 func RESTConfigFromKubeconfig(data []byte) (*rest.Config, error) {
+	return KubeconfigPolicy{}.RESTConfig(data)
+}
+
+// KubeconfigPolicy is what a Cluster's kubeconfig may ask of the controller beyond what it holds
+// itself.
+type KubeconfigPolicy struct {
+	// AllowedExecPlugins names the exec credential plugins (the usual cloud setup: EKS, GKE,
+	// AKS) a kubeconfig may use, by command name, as the operator installed them on the
+	// controller's PATH. A kubeconfig's plugin runs only if its command is exactly one of these
+	// names (never a path), with the kubeconfig's arguments, no environment of its own (set what
+	// the plugin needs on the controller) and no interaction. Empty: none runs.
+	AllowedExecPlugins []string
+}
+
+// RESTConfig parses and validates a kubeconfig and returns the REST config of its current
+// context. The kubeconfig must be self-contained: files on the controller's disk, auth-provider
+// plugins and exec plugins the policy does not allow are refused, since a Cluster's author must
+// not be able to make the controller read its own files or run commands.
+func (p KubeconfigPolicy) RESTConfig(data []byte) (*rest.Config, error) {
 	if len(data) == 0 {
 		return nil, &KubeconfigError{Kind: ErrInvalidKubeconfig, Detail: "it is empty"}
 	}
@@ -48,7 +67,7 @@ func RESTConfigFromKubeconfig(data []byte) (*rest.Config, error) {
 	if !ok {
 		return nil, &KubeconfigError{Kind: ErrInvalidKubeconfig, Detail: fmt.Sprintf("current-context %q names no context in the kubeconfig", cfg.CurrentContext)}
 	}
-	if err := checkSelfContained(cfg, ctx); err != nil {
+	if err := p.checkSelfContained(cfg, ctx); err != nil {
 		return nil, err
 	}
 	restCfg, err := clientcmd.NewNonInteractiveClientConfig(*cfg, cfg.CurrentContext, &clientcmd.ConfigOverrides{}, nil).ClientConfig()
@@ -59,7 +78,7 @@ func RESTConfigFromKubeconfig(data []byte) (*rest.Config, error) {
 	return restCfg, nil
 }
 
-func checkSelfContained(cfg *clientcmdapi.Config, ctx *clientcmdapi.Context) error {
+func (p KubeconfigPolicy) checkSelfContained(cfg *clientcmdapi.Config, ctx *clientcmdapi.Context) error {
 	invalid := func(format string, args ...any) error {
 		return &KubeconfigError{Kind: ErrInvalidKubeconfig, Detail: fmt.Sprintf(format, args...)}
 	}
@@ -84,9 +103,26 @@ func checkSelfContained(cfg *clientcmdapi.Config, ctx *clientcmdapi.Context) err
 	case user.ClientCertificate != "" || user.ClientKey != "" || user.TokenFile != "":
 		return invalid("user %q refers to files on disk; embed client-certificate-data, client-key-data or token (kubectl config view --flatten --minify)", ctx.AuthInfo)
 	case user.Exec != nil:
-		return invalid("user %q uses an exec credential plugin, which Holdfast does not run; use a token or client certificate", ctx.AuthInfo)
+		return p.checkExec(user.Exec, ctx.AuthInfo)
 	case user.AuthProvider != nil:
 		return invalid("user %q uses an auth-provider plugin, which Holdfast does not run; use a token or client certificate", ctx.AuthInfo)
 	}
+	return nil
+}
+
+// checkExec allows an exec credential plugin the policy names, run without interaction.
+func (p KubeconfigPolicy) checkExec(exec *clientcmdapi.ExecConfig, user string) error {
+	invalid := func(format string, args ...any) error {
+		return &KubeconfigError{Kind: ErrInvalidKubeconfig, Detail: fmt.Sprintf(format, args...)}
+	}
+	if !slices.Contains(p.AllowedExecPlugins, exec.Command) || strings.ContainsAny(exec.Command, `/\`) {
+		return invalid("user %q uses the exec credential plugin %q, which this controller does not run: use a token or "+
+			"client certificate, or ask the operator to allow the plugin (holdfast controller --allowed-exec-plugins)", user, path.Base(exec.Command))
+	}
+	if len(exec.Env) > 0 {
+		return invalid("user %q sets environment variables for its exec credential plugin %q, which Holdfast does not pass on: "+
+			"the operator sets what the plugin needs on the controller", user, exec.Command)
+	}
+	exec.InteractiveMode = clientcmdapi.NeverExecInteractiveMode
 	return nil
 }

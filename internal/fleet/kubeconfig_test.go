@@ -84,3 +84,49 @@ func TestRESTConfigFromKubeconfig(t *testing.T) {
 		})
 	}
 }
+
+func TestExecPluginPolicy(t *testing.T) {
+	withExec := func(command string, env ...clientcmdapi.ExecEnvVar) []byte {
+		return kubeconfig(t, func(c *clientcmdapi.Config) {
+			c.AuthInfos["u"].Token = ""
+			c.AuthInfos["u"].Exec = &clientcmdapi.ExecConfig{Command: command, APIVersion: "client.authentication.k8s.io/v1",
+				Args: []string{"token", "--cluster", "prod"}, Env: env, InteractiveMode: clientcmdapi.AlwaysExecInteractiveMode}
+		})
+	}
+	policy := KubeconfigPolicy{AllowedExecPlugins: []string{"gke-gcloud-auth-plugin", "kubelogin"}}
+	tests := []struct {
+		name   string
+		policy KubeconfigPolicy
+		data   []byte
+		wantIn string // "" means accepted
+	}{
+		{name: "allowed by name", policy: policy, data: withExec("kubelogin")},
+		{name: "not allowed", policy: policy, data: withExec("aws"), wantIn: `plugin "aws", which this controller does not run`},
+		{name: "none allowed", data: withExec("kubelogin"), wantIn: "--allowed-exec-plugins"},
+		{name: "a path to an allowed name", policy: KubeconfigPolicy{AllowedExecPlugins: []string{"/tmp/kubelogin", "kubelogin"}},
+			data: withExec("/tmp/kubelogin"), wantIn: "does not run"},
+		{name: "relative path", policy: policy, data: withExec("./kubelogin"), wantIn: "does not run"},
+		{name: "its own environment", policy: policy, data: withExec("kubelogin", clientcmdapi.ExecEnvVar{Name: "TOKEN", Value: secretValue}),
+			wantIn: "environment variables"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := tt.policy.RESTConfig(tt.data)
+			if tt.wantIn == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if cfg.ExecProvider == nil || cfg.ExecProvider.Command != "kubelogin" || cfg.ExecProvider.InteractiveMode != clientcmdapi.NeverExecInteractiveMode {
+					t.Errorf("exec provider %+v, want kubelogin, never interactive", cfg.ExecProvider)
+				}
+				return
+			}
+			if !errors.Is(err, ErrInvalidKubeconfig) || !strings.Contains(err.Error(), tt.wantIn) {
+				t.Fatalf("error %v, want an invalid kubeconfig mentioning %q", err, tt.wantIn)
+			}
+			if strings.Contains(err.Error(), secretValue) {
+				t.Errorf("error quotes a secret: %v", err)
+			}
+		})
+	}
+}

@@ -62,6 +62,9 @@ type Options struct {
 	// (cache.Options.DefaultTransform), so that the cache keeps less than whole objects. It is
 	// called once per connection, so a transform may keep state for one cluster's cache.
 	CacheTransform func(cluster types.NamespacedName) toolscache.TransformFunc
+	// Kubeconfigs is what Clusters' kubeconfigs may ask of the controller (exec credential
+	// plugins it may run); the zero policy runs none.
+	Kubeconfigs KubeconfigPolicy
 	// OnWatch, if set, is called for every watch request sent to a target cluster, with the
 	// resource as "v1/configmaps" or "apps/v1/deployments"; see WatchRequests.
 	OnWatch func(cluster types.NamespacedName, resource string)
@@ -141,7 +144,7 @@ func (r *Registry) Connect(key types.NamespacedName, origin string, kubeconfig [
 		return existing, nil
 	}
 
-	cfg, err := RESTConfigFromKubeconfig(kubeconfig)
+	cfg, err := r.opts.Kubeconfigs.RESTConfig(kubeconfig)
 	if err != nil {
 		return nil, err
 	}
