@@ -32,6 +32,7 @@ func (o *controllerOptions) addFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.manager.TargetReadIdleTimeout, "target-read-idle-timeout", fleet.DefaultReadIdleTimeout, "how long a connection to a target cluster may receive nothing before it is pinged; negative turns the health check off")
 	fs.DurationVar(&o.manager.TargetPingTimeout, "target-ping-timeout", fleet.DefaultPingTimeout, "how long a ping may go unanswered before the connection to a target cluster is closed and opened again")
 	fs.DurationVar(&o.manager.TargetRequestTimeout, "target-request-timeout", fleet.DefaultRequestTimeout, "longest time a request to a target cluster may take, watches excepted; negative means none")
+	fs.BoolVar(&o.manager.ClusterAPIDiscovery, "cluster-api-discovery", false, "make every initialized Cluster API (cluster.x-k8s.io) cluster on the hub a target, with its labels and the kubeconfig Secret Cluster API writes")
 	fs.StringSliceVar(&o.manager.AllowedExecPlugins, "allowed-exec-plugins", nil, "exec credential plugins (command names on the controller's PATH, comma-separated, e.g. gke-gcloud-auth-plugin) Clusters' kubeconfigs may use; none by default")
 	fs.DurationVar(&o.manager.ProbeInterval, "cluster-probe-interval", clustercontroller.DefaultProbeInterval, "time between two health probes of a cluster")
 	fs.DurationVar(&o.manager.ProbeRetryInterval, "cluster-probe-retry-interval", clustercontroller.DefaultProbeRetryInterval, "time between two health probes of a cluster whose probes fail within the connection grace")

@@ -23,6 +23,7 @@ import (
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	clustercontroller "holdfast.dev/holdfast/internal/controller/cluster"
+	"holdfast.dev/holdfast/internal/controller/clusterapi"
 	"holdfast.dev/holdfast/internal/controller/clusterservicestatus"
 	"holdfast.dev/holdfast/internal/controller/index"
 	"holdfast.dev/holdfast/internal/controller/multiclusterservice"
@@ -63,6 +64,9 @@ type Options struct {
 	TargetReadIdleTimeout time.Duration
 	TargetPingTimeout     time.Duration
 	TargetRequestTimeout  time.Duration
+	// ClusterAPIDiscovery makes every initialized Cluster API cluster on the hub a target (see
+	// package clusterapi); it needs the hub to serve Cluster API when the manager is built.
+	ClusterAPIDiscovery bool
 	// AllowedExecPlugins are the exec credential plugins Clusters' kubeconfigs may use (see
 	// fleet.KubeconfigPolicy); none when empty.
 	AllowedExecPlugins []string
@@ -190,6 +194,15 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 		return nil, nil, fmt.Errorf("setting up the Cluster controller: %w", err)
 	}
 
+	if opts.ClusterAPIDiscovery {
+		gvk, ok := clusterapi.ServedKind(mgr.GetRESTMapper())
+		if !ok {
+			return nil, nil, fmt.Errorf("--cluster-api-discovery: the hub serves no %s Cluster kind; install Cluster API first", clusterapi.Group)
+		}
+		if err := (&clusterapi.Reconciler{Client: mgr.GetClient(), GVK: gvk}).SetupWithManager(mgr, ctrlOpts); err != nil {
+			return nil, nil, fmt.Errorf("setting up Cluster API discovery: %w", err)
+		}
+	}
 	if err := index.Setup(ctx, mgr); err != nil {
 		return nil, nil, err
 	}
