@@ -89,7 +89,7 @@ func TestChartInstallsAWorkingController(t *testing.T) {
 	out, err = runHoldfast(ctx, "install", "--kubeconfig", hubPlane.KubeconfigPath(), "--set", set+",replicas=3")
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(out).To(And(ContainSubstring("Deployment/holdfast-system/holdfast-controller configured"),
-		ContainSubstring("CustomResourceDefinition/clusters.holdfast.dev unchanged"), Not(ContainSubstring("created"))), out)
+		ContainSubstring("CustomResourceDefinition/holdfastclusters.holdfast.dev unchanged"), Not(ContainSubstring("created"))), out)
 	deployment := &appsv1.Deployment{}
 	g.Expect(hub.Get(ctx, client.ObjectKey{Namespace: releaseNamespace, Name: "holdfast-controller"}, deployment)).To(Succeed())
 	g.Expect(deployment.Spec.Replicas).To(HaveValue(BeEquivalentTo(3)))
@@ -176,7 +176,7 @@ func TestChartInstallsAWorkingController(t *testing.T) {
 	crd := &unstructured.Unstructured{}
 	crd.SetAPIVersion("apiextensions.k8s.io/v1")
 	crd.SetKind("CustomResourceDefinition")
-	crd.SetName("clusters.holdfast.dev")
+	crd.SetName("holdfastclusters.holdfast.dev")
 	expectForbidden(t, "deleting a CRD", sa.Delete(ctx, crd, client.DryRunAll))
 	// Reading Secrets is granted everywhere on the hub: a Cluster in any namespace names its
 	// kubeconfig Secret, and the controller watches Secrets (metadata only) to notice changes.

@@ -54,8 +54,8 @@ type Reconciler struct {
 	StatusHeartbeat time.Duration
 }
 
-// +kubebuilder:rbac:groups=holdfast.dev,resources=clusters,verbs=get;list;watch
-// +kubebuilder:rbac:groups=holdfast.dev,resources=clusters/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=holdfast.dev,resources=holdfastclusters,verbs=get;list;watch
+// +kubebuilder:rbac:groups=holdfast.dev,resources=holdfastclusters/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 

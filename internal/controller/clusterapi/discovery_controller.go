@@ -40,7 +40,7 @@ type Reconciler struct {
 }
 
 // +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=clusters,verbs=get;list;watch
-// +kubebuilder:rbac:groups=holdfast.dev,resources=clusters,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=holdfast.dev,resources=holdfastclusters,verbs=get;list;watch;create;update;patch;delete
 
 // ServedKind returns Cluster API's Cluster kind at the version the hub prefers, and false when
 // the hub serves no Cluster API.

@@ -73,6 +73,16 @@ func TestClusterAPIClustersBecomeTargets(t *testing.T) {
 		return err
 	}).WithTimeout(30 * time.Second).Should(Succeed())
 
+	// Nothing is ambiguous: "clusters" is Cluster API's alone, Holdfast's are "holdfastclusters".
+	kinds, err := c.RESTMapper().KindsFor(schema.GroupVersionResource{Resource: "clusters"})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(kinds).To(ConsistOf(schema.GroupVersionKind{Group: clusterapi.Group, Version: "v1beta2", Kind: "Cluster"}))
+	for _, resource := range []string{"holdfastclusters", "holdfastcluster"} {
+		kinds, err := c.RESTMapper().KindsFor(schema.GroupVersionResource{Resource: resource})
+		g.Expect(err).NotTo(HaveOccurred(), resource)
+		g.Expect(kinds).To(ConsistOf(holdfastv1.GroupVersion.WithKind("Cluster")), resource)
+	}
+
 	ctrl.SetLogger(zap.New(zap.WriteTo(&testsupport.LogBuffer{})))
 	mgr, _, err := controller.NewManager(ctx, hub.RESTConfig(), controller.Options{
 		MetricsAddr: "0", HealthAddr: "0", SkipNameValidation: true, ClusterAPIDiscovery: true,

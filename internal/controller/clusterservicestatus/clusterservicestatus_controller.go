@@ -73,7 +73,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=holdfast.dev,resources=clusterservicestatuses,verbs=get;list;watch;update;patch;delete
 // +kubebuilder:rbac:groups=holdfast.dev,resources=clusterservicestatuses/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=holdfast.dev,resources=clusterservicestatuses/finalizers,verbs=update
-// +kubebuilder:rbac:groups=holdfast.dev,resources=multiclusterservices;servicetemplates;clusters,verbs=get;list;watch
+// +kubebuilder:rbac:groups=holdfast.dev,resources=multiclusterservices;servicetemplates;holdfastclusters,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;delete
 

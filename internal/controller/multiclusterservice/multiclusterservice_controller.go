@@ -33,7 +33,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=holdfast.dev,resources=multiclusterservices/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=holdfast.dev,resources=multiclusterservices/finalizers,verbs=update
 // +kubebuilder:rbac:groups=holdfast.dev,resources=clusterservicestatuses,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=holdfast.dev,resources=clusters,verbs=get;list;watch
+// +kubebuilder:rbac:groups=holdfast.dev,resources=holdfastclusters,verbs=get;list;watch
 
 // scope is what one reconcile learned; the deferred status patch computes everything from it.
 type scope struct {
