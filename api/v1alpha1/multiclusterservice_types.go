@@ -80,6 +80,14 @@ type Service struct {
 	// +kubebuilder:validation:MaxLength=63
 	// +optional
 	Namespace string `json:"namespace,omitempty"`
+	// CreateNamespace creates Namespace on the target when it is missing (default true), as Argo
+	// CD's CreateNamespace and Helm's --create-namespace do. A namespace created this way is not
+	// managed: it is neither pruned nor withdrawn with the service, nor watched for drift (declare
+	// a Namespace object in the template for that). Set it to false to deploy only into
+	// namespaces someone else creates: the service's objects then fail, naming the namespace, and
+	// are retried every few seconds until it exists.
+	// +optional
+	CreateNamespace *bool `json:"createNamespace,omitempty"`
 	// Values override the template's, as a YAML map. The text is a Go template with .Cluster.
 	// +kubebuilder:validation:MaxLength=262144
 	// +optional

@@ -798,6 +798,11 @@ func (in *SecretReference) DeepCopy() *SecretReference {
 func (in *Service) DeepCopyInto(out *Service) {
 	*out = *in
 	out.Template = in.Template
+	if in.CreateNamespace != nil {
+		in, out := &in.CreateNamespace, &out.CreateNamespace
+		*out = new(bool)
+		**out = **in
+	}
 	if in.Drift != nil {
 		in, out := &in.Drift, &out.Drift
 		*out = new(ServiceDriftPolicy)

@@ -127,6 +127,7 @@ func newRun(a *Applier, opts Options) *run {
 func (a *Applier) Apply(ctx context.Context, desired []*unstructured.Unstructured, opts Options) (*Result, error) {
 	log := ctrl.LoggerFrom(ctx).WithValues("dryRun", opts.DryRun)
 	r := newRun(a, opts)
+	r.ensureNamespace(ctx, desired)
 	stages := r.plan(desired)
 	for s, items := range stages {
 		r.resolve(ctx, items)

@@ -110,6 +110,9 @@ func ImmutableFields(err error) []string {
 // server's message quotes whole values (a pod template), which may be long and hold
 // configuration.
 func message(err error) string {
+	if ns := MissingNamespace(err); ns != "" {
+		return fmt.Sprintf("namespace %s does not exist on the cluster: create it, or let Holdfast create it (the service's createNamespace); retried until it exists", ns)
+	}
 	if fields := ImmutableFields(err); len(fields) > 0 {
 		return fmt.Sprintf("the change needs immutable fields changed (%s): only deleting and re-creating the object can do it", strings.Join(fields, ", "))
 	}

@@ -256,6 +256,9 @@ type Options struct {
 	// comparing the rest of its set. Previous, if given, must hold only entries of desired, and
 	// nothing is pruned.
 	Corrections bool
+	// EnsureNamespace, if set, is created before anything is applied when the cluster does not
+	// have it (not in a dry run). It is not in the inventory: never pruned, never deleted.
+	EnsureNamespace string
 	// Force re-applies every object even when the digests say it is unchanged (a manual or
 	// periodic full correction).
 	Force bool

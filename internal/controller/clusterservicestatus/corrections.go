@@ -42,7 +42,7 @@ func (r *Reconciler) correctDrifts(ctx context.Context, s *scope, rendered []ren
 			continue
 		}
 		opts := r.applyOptions(ctx, s, rs.svc, nil)
-		opts.Prune, opts.Corrections = false, true
+		opts.Prune, opts.Corrections, opts.EnsureNamespace = false, true, ""
 		opts.Correct, opts.IgnoredFields = r.correctFunc(s, rs.svc.Name, pol), pol.IgnoredPaths
 		if pol.Detect {
 			opts.Recreate = pol.Recreates

@@ -142,10 +142,41 @@ func deletedContainers(drifts []holdfastv1.DriftRecord) bool {
 	return false
 }
 
+// namespaceRetry is how often objects waiting for their namespace to exist are tried again.
+const namespaceRetry = 5 * time.Second
+
+// ensuredNamespace is the namespace apply creates for svc when missing: its target namespace,
+// unless createNamespace is false.
+func ensuredNamespace(svc holdfastv1.Service) string {
+	if svc.CreateNamespace != nil && !*svc.CreateNamespace {
+		return ""
+	}
+	return svc.Namespace
+}
+
+// waitsForNamespace reports whether an object failed because its namespace does not exist.
+func (s *scope) waitsForNamespace() bool {
+	for _, o := range s.services {
+		if o.result == nil {
+			continue
+		}
+		for _, r := range o.result.Failed() {
+			if apply.MissingNamespace(r.Err) != "" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // comeBackAfter shortens the wait until the next full reconcile to the opening of a correction
-// window some drift waits for, or the retry of a refused correction, if sooner.
+// window some drift waits for, the retry of a refused correction, or the next look for a
+// namespace objects wait for, if sooner.
 func (s *scope) comeBackAfter(nextFull time.Duration) time.Duration {
 	after := nextFull
+	if s.waitsForNamespace() && namespaceRetry < after {
+		after = namespaceRetry
+	}
 	if !s.nextWindow.IsZero() && s.nextWindow.Sub(s.now) < after {
 		after = s.nextWindow.Sub(s.now)
 	}
@@ -361,7 +392,9 @@ func (r *Reconciler) applyOptions(ctx context.Context, s *scope, svc holdfastv1.
 		Prune:         true,
 		DryRun:        s.mcs.Spec.SyncMode == holdfastv1.SyncModeDryRun,
 		Claim:         r.claim(ctx, s),
-		Ignore:        func(live *unstructured.Unstructured) bool { return drift.Exempt(live) },
+		// A missing target namespace is created unless the service says otherwise.
+		EnsureNamespace: ensuredNamespace(svc),
+		Ignore:          func(live *unstructured.Unstructured) bool { return drift.Exempt(live) },
 	}
 }
 

@@ -1,0 +1,51 @@
+package apply
+
+import (
+	"context"
+	"errors"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// ensureNamespace creates Options.EnsureNamespace when the cluster does not have it, unless
+// desired declares that Namespace itself (it is then applied, and handled, like any object). A
+// failure is only logged: the objects in it then fail with the API server's reason.
+func (r *run) ensureNamespace(ctx context.Context, desired []*unstructured.Unstructured) {
+	name := r.opts.EnsureNamespace
+	if name == "" || r.opts.DryRun {
+		return
+	}
+	for _, d := range desired {
+		if d != nil && d.GetKind() == "Namespace" && d.GroupVersionKind().Group == "" && d.GetName() == name {
+			return
+		}
+	}
+	err := r.a.client.Get(ctx, client.ObjectKey{Name: name}, &corev1.Namespace{})
+	if apierrors.IsNotFound(err) {
+		err = client.IgnoreAlreadyExists(r.a.client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}))
+		if err == nil {
+			ctrl.LoggerFrom(ctx).Info("Created the missing target namespace", "namespace", name)
+		}
+	}
+	if err != nil {
+		ctrl.LoggerFrom(ctx).Info("Cannot make sure the target namespace exists", "namespace", name, "error", err.Error())
+	}
+}
+
+// MissingNamespace returns the namespace an object could not be written to because the cluster
+// does not have it, or "" when err is not that.
+func MissingNamespace(err error) string {
+	var status apierrors.APIStatus
+	if !apierrors.IsNotFound(err) || !errors.As(err, &status) {
+		return ""
+	}
+	if d := status.Status().Details; d != nil && d.Kind == "namespaces" {
+		return d.Name
+	}
+	return ""
+}
