@@ -129,8 +129,8 @@ func (o *correctOptions) run(cmd *cobra.Command, serviceSet string) error {
 }
 
 func (o *correctOptions) print(w io.Writer, req fleetview.CorrectionRequest, took time.Duration) error {
-	if o.hub.output == outputJSON {
-		return fleetview.WriteJSON(w, fleetview.NewCorrectionRequestList(req))
+	if o.hub.structured() {
+		return o.hub.write(w, fleetview.NewCorrectionRequestList(req))
 	}
 	return fleetview.PrintCorrectionRequest(w, req, took)
 }
@@ -187,8 +187,8 @@ requests until it is resumed. Resuming clears spec.paused; the next reconcile ca
 			if err != nil {
 				return err
 			}
-			if o.output == outputJSON {
-				return fleetview.WriteJSON(cmd.OutOrStdout(), fleetview.NewPauseRequestList(res))
+			if o.structured() {
+				return o.write(cmd.OutOrStdout(), fleetview.NewPauseRequestList(res))
 			}
 			return fleetview.PrintPauseRequest(cmd.OutOrStdout(), res)
 		},

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	sigsyaml "sigs.k8s.io/yaml"
 	"strings"
 	"testing"
 	"time"
@@ -87,11 +88,46 @@ func TestFleetVerbsAgainstHub(t *testing.T) {
 		if len(dl.Items) != 1 || dl.Items[0].State != "Missing" || dl.Items[0].Drift == nil || dl.Items[0].Drift.Detection != "Comparison" {
 			t.Errorf("drift --service cache = %+v, want the Missing Service", dl.Items)
 		}
-		all := cli.run(t, "drift", "--all", "-o", "json") + out
+		all := cli.run(t, "drift", "--all", "-o", "json") + cli.run(t, "drift", "--all", "-o", "yaml") + out
 		for _, secret := range []string{fleetviewtest.SecretOld, fleetviewtest.SecretNew, fleetviewtest.SecretToken} {
 			if strings.Contains(all, secret) {
 				t.Errorf("drift shows the Secret value %q", secret)
 			}
+		}
+	})
+
+	t.Run("drift -o yaml is the json document", func(t *testing.T) {
+		var fromJSON, fromYAML fleetview.DriftList
+		cli.runJSON(t, &fromJSON, "drift", "--all")
+		if err := sigsyaml.Unmarshal([]byte(cli.run(t, "drift", "--all", "-o", "yaml")), &fromYAML); err != nil {
+			t.Fatal(err)
+		}
+		if a, b := mustJSON(t, fromYAML), mustJSON(t, fromJSON); a != b || len(fromJSON.Items) == 0 {
+			t.Errorf("drift -o yaml:\n%s\nwant the -o json document:\n%s", a, b)
+		}
+	})
+
+	t.Run("drift --exit-code", func(t *testing.T) {
+		for _, tc := range []struct {
+			args []string
+			code int
+		}{
+			{args: []string{"--service-set", "apps"}, code: 1},               // drifted objects
+			{args: []string{"--service-set", "no-such-set"}, code: 0},        // nothing drifted
+			{args: []string{"--cluster", "a/b/c"}, code: 2},                  // an error
+			{args: []string{"--service-set", "apps", "-o", "json"}, code: 1}, // the document, then 1
+		} {
+			_, err := cli.exec(append([]string{"drift", "--exit-code"}, tc.args...)...)
+			code := 0
+			if err != nil {
+				code, _ = exitCode(err)
+			}
+			if code != tc.code {
+				t.Errorf("drift --exit-code %v: exit code %d (%v), want %d", tc.args, code, err, tc.code)
+			}
+		}
+		if _, err := cli.exec("drift", "--service-set", "apps"); err != nil {
+			t.Errorf("drift without --exit-code fails on drift: %v", err)
 		}
 	})
 
@@ -177,7 +213,7 @@ func TestFleetVerbsAgainstHub(t *testing.T) {
 			{[]string{"correct", "apps", "--cluster", "c9"}, "not deployed to a cluster named c9"},
 			{[]string{"correct", "apps", "--cluster", "other/c1"}, "not deployed to cluster other/c1"},
 			{[]string{"correct", "apps", "--wait", "--timeout", "1s"}, "not handled yet by fleet/c1, fleet/c2"},
-			{[]string{"status", "-o", "yaml"}, `--output "yaml"`},
+			{[]string{"status", "-o", "xml"}, `--output "xml": want table, json or yaml`},
 		} {
 			out, err := cli.exec(c.args...)
 			if err == nil || !strings.Contains(err.Error(), c.want) {

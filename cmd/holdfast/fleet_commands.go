@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -51,7 +52,7 @@ func (o *fleetReadOptions) run(cmd *cobra.Command, print func(fleetview.Filter, 
 	if err != nil {
 		return err
 	}
-	return print(f, &fleetData{statuses: statuses, now: time.Now(), json: o.hub.output == outputJSON})
+	return print(f, &fleetData{statuses: statuses, now: time.Now(), structured: o.hub.structured()})
 }
 
 func newStatusCommand() *cobra.Command {
@@ -70,8 +71,8 @@ drift was detected; then a summary line.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return o.run(cmd, func(f fleetview.Filter, d *fleetData) error {
 				fs := fleetview.BuildFleetStatus(d.statuses, f)
-				if d.json {
-					return fleetview.WriteJSON(cmd.OutOrStdout(), fs)
+				if d.structured {
+					return o.hub.write(cmd.OutOrStdout(), fs)
 				}
 				return fleetview.PrintFleetStatus(cmd.OutOrStdout(), fs, d.now)
 			})
@@ -83,7 +84,7 @@ drift was detected; then a summary line.`,
 
 func newDriftCommand() *cobra.Command {
 	o := &fleetReadOptions{}
-	var all bool
+	var all, exitCode bool
 	cmd := &cobra.Command{
 		Use:   "drift",
 		Short: "List the objects that are not as declared, with their diffs and authors",
@@ -96,17 +97,27 @@ cluster's recent drift records) follow, newest first. Values of Secret data are 
   holdfast drift --all -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return o.run(cmd, func(f fleetview.Filter, d *fleetData) error {
+			err := o.run(cmd, func(f fleetview.Filter, d *fleetData) (err error) {
 				dl := fleetview.BuildDriftList(d.statuses, f, all)
-				if d.json {
-					return fleetview.WriteJSON(cmd.OutOrStdout(), dl)
+				if d.structured {
+					err = o.hub.write(cmd.OutOrStdout(), dl)
+				} else {
+					err = fleetview.PrintDriftList(cmd.OutOrStdout(), dl, d.now)
 				}
-				return fleetview.PrintDriftList(cmd.OutOrStdout(), dl, d.now)
+				if err == nil && exitCode && dl.Drifted() > 0 {
+					return errDrift
+				}
+				return err
 			})
+			if exitCode && err != nil && !errors.Is(err, errDrift) {
+				return &exitError{code: 2, err: err}
+			}
+			return err
 		},
 	}
 	o.addFlags(cmd.Flags())
 	cmd.Flags().BoolVar(&all, "all", false, "also list recent drifts that were corrected")
+	cmd.Flags().BoolVar(&exitCode, "exit-code", false, "exit 1 when an object is drifted, missing or contested, 0 when none is, 2 on an error (as flux diff does)")
 	return cmd
 }
 
@@ -134,8 +145,8 @@ records per service set.`,
 					from = d.now.Add(-since)
 				}
 				h := fleetview.BuildDriftHistory(d.statuses, f, from, limit)
-				if d.json {
-					return fleetview.WriteJSON(cmd.OutOrStdout(), h)
+				if d.structured {
+					return o.hub.write(cmd.OutOrStdout(), h)
 				}
 				return fleetview.PrintDriftHistory(cmd.OutOrStdout(), h)
 			})
@@ -151,5 +162,6 @@ records per service set.`,
 type fleetData struct {
 	statuses []holdfastv1.ClusterServiceStatus
 	now      time.Time
-	json     bool
+	// structured: print the document (json or yaml, hubOptions.write), not a table.
+	structured bool
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -13,6 +14,7 @@ import (
 const (
 	outputTable = "table"
 	outputJSON  = "json"
+	outputYAML  = "yaml"
 )
 
 // hubOptions are the flags every fleet verb has: how to reach the hub and how to print.
@@ -25,14 +27,25 @@ type hubOptions struct {
 func (o *hubOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of the hub (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)")
 	fs.StringVar(&o.context, "context", "", "kubeconfig context to use (default: the current context)")
-	fs.StringVarP(&o.output, "output", "o", outputTable, "output format: table or json")
+	fs.StringVarP(&o.output, "output", "o", outputTable, "output format: table, json or yaml (the same document as json)")
 }
 
 func (o *hubOptions) validate() error {
-	if o.output != outputTable && o.output != outputJSON {
-		return fmt.Errorf("--output %q: want table or json", o.output)
+	if o.output != outputTable && o.output != outputJSON && o.output != outputYAML {
+		return fmt.Errorf("--output %q: want table, json or yaml", o.output)
 	}
 	return nil
+}
+
+// structured reports whether --output asks for a document (json or yaml) rather than a table.
+func (o *hubOptions) structured() bool { return o.output != outputTable }
+
+// write prints doc as --output asks: json or yaml.
+func (o *hubOptions) write(w io.Writer, doc any) error {
+	if o.output == outputYAML {
+		return fleetview.WriteYAML(w, doc)
+	}
+	return fleetview.WriteJSON(w, doc)
 }
 
 // client returns a client of the hub that knows Holdfast's types, loading the kubeconfig the

@@ -21,9 +21,12 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := newRootCommand().ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "Error:", err)
+		code, print := exitCode(err)
+		if print {
+			fmt.Fprintln(os.Stderr, "Error:", err)
+		}
 		stop()
-		os.Exit(1)
+		os.Exit(code)
 	}
 }
 
@@ -50,6 +53,10 @@ func newRootCommand() *cobra.Command {
 			return o.setupLogging()
 		},
 	}
+	// A mistyped flag shows the command's usage; errors of the work itself do not.
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		return fmt.Errorf("%w\n\n%s", err, cmd.UsageString())
+	})
 	root.PersistentFlags().StringVar(&o.logLevel, "log-level", "info", "log level: debug, info or error")
 	root.PersistentFlags().StringVar(&o.logFormat, "log-format", "console", "log format: console or json")
 	root.AddCommand(newControllerCommand(), newSandboxCommand(), newDemoCommand(), newVersionCommand(), newInstallCommand(),

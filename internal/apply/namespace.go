@@ -25,7 +25,11 @@ func (r *run) ensureNamespace(ctx context.Context, desired []*unstructured.Unstr
 			return
 		}
 	}
-	err := r.a.client.Get(ctx, client.ObjectKey{Name: name}, &corev1.Namespace{})
+	// Unstructured, as every read of apply: a typed read would start a cache of every Namespace,
+	// which a namespace-limited identity cannot list.
+	ns := &unstructured.Unstructured{}
+	ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
+	err := r.a.client.Get(ctx, client.ObjectKey{Name: name}, ns)
 	if apierrors.IsNotFound(err) {
 		err = client.IgnoreAlreadyExists(r.a.client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}))
 		if err == nil {

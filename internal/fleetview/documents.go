@@ -2,11 +2,13 @@ package fleetview
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"sort"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/conditions"
@@ -128,6 +130,18 @@ type DriftList struct {
 	Items []DriftedObject `json:"items"`
 }
 
+// Drifted counts the objects of the list that are not as declared now (drifts already
+// corrected, which --all adds, are not counted).
+func (l *DriftList) Drifted() int {
+	n := 0
+	for _, it := range l.Items {
+		if it.State != stateCorrected {
+			n++
+		}
+	}
+	return n
+}
+
 // DriftedObject is an object that is not as declared, or with --all a drift that was corrected.
 type DriftedObject struct {
 	Location
@@ -198,6 +212,16 @@ type PauseRequest struct {
 	Paused     bool   `json:"paused"`
 	// Changed is false when the service set already was in that state.
 	Changed bool `json:"changed"`
+}
+
+// WriteYAML writes doc as YAML: the same document WriteJSON writes, field for field.
+func WriteYAML(w io.Writer, doc any) error {
+	out, err := yaml.Marshal(doc)
+	if err != nil {
+		return fmt.Errorf("encoding YAML: %w", err)
+	}
+	_, err = w.Write(out)
+	return err
 }
 
 // WriteJSON prints a CLI document, indented, with a final newline.
