@@ -208,9 +208,14 @@ type ClusterServiceStatusStatus struct {
 	// +kubebuilder:validation:MaxItems=32
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
-	// ObservedGeneration is the MultiClusterService generation last reconciled completely.
+	// ObservedGeneration is the generation of this object the status was computed from (as
+	// kstatus and kubectl wait expect).
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// ObservedServiceSetGeneration is the MultiClusterService generation last reconciled
+	// completely.
+	// +optional
+	ObservedServiceSetGeneration int64 `json:"observedServiceSetGeneration,omitempty"`
 	// Initialization reports one-way milestones.
 	// +optional
 	Initialization *ClusterServiceStatusInitialization `json:"initialization,omitempty"`

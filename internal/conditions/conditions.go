@@ -51,7 +51,26 @@ type Summary struct {
 // when all are fine; otherwise it takes the reason and message of the first condition that is
 // not, and is False, or Unknown when that condition is Unknown.
 func SetReady(obj Setter, s Summary) {
-	Set(obj, s.ready(obj))
+	ready := s.ready(obj)
+	Set(obj, ready)
+	SetProgress(obj, ready)
+}
+
+// SetProgress sets the kstatus conditions from Ready: Stalled True when Ready is not True for a
+// reason someone must fix (holdfastv1.StalledReasons), Reconciling True when it is not True for
+// any other reason; both False when Ready is True or held on purpose (holdfastv1.HeldReasons).
+func SetProgress(obj Setter, ready metav1.Condition) {
+	stalled := metav1.Condition{Type: holdfastv1.StalledCondition, Status: metav1.ConditionFalse, Reason: ready.Reason}
+	reconciling := metav1.Condition{Type: holdfastv1.ReconcilingCondition, Status: metav1.ConditionFalse, Reason: ready.Reason}
+	switch {
+	case ready.Status == metav1.ConditionTrue, holdfastv1.HeldReasons[ready.Reason]:
+	case holdfastv1.StalledReasons[ready.Reason]:
+		stalled.Status, stalled.Message = metav1.ConditionTrue, ready.Message
+	default:
+		reconciling.Status, reconciling.Message = metav1.ConditionTrue, ready.Message
+	}
+	Set(obj, stalled)
+	Set(obj, reconciling)
 }
 
 func (s Summary) ready(obj Getter) metav1.Condition {

@@ -78,3 +78,31 @@ func TestSetReady(t *testing.T) {
 		})
 	}
 }
+
+func TestSetProgress(t *testing.T) {
+	for _, tt := range []struct {
+		status                  metav1.ConditionStatus
+		reason                  string
+		wantStalled, wantReconc metav1.ConditionStatus
+	}{
+		{metav1.ConditionTrue, holdfastv1.ReadyReason, metav1.ConditionFalse, metav1.ConditionFalse},
+		{metav1.ConditionFalse, holdfastv1.TemplateNotFoundReason, metav1.ConditionTrue, metav1.ConditionFalse},
+		{metav1.ConditionFalse, holdfastv1.InvalidKubeconfigReason, metav1.ConditionTrue, metav1.ConditionFalse},
+		{metav1.ConditionFalse, holdfastv1.UnreachableReason, metav1.ConditionFalse, metav1.ConditionTrue},
+		{metav1.ConditionUnknown, holdfastv1.ProgressingReason, metav1.ConditionFalse, metav1.ConditionTrue},
+		{metav1.ConditionFalse, holdfastv1.DeletingReason, metav1.ConditionFalse, metav1.ConditionTrue},
+		{metav1.ConditionFalse, holdfastv1.PausedReason, metav1.ConditionFalse, metav1.ConditionFalse},
+	} {
+		c := &holdfastv1.Cluster{}
+		c.Generation = 3
+		SetProgress(c, metav1.Condition{Type: holdfastv1.ReadyCondition, Status: tt.status, Reason: tt.reason, Message: "why"})
+		stalled, reconciling := Get(c, holdfastv1.StalledCondition), Get(c, holdfastv1.ReconcilingCondition)
+		if stalled == nil || reconciling == nil || stalled.Status != tt.wantStalled || reconciling.Status != tt.wantReconc {
+			t.Errorf("Ready %s/%s: Stalled %v, Reconciling %v; want %s, %s", tt.status, tt.reason, stalled, reconciling, tt.wantStalled, tt.wantReconc)
+			continue
+		}
+		if stalled.ObservedGeneration != 3 || stalled.Reason != tt.reason {
+			t.Errorf("Ready %s/%s: Stalled %+v, want observed generation 3 and Ready's reason", tt.status, tt.reason, stalled)
+		}
+	}
+}

@@ -225,7 +225,7 @@ func (d *serviceDemo) waitStatuses(ctx context.Context, ready, gone []string) er
 			if ok {
 				state = readyString(css)
 				m, found := sets[css.Spec.MultiClusterService]
-				if !found || css.Status.ObservedGeneration != m.Generation {
+				if !found || css.Status.ObservedServiceSetGeneration != m.Generation {
 					state += " (reconciling)"
 					done = false
 				}
@@ -359,7 +359,7 @@ func (d *serviceDemo) printStatusDetails(ctx context.Context) error {
 	sort.Strings(names)
 	for _, name := range names {
 		css := statuses[name]
-		fmt.Fprintf(d.out, "%s/%s (observedGeneration %d)\n", css.Namespace, css.Name, css.Status.ObservedGeneration)
+		fmt.Fprintf(d.out, "%s/%s (observedServiceSetGeneration %d)\n", css.Namespace, css.Name, css.Status.ObservedServiceSetGeneration)
 		if len(css.Status.Conditions) == 0 {
 			fmt.Fprintln(d.out, "  no conditions yet")
 		}

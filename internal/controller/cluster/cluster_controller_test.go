@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/testsupport"
 )
 
 const eventually = 30 * time.Second
@@ -238,6 +239,13 @@ func TestClusterBadInput(t *testing.T) {
 				tc.wantReason == holdfastv1.TLSFailedReason || tc.wantReason == holdfastv1.CredentialsRejectedReason).To(BeTrue(),
 				"a declaration error leaves no connection behind")
 			expectEvent(t, ns, tc.name, tc.wantReason)
+			// kstatus (kubectl wait, Flux, Argo CD): a reason someone must fix is Failed
+			// (Stalled), one that clears on its own InProgress (Reconciling).
+			want := "InProgress"
+			if holdfastv1.StalledReasons[tc.wantReason] {
+				want = "Failed"
+			}
+			g.Expect(testsupport.KStatus(t, c, holdfastv1.GroupVersion.WithKind("Cluster"))).To(BeEquivalentTo(want), "kstatus for %s", tc.wantReason)
 		})
 	}
 

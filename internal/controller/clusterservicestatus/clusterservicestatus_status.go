@@ -41,8 +41,9 @@ func computeStatus(s *scope) {
 	if s.ran {
 		now := metav1.NewTime(s.now)
 		st.LastFullReconcileTime = &now
-		st.ObservedGeneration = s.mcs.Generation
+		st.ObservedServiceSetGeneration = s.mcs.Generation
 	}
+	st.ObservedGeneration = s.css.Generation
 	countResources(st)
 	recordDrifts(s)
 
@@ -53,8 +54,10 @@ func computeStatus(s *scope) {
 	setDrifted(s)
 	setContested(s)
 	if s.deleting {
-		conditions.Set(s.css, metav1.Condition{Type: holdfastv1.ReadyCondition, Status: metav1.ConditionFalse,
-			Reason: holdfastv1.DeletingReason, Message: fmt.Sprintf("withdrawing %d objects (cleanupPolicy %s)", len(st.Resources), s.css.Spec.CleanupPolicy)})
+		ready := metav1.Condition{Type: holdfastv1.ReadyCondition, Status: metav1.ConditionFalse,
+			Reason: holdfastv1.DeletingReason, Message: fmt.Sprintf("withdrawing %d objects (cleanupPolicy %s)", len(st.Resources), s.css.Spec.CleanupPolicy)}
+		conditions.Set(s.css, ready)
+		conditions.SetProgress(s.css, ready)
 	} else {
 		conditions.SetReady(s.css, readySummary)
 	}

@@ -516,7 +516,7 @@ func transientFailures(res *apply.Result) error {
 // declarationChanged reports whether what is declared for the cluster differs from what was
 // last reconciled: a new generation, a service added or removed, or a different rendering.
 func declarationChanged(css *holdfastv1.ClusterServiceStatus, mcs *holdfastv1.MultiClusterService, rendered []renderedService) bool {
-	if css.Status.ObservedGeneration != mcs.Generation || css.Status.SyncMode != mcs.Spec.SyncMode {
+	if css.Status.ObservedServiceSetGeneration != mcs.Generation || css.Status.SyncMode != mcs.Spec.SyncMode {
 		return true
 	}
 	if len(rendered) != len(css.Status.Services) {

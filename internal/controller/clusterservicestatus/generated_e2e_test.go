@@ -94,7 +94,7 @@ func TestGeneratedValuesStayStable(t *testing.T) {
 		css := statusOf(g, name, cluster)
 		m := &holdfastv1.MultiClusterService{}
 		g.Expect(hub.Get(ctx, client.ObjectKey{Name: name}, m)).To(Succeed())
-		g.Expect(css.Status.ObservedGeneration).To(Equal(m.Generation))
+		g.Expect(css.Status.ObservedServiceSetGeneration).To(Equal(m.Generation))
 		g.Expect(condition(css.Status.Conditions, holdfastv1.ReadyCondition).Status).To(Equal(metav1.ConditionTrue))
 	})
 	for _, key := range []string{"password", "ca.crt", "ca.key", "signing.key"} {

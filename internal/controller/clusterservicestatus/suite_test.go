@@ -308,6 +308,8 @@ func expectReady(t *testing.T, mcs, cluster string) *holdfastv1.ClusterServiceSt
 		g.Expect(css.Status.Initialization).NotTo(BeNil())
 		g.Expect(css.Status.Initialization.Provisioned).To(HaveValue(BeTrue()))
 	})
+	// kstatus (kubectl wait, Flux, Argo CD) agrees: Current.
+	NewWithT(t).Expect(testsupport.KStatus(t, css, holdfastv1.GroupVersion.WithKind("ClusterServiceStatus"))).To(BeEquivalentTo("Current"))
 	return css
 }
 

@@ -39,7 +39,7 @@ func computeStatus(s *scope) {
 		}
 		ready := conditions.Get(css, holdfastv1.ReadyCondition)
 		switch {
-		case ready == nil || (ready.Status == metav1.ConditionTrue && css.Status.ObservedGeneration != m.Generation):
+		case ready == nil || (ready.Status == metav1.ConditionTrue && css.Status.ObservedServiceSetGeneration != m.Generation):
 			// Ready for an older declaration says nothing about this one.
 			pending++
 			notReady = append(notReady, css.Spec.Cluster+" (not reconciled yet)")
@@ -79,6 +79,7 @@ func computeStatus(s *scope) {
 		set(metav1.ConditionFalse, holdfastv1.ClustersNotReadyReason, fmt.Sprintf("%d of %d clusters ready; not ready: %s",
 			st.ReadyClusters, len(s.matching), nameSome(notReady)))
 	}
+	conditions.SetProgress(m, *conditions.Get(m, holdfastv1.ReadyCondition))
 	if s.invalid == nil && !s.deleting {
 		st.ObservedGeneration = m.Generation
 	}

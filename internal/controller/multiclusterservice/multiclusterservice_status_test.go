@@ -29,7 +29,7 @@ func statusOf(cluster string, observed int64, ready *metav1.Condition) holdfastv
 		ObjectMeta: metav1.ObjectMeta{Namespace: "fleet", Name: "web-" + cluster},
 		Spec:       holdfastv1.ClusterServiceStatusSpec{MultiClusterService: "web", Cluster: cluster},
 	}
-	css.Status.ObservedGeneration = observed
+	css.Status.ObservedServiceSetGeneration = observed
 	if ready != nil {
 		css.Status.Conditions = []metav1.Condition{*ready}
 	}
@@ -233,8 +233,8 @@ func TestComputeStatus(t *testing.T) {
 			if got.ObservedGeneration != generation {
 				t.Errorf("Ready.observedGeneration = %d, want %d", got.ObservedGeneration, generation)
 			}
-			if len(st.Conditions) != 1 {
-				t.Errorf("conditions = %v, want Ready alone", st.Conditions)
+			if len(st.Conditions) != 3 || conditions.Get(mcs, holdfastv1.StalledCondition) == nil || conditions.Get(mcs, holdfastv1.ReconcilingCondition) == nil {
+				t.Errorf("conditions = %v, want Ready, Stalled and Reconciling", st.Conditions)
 			}
 			counts := [5]int32{st.MatchingClusters, st.ReadyClusters, st.FailedClusters, st.DriftedClusters, st.DriftedObjects}
 			wantCounts := [5]int32{tt.want.matching, tt.want.ready, tt.want.failed, tt.want.driftedClusters, tt.want.driftedObjects}

@@ -51,8 +51,8 @@ func TestSetStatus(t *testing.T) {
 			if ready == nil || ready.Status != tt.ready || ready.Reason != tt.readyReason || ready.Message != tt.readyMessage || ready.ObservedGeneration != 4 {
 				t.Errorf("Ready = %+v, want %s %s %q at generation 4", ready, tt.ready, tt.readyReason, tt.readyMessage)
 			}
-			if len(tpl.Status.Conditions) != 2 {
-				t.Errorf("conditions = %v, want SourceAvailable and Ready", tpl.Status.Conditions)
+			if len(tpl.Status.Conditions) != 4 || conditions.Get(tpl, holdfastv1.StalledCondition) == nil {
+				t.Errorf("conditions = %v, want SourceAvailable, Ready, Stalled and Reconciling", tpl.Status.Conditions)
 			}
 			if tpl.Status.ObservedGeneration != 4 {
 				t.Errorf("observedGeneration = %d, want 4", tpl.Status.ObservedGeneration)
