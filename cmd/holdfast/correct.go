@@ -102,7 +102,11 @@ func (o *correctOptions) run(cmd *cobra.Command, serviceSet string) error {
 	}
 
 	start := time.Now()
-	if err := waitHandled(ctx, c, target, req.RequestedAt, o.timeout); err != nil {
+	progress := func(context.Context) string { return "" }
+	if _, ok := target.(*holdfastv1.MultiClusterService); ok {
+		progress = func(ctx context.Context) string { return fleetview.PendingClusters(ctx, c, serviceSet, req.RequestedAt) }
+	}
+	if err := waitHandled(ctx, c, target, req.RequestedAt, o.timeout, progress, cmd.ErrOrStderr()); err != nil {
 		if wait.Interrupted(err) {
 			var pending string
 			if _, ok := target.(*holdfastv1.MultiClusterService); ok {
@@ -136,9 +140,17 @@ func (o *correctOptions) print(w io.Writer, req fleetview.CorrectionRequest, too
 }
 
 // waitHandled polls obj until its status echoes value, or a later request that superseded it.
-func waitHandled(ctx context.Context, c client.Client, obj client.Object, value string, timeout time.Duration) error {
+// Each time what progress says changes (which clusters have not handled the request yet), it
+// writes a line to log: plain lines, fit for a terminal and a CI log alike.
+func waitHandled(ctx context.Context, c client.Client, obj client.Object, value string, timeout time.Duration,
+	progress func(context.Context) string, log io.Writer) error {
 	key := client.ObjectKeyFromObject(obj)
+	said := ""
 	return wait.PollUntilContextTimeout(ctx, correctPollInterval, timeout, true, func(ctx context.Context) (bool, error) {
+		if now := progress(ctx); now != "" && now != said {
+			fmt.Fprintf(log, "Waiting%s\n", now)
+			said = now
+		}
 		if err := c.Get(ctx, key, obj); err != nil {
 			if apierrors.IsNotFound(err) {
 				return false, fmt.Errorf("%s was deleted while waiting: %w", key, err)

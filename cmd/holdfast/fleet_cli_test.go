@@ -164,7 +164,8 @@ func TestFleetVerbsAgainstHub(t *testing.T) {
 		if r.err != nil {
 			t.Fatalf("correct --wait: %v\n%s", r.err, r.out)
 		}
-		for _, w := range []string{"Requested a full reconcile of service set apps", value, "Handled by 2 clusters", "3 objects still drifted"} {
+		for _, w := range []string{"Requested a full reconcile of service set apps", value, "Handled by 2 clusters", "3 objects still drifted",
+			"Waiting; not handled yet by fleet/c1, fleet/c2"} {
 			if !strings.Contains(r.out, w) {
 				t.Errorf("correct --wait lacks %q:\n%s", w, r.out)
 			}
