@@ -104,7 +104,9 @@ func (o *correctOptions) run(cmd *cobra.Command, serviceSet string) error {
 	start := time.Now()
 	progress := func(context.Context) string { return "" }
 	if _, ok := target.(*holdfastv1.MultiClusterService); ok {
-		progress = func(ctx context.Context) string { return fleetview.PendingClusters(ctx, c, serviceSet, req.RequestedAt) }
+		progress = func(ctx context.Context) string {
+			return fleetview.PendingClusters(ctx, c, serviceSet, req.RequestedAt)
+		}
 	}
 	if err := waitHandled(ctx, c, target, req.RequestedAt, o.timeout, progress, cmd.ErrOrStderr()); err != nil {
 		if wait.Interrupted(err) {
