@@ -42,11 +42,13 @@ objects are still drifted. A paused service set or Cluster handles the request o
 resumed.`,
 		Example: `  holdfast correct platform --wait
   holdfast correct platform --cluster holdfast-system/prod-eu-1 --wait --timeout 30s`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, args[0]) },
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeServiceSetArg(&o.hub),
+		RunE:              func(cmd *cobra.Command, args []string) error { return o.run(cmd, args[0]) },
 	}
 	o.hub.addFlags(cmd.Flags())
 	o.cluster.addFlags(cmd.Flags())
+	registerFlagCompletions(cmd, &o.hub)
 	cmd.Flags().BoolVar(&o.wait, "wait", false, "wait until the request is handled, then print the drifted object count")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 2*time.Minute, "how long --wait waits")
 	return cmd
@@ -135,10 +137,8 @@ func (o *correctOptions) run(cmd *cobra.Command, serviceSet string) error {
 }
 
 func (o *correctOptions) print(w io.Writer, req fleetview.CorrectionRequest, took time.Duration) error {
-	if o.hub.structured() {
-		return o.hub.write(w, fleetview.NewCorrectionRequestList(req))
-	}
-	return fleetview.PrintCorrectionRequest(w, req, took)
+	return o.hub.print(w, fleetview.NewCorrectionRequestList(req),
+		func(w io.Writer) error { return fleetview.PrintCorrectionRequest(w, req, took) }, nil)
 }
 
 // waitHandled polls obj until its status echoes value, or a later request that superseded it.
@@ -188,7 +188,8 @@ func newPauseCommand(paused bool) *cobra.Command {
 		Long: short + `. Pausing sets spec.paused of the MultiClusterService: Holdfast
 then neither deploys, updates, prunes nor corrects drift on its clusters, and holds correction
 requests until it is resumed. Resuming clears spec.paused; the next reconcile catches up.`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeServiceSetArg(o),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.validate(); err != nil {
 				return err
@@ -201,13 +202,12 @@ requests until it is resumed. Resuming clears spec.paused; the next reconcile ca
 			if err != nil {
 				return err
 			}
-			if o.structured() {
-				return o.write(cmd.OutOrStdout(), fleetview.NewPauseRequestList(res))
-			}
-			return fleetview.PrintPauseRequest(cmd.OutOrStdout(), res)
+			return o.print(cmd.OutOrStdout(), fleetview.NewPauseRequestList(res),
+				func(w io.Writer) error { return fleetview.PrintPauseRequest(w, res) }, nil)
 		},
 	}
 	o.addFlags(cmd.Flags())
+	registerFlagCompletions(cmd, o)
 	return cmd
 }
 

@@ -5,16 +5,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	sigsyaml "sigs.k8s.io/yaml"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/controller"
@@ -214,7 +215,7 @@ func TestFleetVerbsAgainstHub(t *testing.T) {
 			{[]string{"correct", "apps", "--cluster", "c9"}, "not deployed to a cluster named c9"},
 			{[]string{"correct", "apps", "--cluster", "other/c1"}, "not deployed to cluster other/c1"},
 			{[]string{"correct", "apps", "--wait", "--timeout", "1s"}, "not handled yet by fleet/c1, fleet/c2"},
-			{[]string{"status", "-o", "xml"}, `--output "xml": want table, json or yaml`},
+			{[]string{"status", "-o", "xml"}, `--output "xml": want table, wide, json, yaml or name`},
 		} {
 			out, err := cli.exec(c.args...)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -247,6 +248,61 @@ func TestFleetVerbsAgainstHub(t *testing.T) {
 		}
 		if _, err := cli.exec("pause", "nope"); err == nil || !strings.Contains(err.Error(), "not found") {
 			t.Errorf("pause of a missing service set: %v", err)
+		}
+	})
+
+	// After the correct subtests, whose waits read the annotation a request of this one would
+	// also set.
+	t.Run("-o wide and -o name", func(t *testing.T) {
+		out := cli.run(t, "status", "-o", "wide", "--cluster", "fleet/c1")
+		for _, w := range []string{"REVISION", "LAST FULL RECONCILE", "OBSERVED GENERATION", "9f86d081", "0c1d2e3f", "Service shop/cache was deleted"} {
+			if !strings.Contains(out, w) {
+				t.Errorf("status -o wide lacks %q:\n%s", w, out)
+			}
+		}
+		out = cli.run(t, "drift", "-o", "wide", "--service-set", "apps")
+		for _, w := range []string{"DETECTION", "Comparison", "kubectl-scale", "Update/scale", ".metadata.labels.tier"} {
+			if !strings.Contains(out, w) {
+				t.Errorf("drift -o wide lacks %q:\n%s", w, out)
+			}
+		}
+		for _, c := range []struct {
+			args []string
+			want string
+		}{
+			{[]string{"status", "-o", "name"}, "clusterservicestatus.holdfast.dev/fleet/apps.c1\nclusterservicestatus.holdfast.dev/fleet/apps.c2\nclusterservicestatus.holdfast.dev/other/infra.c1\n"},
+			{[]string{"drift", "-o", "name", "--cluster", "fleet/c1"}, "fleet/c1/service/shop/cache\nfleet/c1/deployment.apps/shop/web\nfleet/c1/secret/shop/creds\n"},
+			{[]string{"drift", "-o", "name", "--cluster", "fleet/c2"}, ""},
+			{[]string{"history", "-o", "name", "--service", "cache"}, "fleet/c1/service/shop/cache\n"},
+			{[]string{"correct", "apps", "--cluster", "fleet/c2", "-o", "name"}, "clusterservicestatus.holdfast.dev/fleet/apps.c2\n"},
+			{[]string{"pause", "infra", "-o", "name"}, "multiclusterservice.holdfast.dev/infra\n"},
+			{[]string{"resume", "infra", "-o", "name"}, "multiclusterservice.holdfast.dev/infra\n"},
+		} {
+			if out := cli.run(t, c.args...); out != c.want {
+				t.Errorf("holdfast %s printed:\n%s\nwant:\n%s", strings.Join(c.args, " "), out, c.want)
+			}
+		}
+	})
+
+	t.Run("completion of names from the hub", func(t *testing.T) {
+		for _, c := range []struct {
+			args []string
+			want []string
+		}{
+			{[]string{"status", "--cluster", ""}, []string{"fleet/c1", "fleet/c2", "other/c1"}},
+			{[]string{"drift", "--cluster", "fleet/"}, []string{"fleet/c1", "fleet/c2"}},
+			{[]string{"history", "-n", "fleet", "--cluster", ""}, []string{"c1", "c2", "fleet/c1", "fleet/c2"}},
+			{[]string{"correct", "apps", "--cluster", ""}, []string{"fleet/c1", "fleet/c2", "other/c1"}},
+			{[]string{"status", "-n", ""}, []string{"fleet", "other"}},
+			{[]string{"status", "--service-set", ""}, []string{"apps", "infra"}},
+			{[]string{"correct", ""}, []string{"apps", "infra"}},
+			{[]string{"pause", "a"}, []string{"apps"}},
+			{[]string{"resume", ""}, []string{"apps", "infra"}},
+		} {
+			comps, directive := completeOnHub(t, cli.kubeconfig, c.args...)
+			if strings.Join(comps, " ") != strings.Join(c.want, " ") || directive != cobra.ShellCompDirectiveNoFileComp {
+				t.Errorf("__complete %q = %q, directive %d; want %q, ShellCompDirectiveNoFileComp", c.args, comps, directive, c.want)
+			}
 		}
 	})
 }

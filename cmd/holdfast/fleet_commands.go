@@ -3,10 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/fleetview"
@@ -20,11 +20,14 @@ type fleetReadOptions struct {
 	service    string
 }
 
-func (o *fleetReadOptions) addFlags(fs *pflag.FlagSet) {
+// addFlags adds the flags to cmd, with the completion of their values.
+func (o *fleetReadOptions) addFlags(cmd *cobra.Command) {
+	fs := cmd.Flags()
 	o.hub.addFlags(fs)
 	o.cluster.addFlags(fs)
 	fs.StringVar(&o.serviceSet, "service-set", "", "only this service set (MultiClusterService)")
 	fs.StringVar(&o.service, "service", "", "only this service of the service sets")
+	registerFlagCompletions(cmd, &o.hub)
 }
 
 func (o *fleetReadOptions) filter() (fleetview.Filter, error) {
@@ -52,7 +55,7 @@ func (o *fleetReadOptions) run(cmd *cobra.Command, print func(fleetview.Filter, 
 	if err != nil {
 		return err
 	}
-	return print(f, &fleetData{statuses: statuses, now: time.Now(), structured: o.hub.structured()})
+	return print(f, &fleetData{statuses: statuses, now: time.Now()})
 }
 
 func newStatusCommand() *cobra.Command {
@@ -71,14 +74,13 @@ drift was detected; then a summary line.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return o.run(cmd, func(f fleetview.Filter, d *fleetData) error {
 				fs := fleetview.BuildFleetStatus(d.statuses, f)
-				if d.structured {
-					return o.hub.write(cmd.OutOrStdout(), fs)
-				}
-				return fleetview.PrintFleetStatus(cmd.OutOrStdout(), fs, d.now)
+				return o.hub.print(cmd.OutOrStdout(), fs,
+					func(w io.Writer) error { return fleetview.PrintFleetStatus(w, fs, d.now) },
+					func(w io.Writer) error { return fleetview.PrintFleetStatusWide(w, fs, d.now) })
 			})
 		},
 	}
-	o.addFlags(cmd.Flags())
+	o.addFlags(cmd)
 	return cmd
 }
 
@@ -99,11 +101,9 @@ cluster's recent drift records) follow, newest first. Values of Secret data are 
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			err := o.run(cmd, func(f fleetview.Filter, d *fleetData) (err error) {
 				dl := fleetview.BuildDriftList(d.statuses, f, all)
-				if d.structured {
-					err = o.hub.write(cmd.OutOrStdout(), dl)
-				} else {
-					err = fleetview.PrintDriftList(cmd.OutOrStdout(), dl, d.now)
-				}
+				err = o.hub.print(cmd.OutOrStdout(), dl,
+					func(w io.Writer) error { return fleetview.PrintDriftList(w, dl, d.now) },
+					func(w io.Writer) error { return fleetview.PrintDriftListWide(w, dl, d.now) })
 				if err == nil && exitCode && dl.Drifted() > 0 {
 					return errDrift
 				}
@@ -115,7 +115,7 @@ cluster's recent drift records) follow, newest first. Values of Secret data are 
 			return err
 		},
 	}
-	o.addFlags(cmd.Flags())
+	o.addFlags(cmd)
 	cmd.Flags().BoolVar(&all, "all", false, "also list recent drifts that were corrected")
 	cmd.Flags().BoolVar(&exitCode, "exit-code", false, "exit 1 when an object is drifted, missing or contested, 0 when none is, 2 on an error (as flux diff does)")
 	return cmd
@@ -145,14 +145,13 @@ records per service set.`,
 					from = d.now.Add(-since)
 				}
 				h := fleetview.BuildDriftHistory(d.statuses, f, from, limit)
-				if d.structured {
-					return o.hub.write(cmd.OutOrStdout(), h)
-				}
-				return fleetview.PrintDriftHistory(cmd.OutOrStdout(), h)
+				return o.hub.print(cmd.OutOrStdout(), h,
+					func(w io.Writer) error { return fleetview.PrintDriftHistory(w, h) },
+					func(w io.Writer) error { return fleetview.PrintDriftHistoryWide(w, h) })
 			})
 		},
 	}
-	o.addFlags(cmd.Flags())
+	o.addFlags(cmd)
 	cmd.Flags().DurationVar(&since, "since", 0, "only drifts detected within this duration, e.g. 30m or 24h (default: all)")
 	cmd.Flags().IntVar(&limit, "limit", 100, "at most this many records; 0 for all")
 	return cmd
@@ -162,6 +161,4 @@ records per service set.`,
 type fleetData struct {
 	statuses []holdfastv1.ClusterServiceStatus
 	now      time.Time
-	// structured: print the document (json or yaml, hubOptions.write), not a table.
-	structured bool
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -11,11 +12,18 @@ import (
 	"holdfast.dev/holdfast/internal/fleetview"
 )
 
+// The formats of --output. table and wide are for people and may change; json and yaml are
+// the document scripts depend on; name is one object a line, for pipes.
 const (
 	outputTable = "table"
+	outputWide  = "wide"
 	outputJSON  = "json"
 	outputYAML  = "yaml"
+	outputName  = "name"
 )
+
+// outputFormats are the values --output accepts, in the order help and errors list them.
+var outputFormats = []string{outputTable, outputWide, outputJSON, outputYAML, outputName}
 
 // hubOptions are the flags every fleet verb has: how to reach the hub and how to print.
 type hubOptions struct {
@@ -27,25 +35,39 @@ type hubOptions struct {
 func (o *hubOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of the hub (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)")
 	fs.StringVar(&o.context, "context", "", "kubeconfig context to use (default: the current context)")
-	fs.StringVarP(&o.output, "output", "o", outputTable, "output format: table, json or yaml (the same document as json)")
+	fs.StringVarP(&o.output, "output", "o", outputTable,
+		"output format: "+formatList()+" (wide: more columns, nothing cut; yaml: the json document; name: one object a line)")
 }
 
 func (o *hubOptions) validate() error {
-	if o.output != outputTable && o.output != outputJSON && o.output != outputYAML {
-		return fmt.Errorf("--output %q: want table, json or yaml", o.output)
+	if !slices.Contains(outputFormats, o.output) {
+		return fmt.Errorf("--output %q: want %s", o.output, formatList())
 	}
 	return nil
 }
 
-// structured reports whether --output asks for a document (json or yaml) rather than a table.
-func (o *hubOptions) structured() bool { return o.output != outputTable }
+// formatList is "table, wide, json, yaml or name".
+func formatList() string {
+	n := len(outputFormats)
+	return strings.Join(outputFormats[:n-1], ", ") + " or " + outputFormats[n-1]
+}
 
-// write prints doc as --output asks: json or yaml.
-func (o *hubOptions) write(w io.Writer, doc any) error {
-	if o.output == outputYAML {
+// print writes doc as --output asks: the document as json or yaml, its names, or else the
+// table (table, or wide when wide is not nil; a verb without a wide table prints its table).
+func (o *hubOptions) print(w io.Writer, doc fleetview.Named, table, wide func(io.Writer) error) error {
+	switch o.output {
+	case outputJSON:
+		return fleetview.WriteJSON(w, doc)
+	case outputYAML:
 		return fleetview.WriteYAML(w, doc)
+	case outputName:
+		return fleetview.WriteNames(w, doc)
+	case outputWide:
+		if wide != nil {
+			return wide(w)
+		}
 	}
-	return fleetview.WriteJSON(w, doc)
+	return table(w)
 }
 
 // client returns a client of the hub that knows Holdfast's types, loading the kubeconfig the

@@ -1,6 +1,10 @@
 package main
 
-import "testing"
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
 
 func TestClusterFlags(t *testing.T) {
 	cases := []struct {
@@ -22,5 +26,24 @@ func TestClusterFlags(t *testing.T) {
 		if (err != nil) != c.err || ns != c.wantNS || name != c.wantName {
 			t.Errorf("resolve(--cluster %q -n %q) = %q, %q, %v; want %q, %q, error %v", c.cluster, c.namespace, ns, name, err, c.wantNS, c.wantName, c.err)
 		}
+	}
+}
+
+func TestHubOptionsValidate(t *testing.T) {
+	for _, output := range []string{"table", "wide", "json", "yaml", "name"} {
+		if err := (&hubOptions{output: output}).validate(); err != nil {
+			t.Errorf("-o %s: %v", output, err)
+		}
+	}
+	for _, output := range []string{"", "xml", "Table", "jsonpath", "names", "wide "} {
+		err := (&hubOptions{output: output}).validate()
+		want := fmt.Sprintf("--output %q: want table, wide, json, yaml or name", output)
+		if err == nil || err.Error() != want {
+			t.Errorf("-o %q: %v, want the error %q", output, err, want)
+		}
+	}
+	f := newStatusCommand().Flags().Lookup("output")
+	if f == nil || !strings.Contains(f.Usage, "table, wide, json, yaml or name") || f.DefValue != "table" {
+		t.Errorf("--output help = %+v, want every format named and table by default", f)
 	}
 }

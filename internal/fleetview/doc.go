@@ -7,8 +7,10 @@
 // stay stable while the API evolves (docs/cli.md shows an example of each). BuildFleetStatus,
 // BuildDriftList and BuildDriftHistory make them from ClusterServiceStatuses that ListStatuses
 // reads from the hub page by page, narrowed by a Filter; the Print functions render them as the
-// tables the verbs print, and WriteJSON as their -o json. Values of a Secret's data never leave
-// this package: they are redacted in every document, whatever the records hold.
+// tables the verbs print (PrintXWide as -o wide: more columns, nothing cut), WriteJSON and
+// WriteYAML as their -o json and -o yaml, and WriteNames as -o name (one object a line, in the
+// scheme names.go describes). Values of a Secret's data never leave this package: they are
+// redacted in every document, whatever the records hold.
 //
 // It also renders the Clusters, status objects and service sets themselves as tables
 // (PrintClusters, PrintServiceStatuses, PrintServiceSets), for `holdfast demo`.

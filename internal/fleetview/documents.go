@@ -86,6 +86,16 @@ type ServiceState struct {
 	DriftedObjects int   `json:"driftedObjects"`
 	// LastDriftTime is when the newest drift record of the service was detected.
 	LastDriftTime *time.Time `json:"lastDriftTime,omitempty"`
+	// StatusName is the ClusterServiceStatus the row comes from, in ClusterNamespace.
+	StatusName string `json:"statusName"`
+	// Revision is the digest of the service's objects last applied; LastAppliedTime is when the
+	// service was last applied completely. Both are absent on a row without a service.
+	Revision        string     `json:"revision,omitempty"`
+	LastAppliedTime *time.Time `json:"lastAppliedTime,omitempty"`
+	// LastFullReconcileTime is when every service of the pair was last rendered, compared and
+	// applied; ObservedServiceSetGeneration the service set generation then reconciled.
+	LastFullReconcileTime        *time.Time `json:"lastFullReconcileTime,omitempty"`
+	ObservedServiceSetGeneration int64      `json:"observedServiceSetGeneration,omitempty"`
 }
 
 // ObjectRef names an object on a target cluster.
@@ -273,6 +283,7 @@ func BuildFleetStatus(statuses []holdfastv1.ClusterServiceStatus, f Filter) Flee
 			}
 			row := ServiceState{Location: locationOf(css, ""), Ready: string(metav1.ConditionUnknown), Reason: holdfastv1.ProbingReason,
 				SyncMode: string(css.Status.SyncMode), Paused: paused, Objects: css.Status.ResourceCount}
+			setPairState(&row, css)
 			if c := conditions.Get(css, holdfastv1.ReadyCondition); c != nil {
 				row.Ready, row.Reason, row.Message = string(c.Status), c.Reason, c.Message
 			}
@@ -289,7 +300,8 @@ func BuildFleetStatus(statuses []holdfastv1.ClusterServiceStatus, f Filter) Flee
 				continue
 			}
 			row := ServiceState{Location: locationOf(css, s.Name), Ready: string(s.Ready), Reason: s.Reason, Message: s.Message,
-				SyncMode: string(css.Status.SyncMode), Paused: paused, Objects: s.Objects}
+				SyncMode: string(css.Status.SyncMode), Paused: paused, Objects: s.Objects, Revision: s.Revision, LastAppliedTime: utc(s.LastAppliedTime)}
+			setPairState(&row, css)
 			for _, r := range css.Status.Resources {
 				if r.Service == s.Name && drift.Unresolved(r.State) {
 					row.DriftedObjects++
@@ -316,6 +328,21 @@ func BuildFleetStatus(statuses []holdfastv1.ClusterServiceStatus, f Filter) Flee
 	out.Summary.Clusters, out.Summary.ServiceSets, out.Summary.Services = len(clusters), len(sets), len(out.Items)
 	out.Summary.ClustersWithDrift = len(driftClusters)
 	return out
+}
+
+// setPairState copies to a row what the status object says of the pair as a whole.
+func setPairState(row *ServiceState, css *holdfastv1.ClusterServiceStatus) {
+	row.StatusName = css.Name
+	row.LastFullReconcileTime = utc(css.Status.LastFullReconcileTime)
+	row.ObservedServiceSetGeneration = css.Status.ObservedServiceSetGeneration
+}
+
+func utc(t *metav1.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
 }
 
 // lastDrift is the detection time of the newest drift record, of one service when service is

@@ -41,6 +41,14 @@ func TestBuildFleetStatus(t *testing.T) {
 	if empty.Ready != "False" || empty.Reason != holdfastv1.ClusterNotReadyReason || empty.Service != "" {
 		t.Errorf("infra on other/c1 = %+v, want the status object's Ready condition", empty)
 	}
+	if web.StatusName != "apps.c1" || web.Revision != fleetviewtest.WebRevision || web.ObservedServiceSetGeneration != 3 ||
+		web.LastAppliedTime == nil || !web.LastAppliedTime.Equal(fleetviewtest.Now.Add(-30*time.Minute)) ||
+		web.LastFullReconcileTime == nil || !web.LastFullReconcileTime.Equal(fleetviewtest.Now.Add(-5*time.Minute)) {
+		t.Errorf("web on c1 = %+v, want its status object, revision, last applied 30m ago, last full reconcile 5m ago, generation 3", web)
+	}
+	if empty.StatusName != "infra.c1" || empty.Revision != "" || empty.LastAppliedTime != nil || empty.LastFullReconcileTime != nil {
+		t.Errorf("infra on other/c1 = %+v, want its status object and nothing reconciled yet", empty)
+	}
 	wantSummary := FleetSummary{Clusters: 3, ServiceSets: 2, Services: 4, Ready: 2, NotReady: 2, DriftedObjects: 3, ClustersWithDrift: 1}
 	if fs.Summary != wantSummary {
 		t.Errorf("summary = %+v, want %+v", fs.Summary, wantSummary)
@@ -296,7 +304,8 @@ func TestJSONDocuments(t *testing.T) {
 		keys       []string
 	}{
 		{"status", kindFleetStatus, BuildFleetStatus(statuses, Filter{}),
-			[]string{"clusterNamespace", "cluster", "serviceSet", "service", "ready", "reason", "syncMode", "paused", "objects", "driftedObjects", "lastDriftTime"}},
+			[]string{"clusterNamespace", "cluster", "serviceSet", "service", "ready", "reason", "syncMode", "paused", "objects", "driftedObjects", "lastDriftTime",
+				"statusName", "revision", "lastAppliedTime", "lastFullReconcileTime", "observedServiceSetGeneration"}},
 		{"drift", kindDriftList, BuildDriftList(statuses, Filter{}, true),
 			[]string{"clusterNamespace", "object", "state", "drift"}},
 		{"history", kindDriftHistory, BuildDriftHistory(statuses, Filter{}, time.Time{}, 0),

@@ -3,6 +3,7 @@ package fleetview
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -50,15 +51,17 @@ func PrintFleetStatus(w io.Writer, fs FleetStatus, now time.Time) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", clusterString(r.Location), r.ServiceSet, OrDash(r.Service),
 			r.Ready, OrDash(r.Reason), mode, r.Objects, r.DriftedObjects, ago(r.LastDriftTime, now), OrDash(Truncate(r.Message, 60)))
 	}
-	s := fs.Summary
+	return endTable(tw, w, fleetSummaryLine(fs.Summary))
+}
+
+// fleetSummaryLine is the line under the status tables.
+func fleetSummaryLine(s FleetSummary) string {
 	line := fmt.Sprintf("%s, %s, %s: %d ready, %d not ready; ", count(s.Clusters, "cluster"), count(s.ServiceSets, "service set"),
 		count(s.Services, "service"), s.Ready, s.NotReady)
 	if s.DriftedObjects == 0 {
-		line += "no drifted objects"
-	} else {
-		line += fmt.Sprintf("%s on %s", count(s.DriftedObjects, "drifted object"), count(s.ClustersWithDrift, "cluster"))
+		return line + "no drifted objects"
 	}
-	return endTable(tw, w, line)
+	return line + fmt.Sprintf("%s on %s", count(s.DriftedObjects, "drifted object"), count(s.ClustersWithDrift, "cluster"))
 }
 
 // PrintDriftList writes one row per drifted object, and one more row per further changed field,
@@ -69,27 +72,47 @@ func PrintDriftList(w io.Writer, dl DriftList, now time.Time) error {
 	if tw == nil || err != nil {
 		return err
 	}
-	current, corrected, contested := 0, 0, 0
 	for _, it := range dl.Items {
-		state, detected, author := it.State, "-", "-"
+		detected, author := "-", "-"
 		var lines []string
 		if d := it.Drift; d != nil {
-			detected, author, lines = detectedAgo(d, now), authorString(d), diffLines(d)
-			if it.State == stateCorrected && d.CorrectionLatencySeconds != nil {
-				state += " in " + latencyString(*d.CorrectionLatencySeconds)
-			}
+			detected, author, lines = detectedAgo(d, now), authorString(d), diffLines(d, maxValueWidth)
 		}
 		if it.Message != "" {
 			lines = append(lines, "# "+Truncate(it.Message, 100))
 		}
-		if len(lines) == 0 {
-			lines = []string{"-"}
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", clusterString(it.Location), it.ServiceSet, OrDash(it.Service),
-			objectString(it.Object), state, detected, author, lines[0])
-		for _, l := range lines[1:] {
-			fmt.Fprintf(tw, "\t\t\t\t\t\t\t%s\n", l)
-		}
+		writeRows(tw, []string{clusterString(it.Location), it.ServiceSet, OrDash(it.Service),
+			objectString(it.Object), stateString(it), detected, author}, lines)
+	}
+	return endTable(tw, w, driftSummaryLine(dl))
+}
+
+// stateString is the item's state; for a corrected drift, with the correction latency.
+func stateString(it DriftedObject) string {
+	if d := it.Drift; d != nil && it.State == stateCorrected && d.CorrectionLatencySeconds != nil {
+		return it.State + " in " + latencyString(*d.CorrectionLatencySeconds)
+	}
+	return it.State
+}
+
+// writeRows writes the cells and the first of lines as one row, then each further line on a row
+// of its own under the last column; "-" when there are no lines.
+func writeRows(tw io.Writer, cells, lines []string) {
+	if len(lines) == 0 {
+		lines = []string{"-"}
+	}
+	lead := strings.Join(cells, "\t") + "\t"
+	fmt.Fprintf(tw, "%s%s\n", lead, lines[0])
+	indent := strings.Repeat("\t", len(cells))
+	for _, l := range lines[1:] {
+		fmt.Fprintf(tw, "%s%s\n", indent, l)
+	}
+}
+
+// driftSummaryLine is the line under the drift tables.
+func driftSummaryLine(dl DriftList) string {
+	current, corrected, contested := 0, 0, 0
+	for _, it := range dl.Items {
 		switch {
 		case it.State == stateCorrected:
 			corrected++
@@ -107,7 +130,7 @@ func PrintDriftList(w io.Writer, dl DriftList, now time.Time) error {
 	if corrected > 0 {
 		line += fmt.Sprintf(", %s", count(corrected, "corrected drift"))
 	}
-	return endTable(tw, w, line)
+	return line
 }
 
 // PrintDriftHistory writes one row per drift record, newest first.
@@ -123,25 +146,36 @@ func PrintDriftHistory(w io.Writer, h DriftHistory) error {
 		if d.Detection == string(holdfastv1.DriftDetectedByComparison) {
 			detected += " (comparison)"
 		}
-		change := diffLines(d)[0]
+		change := diffLines(d, maxValueWidth)[0]
 		if n := len(d.Fields); n > 1 {
 			change += fmt.Sprintf(" (+%d more)", n-1)
 		}
-		corrected, latency := "-", "-"
-		if d.CorrectedTime != nil {
-			corrected = d.CorrectedTime.Format(time.RFC3339)
-		}
-		if d.CorrectionLatencySeconds != nil {
-			latency = latencyString(*d.CorrectionLatencySeconds)
-		}
+		corrected, latency := correctedStrings(d)
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", detected, clusterString(it.Location), it.ServiceSet, OrDash(it.Service),
 			objectString(it.Object), change, authorString(d), corrected, latency)
 	}
+	return endTable(tw, w, historySummaryLine(h))
+}
+
+// correctedStrings are the corrected time and the correction latency of d, or "-".
+func correctedStrings(d *Drift) (corrected, latency string) {
+	corrected, latency = "-", "-"
+	if d.CorrectedTime != nil {
+		corrected = d.CorrectedTime.Format(time.RFC3339)
+	}
+	if d.CorrectionLatencySeconds != nil {
+		latency = latencyString(*d.CorrectionLatencySeconds)
+	}
+	return corrected, latency
+}
+
+// historySummaryLine is the line under the history tables.
+func historySummaryLine(h DriftHistory) string {
 	line := count(len(h.Items), "drift record")
 	if h.Total > len(h.Items) {
 		line += fmt.Sprintf(" of %d (--limit 0 shows all)", h.Total)
 	}
-	return endTable(tw, w, fmt.Sprintf("%s; each cluster keeps the last %d per service set", line, holdfastv1.MaxDriftRecords))
+	return fmt.Sprintf("%s; each cluster keeps the last %d per service set", line, holdfastv1.MaxDriftRecords)
 }
 
 func clusterString(l Location) string { return l.ClusterNamespace + "/" + l.Cluster }
@@ -175,8 +209,9 @@ func authorString(d *Drift) string {
 	return who
 }
 
-// diffLines is one `path: old -> new` per changed field; never empty.
-func diffLines(d *Drift) []string {
+// diffLines is one `path: old -> new` per changed field, values cut to width bytes (0: whole);
+// never empty.
+func diffLines(d *Drift, width int) []string {
 	if d.Type == string(holdfastv1.DriftDeleted) {
 		return []string{"(object deleted)"}
 	}
@@ -185,16 +220,19 @@ func diffLines(d *Drift) []string {
 	}
 	out := make([]string, 0, len(d.Fields))
 	for _, f := range d.Fields {
-		out = append(out, fmt.Sprintf("%s: %s -> %s", f.Path, valueString(f.Old), valueString(f.New)))
+		out = append(out, fmt.Sprintf("%s: %s -> %s", f.Path, valueString(f.Old, width), valueString(f.New, width)))
 	}
 	return out
 }
 
-func valueString(v string) string {
+func valueString(v string, width int) string {
 	if v == "" {
 		return "(absent)"
 	}
-	return Truncate(v, maxValueWidth)
+	if width == 0 {
+		return oneLine(v)
+	}
+	return Truncate(v, width)
 }
 
 func detectedAgo(d *Drift, now time.Time) string {

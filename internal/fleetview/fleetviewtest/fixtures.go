@@ -20,10 +20,18 @@ const (
 	SecretToken = "plain-token-value"
 )
 
+// WebRevision is the revision of the web service on both clusters of the fixtures.
+const WebRevision = "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+
 // Now is the time the fixtures are made at: render them with it.
 var Now = time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)
 
 func micro(ago time.Duration) metav1.MicroTime { return metav1.NewMicroTime(Now.Add(-ago)) }
+
+func timePtr(ago time.Duration) *metav1.Time {
+	t := metav1.NewTime(Now.Add(-ago))
+	return &t
+}
 
 func microPtr(ago time.Duration) *metav1.MicroTime {
 	t := micro(ago)
@@ -77,9 +85,12 @@ func Statuses() []holdfastv1.ClusterServiceStatus {
 				cond(holdfastv1.PausedCondition, metav1.ConditionFalse, holdfastv1.NotPausedReason, ""),
 			},
 			Services: []holdfastv1.ServiceStatus{
-				{Name: "web", Ready: metav1.ConditionTrue, Reason: "Ready", Objects: 3},
-				{Name: "cache", Ready: metav1.ConditionFalse, Reason: "Drifted", Message: "Service shop/cache was deleted", Objects: 1},
+				{Name: "web", Ready: metav1.ConditionTrue, Reason: "Ready", Objects: 3, Revision: WebRevision, LastAppliedTime: timePtr(30 * time.Minute)},
+				{Name: "cache", Ready: metav1.ConditionFalse, Reason: "Drifted", Message: "Service shop/cache was deleted", Objects: 1,
+					Revision: "sha256:0c1d2e3f40516273", LastAppliedTime: timePtr(time.Hour)},
 			},
+			ObservedServiceSetGeneration: 3,
+			LastFullReconcileTime:        timePtr(5 * time.Minute),
 			Resources: []holdfastv1.ResourceStatus{
 				{ResourceRef: SecretRef, Service: "web", State: holdfastv1.ResourceContested, Message: "rotator keeps reverting it", LastDrift: &secretEdit},
 				{ResourceRef: deployRef, Service: "web", State: holdfastv1.ResourceDrifted, LastDrift: &scale},
@@ -106,8 +117,10 @@ func Statuses() []holdfastv1.ClusterServiceStatus {
 				cond(holdfastv1.ReadyCondition, metav1.ConditionFalse, holdfastv1.PausedReason, ""),
 				cond(holdfastv1.PausedCondition, metav1.ConditionTrue, holdfastv1.PausedReason, ""),
 			},
-			Services:  []holdfastv1.ServiceStatus{{Name: "web", Ready: metav1.ConditionTrue, Reason: "Ready", Objects: 3}},
-			Resources: []holdfastv1.ResourceStatus{{ResourceRef: deployRef, Service: "web", State: holdfastv1.ResourceInSync}},
+			Services: []holdfastv1.ServiceStatus{{Name: "web", Ready: metav1.ConditionTrue, Reason: "Ready", Objects: 3,
+				Revision: WebRevision, LastAppliedTime: timePtr(2 * time.Hour)}},
+			ObservedServiceSetGeneration: 2,
+			Resources:                    []holdfastv1.ResourceStatus{{ResourceRef: deployRef, Service: "web", State: holdfastv1.ResourceInSync}},
 		},
 	}
 	infra := holdfastv1.ClusterServiceStatus{
