@@ -44,14 +44,14 @@ func retryable(err error) bool {
 func (d *Dispatcher) deliver(ctx context.Context, dl *delivery) {
 	t, e := dl.target, dl.event
 	log := d.log.WithValues("target", t.Name, "event", e.Type, "id", e.ID())
-	body, header, err := render(t, e)
+	msg, err := render(t, e)
 	if err != nil {
 		log.Error(err, "Notification not sent")
 		d.finish(t.Name, e, err)
 		return
 	}
 	for attempt := 1; ; attempt++ {
-		err := d.attempt(ctx, t, body, header)
+		err := d.attempt(ctx, t, msg)
 		if err == nil {
 			log.V(1).Info("Notification sent", "attempt", attempt)
 			d.finish(t.Name, e, nil)
@@ -97,15 +97,16 @@ func (d *Dispatcher) finish(target string, e Event, err error) {
 	d.report(target, e, err)
 }
 
-// attempt makes one request. Its errors never contain the URL.
-func (d *Dispatcher) attempt(ctx context.Context, t Target, body []byte, header http.Header) error {
+// attempt makes one request, signed (when msg is) at the time it is made, so that a retry is not
+// refused as a replay. Its errors never contain the URL.
+func (d *Dispatcher) attempt(ctx context.Context, t Target, msg message) error {
 	ctx, cancel := context.WithTimeout(ctx, d.opts.Timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.URL, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.URL, bytes.NewReader(msg.body))
 	if err != nil {
 		return &requestError{reason: "invalid request", err: err}
 	}
-	req.Header = header.Clone()
+	req.Header = msg.headerAt(d.opts.Clock.Now())
 	resp, err := d.opts.HTTPClient.Do(req)
 	if err != nil {
 		return &requestError{reason: networkReason(err), err: err}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/utils/clock"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"holdfast.dev/holdfast/internal/metrics"
@@ -45,6 +46,9 @@ type Options struct {
 	InitialBackoff, MaxBackoff time.Duration
 	// Timeout bounds each attempt.
 	Timeout time.Duration
+	// Clock stamps each attempt of a signed message (HeaderTimestamp); the real clock by
+	// default.
+	Clock clock.PassiveClock
 	// OnResult, when set, is called once per event with its outcome: nil when the receiver
 	// accepted it, else why it was given up (*StatusError, a network error, ErrQueueFull,
 	// ErrStopped). It is called from the target's worker, or from Send for a drop, and must
@@ -75,6 +79,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
+	}
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
 	}
 	if o.Logger.GetSink() == nil {
 		o.Logger = ctrllog.Log.WithName("notify")

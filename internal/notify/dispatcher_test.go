@@ -16,8 +16,9 @@ import (
 )
 
 type hit struct {
-	at   time.Time
-	body []byte
+	at     time.Time
+	header http.Header
+	body   []byte
 }
 
 // scripted is a test server whose n-th request (from 0) is answered by answer; it records the
@@ -35,7 +36,7 @@ func newScripted(t *testing.T, answer func(n int, w http.ResponseWriter, r *http
 		b, _ := io.ReadAll(r.Body)
 		s.mu.Lock()
 		n := len(s.hits)
-		s.hits = append(s.hits, hit{at: time.Now(), body: b})
+		s.hits = append(s.hits, hit{at: time.Now(), header: r.Header.Clone(), body: b})
 		s.mu.Unlock()
 		answer(n, w, r)
 	}))

@@ -23,8 +23,8 @@ const (
 	DriftDetected EventType = "DriftDetected"
 	// DriftCorrected: Holdfast put a drifted object back.
 	DriftCorrected EventType = "DriftCorrected"
-	// Contested: another field manager kept reverting Holdfast's corrections, so Holdfast
-	// stopped correcting the object.
+	// Contested: another field manager kept reverting Holdfast's corrections; Holdfast corrects
+	// the object with a backoff from now on (or, with fight action Stop, stopped correcting it).
 	Contested EventType = "Contested"
 	// Resumed: Holdfast corrects a Contested object again, after a manual request.
 	Resumed EventType = "Resumed"

@@ -3,6 +3,7 @@ package notify_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"time"
@@ -16,8 +17,20 @@ import (
 )
 
 func Example() {
+	key := []byte("shared-key")
+	// The receiving end checks the signature of the raw body before it parses it.
 	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Println("received", r.Header.Get(notify.HeaderEvent), "signed:", r.Header.Get(notify.HeaderSignature) != "")
+		body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		if err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		if err := notify.Verify(key, r.Header, body, time.Now(), notify.DefaultTolerance); err != nil {
+			fmt.Println(err)
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		fmt.Println("received", r.Header.Get(notify.HeaderEvent), "verified")
 	}))
 	defer receiver.Close()
 
@@ -27,7 +40,7 @@ func Example() {
 		Type:      holdfastv1.NotificationWebhook,
 		SecretRef: holdfastv1.SecretReference{Namespace: "holdfast-system", Name: "ops-webhook"},
 	}
-	secret := &corev1.Secret{Data: map[string][]byte{"url": []byte(receiver.URL), "hmacKey": []byte("shared-key")}}
+	secret := &corev1.Secret{Data: map[string][]byte{"url": []byte(receiver.URL), "hmacKey": key}}
 	target, err := notify.TargetFromSecret(spec, secret)
 	if err != nil {
 		fmt.Println(err)
@@ -58,6 +71,6 @@ func Example() {
 	})
 	<-done
 	// Output:
-	// received DriftDetected signed: true
+	// received DriftDetected verified
 	// outcome ops DriftDetected <nil>
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"time"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 )
@@ -13,13 +14,35 @@ import (
 const (
 	// HeaderEvent carries the event type, so receivers can route without parsing the body.
 	HeaderEvent = "X-Holdfast-Event"
-	// HeaderSignature carries "sha256=" and the hex HMAC-SHA256 of the exact body, keyed with
-	// the target's hmacKey; Webhook targets with a key only.
+	// HeaderTimestamp carries the Unix time, in seconds, of the attempt; each attempt, a
+	// retry included, has its own. Signed requests only.
+	HeaderTimestamp = "X-Holdfast-Timestamp"
+	// HeaderSignature carries "v1=" and the hex HMAC-SHA256, keyed with the target's hmacKey,
+	// of "v1:", HeaderTimestamp, ":" and the exact body; Webhook targets with a key only.
+	// Verify checks it.
 	HeaderSignature = "X-Holdfast-Signature"
 )
 
-// render returns the body and headers of e for t's type. e is already redacted.
-func render(t Target, e Event) ([]byte, http.Header, error) {
+// message is a rendered event, sent as is by every attempt.
+type message struct {
+	body   []byte
+	header http.Header
+	// key signs each attempt at its own time; nil for an unsigned message.
+	key []byte
+}
+
+// headerAt returns the headers of an attempt made at now.
+func (m message) headerAt(now time.Time) http.Header {
+	h := m.header.Clone()
+	if len(m.key) > 0 {
+		stamp(h, m.key, m.body, now)
+	}
+	return h
+}
+
+// render returns the message of e for t's type. e is already redacted. Only Webhook messages
+// are signed: Slack incoming webhooks do not check signatures.
+func render(t Target, e Event) (message, error) {
 	h := http.Header{}
 	h.Set("Content-Type", "application/json")
 	h.Set("User-Agent", "holdfast-notify")
@@ -28,20 +51,17 @@ func render(t Target, e Event) ([]byte, http.Header, error) {
 	case holdfastv1.NotificationWebhook, "":
 		body, err := e.MarshalJSON()
 		if err != nil {
-			return nil, nil, fmt.Errorf("encoding the event: %w", err)
+			return message{}, fmt.Errorf("encoding the event: %w", err)
 		}
-		if len(t.HMACKey) > 0 {
-			h.Set(HeaderSignature, "sha256="+sign(t.HMACKey, body))
-		}
-		return body, h, nil
+		return message{body: body, header: h, key: t.HMACKey}, nil
 	case holdfastv1.NotificationSlack:
 		body, err := slackBody(e)
 		if err != nil {
-			return nil, nil, fmt.Errorf("encoding the Slack message: %w", err)
+			return message{}, fmt.Errorf("encoding the Slack message: %w", err)
 		}
-		return body, h, nil
+		return message{body: body, header: h}, nil
 	default:
-		return nil, nil, fmt.Errorf("%w %q: unknown type %q", ErrInvalidTarget, t.Name, t.Type)
+		return message{}, fmt.Errorf("%w %q: unknown type %q", ErrInvalidTarget, t.Name, t.Type)
 	}
 }
 

@@ -1,16 +1,14 @@
 package notify
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 )
@@ -63,19 +61,16 @@ func TestWebhookDelivery(t *testing.T) {
 			if req.header.Get("Content-Type") != "application/json" || req.header.Get(HeaderEvent) != "DriftDetected" {
 				t.Errorf("headers = %v, want JSON and the event type", req.header)
 			}
-			sig := req.header.Get(HeaderSignature)
+			sig, ts := req.header.Get(HeaderSignature), req.header.Get(HeaderTimestamp)
 			if c.key == nil {
-				if sig != "" {
-					t.Fatalf("%s = %q without a key, want none", HeaderSignature, sig)
+				if sig != "" || ts != "" {
+					t.Fatalf("%s = %q, %s = %q without a key, want neither", HeaderSignature, sig, HeaderTimestamp, ts)
 				}
 				return
 			}
-			// Verify as a receiver would: HMAC of the exact body, compared in constant time.
-			m := hmac.New(sha256.New, c.key)
-			m.Write(req.body)
-			want := "sha256=" + hex.EncodeToString(m.Sum(nil))
-			if !hmac.Equal([]byte(sig), []byte(want)) {
-				t.Fatalf("%s = %q, want %q", HeaderSignature, sig, want)
+			// Verify as a receiver would, on the real clock.
+			if err := Verify(c.key, req.header, req.body, time.Now(), DefaultTolerance); err != nil {
+				t.Fatalf("the delivered request does not verify: %v", err)
 			}
 			if strings.Contains(sig, string(c.key)) {
 				t.Fatalf("the signature header contains the key")
@@ -84,10 +79,12 @@ func TestWebhookDelivery(t *testing.T) {
 	}
 }
 
+// TestSlackDelivery sends to a Slack target whose Secret has an hmacKey: Slack incoming webhooks
+// check no signature, so the message is sent unsigned.
 func TestSlackDelivery(t *testing.T) {
 	srv, got := receiver(t, http.StatusOK)
 	h := start(t, Options{})
-	h.d.Send(Target{Name: "chat", Type: holdfastv1.NotificationSlack, URL: srv.URL}, deploymentDrift())
+	h.d.Send(Target{Name: "chat", Type: holdfastv1.NotificationSlack, URL: srv.URL, HMACKey: []byte("k3y")}, deploymentDrift())
 	if r := h.next(t); r.err != nil {
 		t.Fatalf("Slack delivery failed: %v", r.err)
 	}
@@ -95,6 +92,11 @@ func TestSlackDelivery(t *testing.T) {
 	var msg struct{ Text string }
 	if err := json.Unmarshal(req.body, &msg); err != nil || !strings.Contains(msg.Text, ".spec.replicas: 3 → 5") {
 		t.Fatalf("Slack body = %s (%v), want the summary in text", req.body, err)
+	}
+	for _, name := range []string{HeaderSignature, HeaderTimestamp} {
+		if v := req.header.Get(name); v != "" {
+			t.Errorf("Slack message has %s = %q, want it unsigned", name, v)
+		}
 	}
 }
 

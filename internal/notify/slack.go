@@ -107,7 +107,7 @@ func objectLine(e Event) string {
 func outcomeLine(e Event) string {
 	switch e.Type {
 	case Contested:
-		return "Not corrected: another field manager keeps reverting Holdfast's corrections, so Holdfast stopped correcting this object until a reconcile is requested."
+		return "Contested: another field manager keeps reverting Holdfast's corrections. Holdfast corrects this object with a backoff from now on, or, with fight action Stop, not until a reconcile is requested (the message says which)."
 	case Resumed:
 		return "Holdfast corrects this object again."
 	case CorrectionFailed:

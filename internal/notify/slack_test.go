@@ -50,7 +50,7 @@ func TestSlackText(t *testing.T) {
 				e.Message = "hpa-controller reverted 5 corrections in 2m"
 			},
 			want: []string{"*Drift contested*", "by kubectl-edit (Update, subresource scale)",
-				"Holdfast stopped correcting this object", "hpa-controller reverted 5 corrections in 2m"},
+				"Holdfast corrects this object with a backoff", "hpa-controller reverted 5 corrections in 2m"},
 		},
 		{
 			name: "many fields and long values are cut",
@@ -89,10 +89,11 @@ func TestSlackText(t *testing.T) {
 }
 
 func TestSlackBody(t *testing.T) {
-	body, h, err := render(Target{Name: "chat", Type: holdfastv1.NotificationSlack, HMACKey: []byte("unused")}, deploymentDrift())
+	m, err := render(Target{Name: "chat", Type: holdfastv1.NotificationSlack, HMACKey: []byte("unused")}, deploymentDrift())
 	if err != nil {
 		t.Fatal(err)
 	}
+	body, h := m.body, m.headerAt(time.Now())
 	var msg map[string]any
 	if err := json.Unmarshal(body, &msg); err != nil {
 		t.Fatalf("Slack body is not JSON: %v", err)
@@ -100,7 +101,7 @@ func TestSlackBody(t *testing.T) {
 	if len(msg) != 1 || msg["text"] != slackText(deploymentDrift()) {
 		t.Fatalf("Slack body = %s, want only the text", body)
 	}
-	if h.Get("Content-Type") != "application/json" || h.Get(HeaderSignature) != "" {
+	if h.Get("Content-Type") != "application/json" || h.Get(HeaderSignature) != "" || h.Get(HeaderTimestamp) != "" {
 		t.Fatalf("Slack headers = %v, want JSON and no signature", h)
 	}
 }
