@@ -29,8 +29,9 @@ const (
 	ResourceCorrecting ResourceState = "Correcting"
 	// ResourceIgnored: the object is exempt from drift handling.
 	ResourceIgnored ResourceState = "Ignored"
-	// ResourceContested: another field manager kept reverting Holdfast's corrections; Holdfast
-	// stopped correcting the object until a manual request. lastDrift names the manager.
+	// ResourceContested: another field manager kept reverting Holdfast's corrections. With the
+	// fight action Backoff (the default) Holdfast keeps correcting it with an exponential backoff;
+	// with Stop it waits for a manual request. lastDrift names the manager.
 	ResourceContested ResourceState = "Contested"
 	// ResourceUncorrectable: the object drifted and Holdfast's correction was refused by the
 	// API server (an immutable field, an admission policy, an invalid result); the message gives

@@ -120,12 +120,13 @@ const (
 // ClusterServiceStatus drift condition types and reasons.
 const (
 	// DriftedCondition is True while objects on the cluster differ from the declaration and
-	// are not being corrected (action Report outside a correction window, or Contested). It is
+	// are not being corrected now (action Report outside a correction window, Contested). It is
 	// False with reason InSync otherwise.
 	DriftedCondition = "Drifted"
-	// ContestedCondition is True while Holdfast stopped correcting objects another field
-	// manager keeps reverting; the message names the objects and the managers. A manual
-	// request (holdfast.dev/reconcile-requested-at) resumes correction.
+	// ContestedCondition is True while objects another field manager keeps reverting are
+	// Contested: corrected with an exponential backoff, or, with the fight action Stop, not
+	// corrected until a manual request (holdfast.dev/reconcile-requested-at). The message names
+	// the objects and the managers.
 	ContestedCondition = "Contested"
 
 	// InSyncReason: the cluster holds what is declared (as far as drift handling looks).

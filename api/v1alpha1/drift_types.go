@@ -22,10 +22,29 @@ const (
 // Defaults of fight detection.
 const (
 	// DefaultFightMaxCorrections is how many corrections of one object, each undone again by
-	// another field manager, are made within the fight window before Holdfast stops.
+	// another field manager, are made within the fight window before the object is Contested.
 	DefaultFightMaxCorrections = 5
 	// DefaultFightWindow is the window corrections are counted in.
 	DefaultFightWindow = 10 * time.Minute
+	// DefaultFightMaxBackoff caps the wait between two corrections of a Contested object.
+	DefaultFightMaxBackoff = 5 * time.Minute
+	// FightFirstBackoff is the wait before the first correction of an object once it is
+	// Contested; each further correction waits twice as long as the one before.
+	FightFirstBackoff = 10 * time.Second
+)
+
+// FightAction is what Holdfast does about an object once it is Contested.
+// +kubebuilder:validation:Enum=Backoff;Stop
+type FightAction string
+
+const (
+	// FightBackoff keeps correcting a Contested object, each time waiting twice as long as the
+	// time before (10s, 20s, 40s, ...) up to maxBackoff. The default: whoever can edit an object
+	// must not be able to switch its correction off by editing it a few times.
+	FightBackoff FightAction = "Backoff"
+	// FightStop stops correcting a Contested object until a manual request (holdfast correct):
+	// an explicit choice to let the other manager win meanwhile.
+	FightStop FightAction = "Stop"
 )
 
 // DriftPolicy says how drift is handled in ContinuousWithDriftDetection mode.
@@ -131,19 +150,29 @@ type ResourceSelector struct {
 	LabelSelector *metav1.LabelSelector `json:"labelSelector,omitempty"`
 }
 
-// FightPolicy says when Holdfast stops correcting an object another field manager keeps
-// changing back.
+// FightPolicy says when an object another field manager keeps changing back is Contested, and
+// what Holdfast does about it then.
 type FightPolicy struct {
 	// MaxCorrections is how many corrections of one object within Window are made before
-	// Holdfast stops correcting it, marks it Contested naming the other manager, and waits for
-	// a manual request. Defaults to 5.
+	// Holdfast marks it Contested, naming the other manager, and notifies; what happens next is
+	// Action. Defaults to 5.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1000
 	// +optional
 	MaxCorrections int32 `json:"maxCorrections,omitempty"`
-	// Window defaults to 10m.
+	// Window defaults to 10m. A Contested object that stays as corrected for a Window is no
+	// longer Contested.
 	// +optional
 	Window *metav1.Duration `json:"window,omitempty"`
+	// Action defaults to Backoff: keep correcting, with an exponential backoff capped at
+	// MaxBackoff. Stop waits for a manual request instead.
+	// +kubebuilder:default=Backoff
+	// +optional
+	Action FightAction `json:"action,omitempty"`
+	// MaxBackoff caps the wait between two corrections of a Contested object with action
+	// Backoff. Defaults to 5m.
+	// +optional
+	MaxBackoff *metav1.Duration `json:"maxBackoff,omitempty"`
 }
 
 // ServiceDriftPolicy overrides the service set's drift policy for one service.
@@ -169,7 +198,7 @@ type NotificationType string
 
 const (
 	// NotificationWebhook posts Holdfast's JSON event, signed with HMAC-SHA256 when the Secret
-	// has a key named hmacKey (header X-Holdfast-Signature: sha256=<hex>).
+	// has a key named hmacKey (headers X-Holdfast-Timestamp and X-Holdfast-Signature: v1=<hex>; see docs/notifications.md).
 	NotificationWebhook NotificationType = "Webhook"
 	// NotificationSlack posts a Slack-compatible message ({"text": ...}) to an incoming webhook.
 	NotificationSlack NotificationType = "Slack"

@@ -8,46 +8,127 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
+// stopRules and backoffRules: 3 corrections a minute make an object Contested.
+var (
+	stopRules    = FightRules{Limit: 3, Window: time.Minute, FirstBackoff: 10 * time.Second, MaxBackoff: 5 * time.Minute, Stop: true}
+	backoffRules = FightRules{Limit: 3, Window: time.Minute, FirstBackoff: 10 * time.Second, MaxBackoff: 45 * time.Second}
+)
+
 func TestFightsCountWithinTheWindow(t *testing.T) {
 	var f Fights
 	k := ObjectKey{Kind: "ConfigMap", Name: "a"}
 	t0 := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	for i := 0; i < 3; i++ {
-		if !f.Correct(k, t0.Add(time.Duration(i)*time.Second), 3, time.Minute) {
-			t.Fatalf("correction %d refused", i+1)
+		if d := f.Decide(k, t0.Add(time.Duration(i)*time.Second), stopRules, false); !d.Correct || d.Contested {
+			t.Fatalf("correction %d: %+v, want it to go ahead", i+1, d)
 		}
 	}
-	if f.Correct(k, t0.Add(10*time.Second), 3, time.Minute) {
-		t.Fatal("a fourth correction within the window was allowed")
+	if d := f.Decide(k, t0.Add(10*time.Second), stopRules, false); d.Correct || !d.NewlyContested || !d.Next.IsZero() {
+		t.Fatalf("a fourth correction within the window: %+v, want newly Contested and no correction with Stop", d)
 	}
-	if !f.Correct(k, t0.Add(2*time.Minute), 3, time.Minute) {
-		t.Fatal("a correction after the window passed was refused")
+	if d := f.Decide(k, t0.Add(20*time.Second), stopRules, false); d.Correct || !d.Contested || d.NewlyContested {
+		t.Fatalf("Contested with Stop: %+v, want no correction", d)
 	}
 	f.Forget(k)
 	for i := 0; i < 3; i++ {
-		if !f.Correct(k, t0.Add(2*time.Minute), 3, time.Minute) {
+		if !f.Decide(k, t0.Add(2*time.Minute), stopRules, false).Correct {
 			t.Fatal("counting did not restart after forget")
 		}
+	}
+	other := ObjectKey{Kind: "ConfigMap", Name: "b"}
+	for i := 0; i < 5; i++ {
+		// Corrections a window apart never add up to a fight.
+		if !f.Decide(other, t0.Add(time.Duration(i)*time.Minute), stopRules, false).Correct {
+			t.Fatalf("correction %d, a window after the one before, refused", i+1)
+		}
+	}
+}
+
+// TestFightsBackOff plays a fight: another manager changes the object back a second after each
+// correction. With Backoff, correction never stops: the waits double up to the cap, and a
+// correction that stays for a window ends the fight.
+func TestFightsBackOff(t *testing.T) {
+	var f Fights
+	k := ObjectKey{Kind: "ConfigMap", Name: "a"}
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	var waits []time.Duration
+	var lastCorrection time.Time
+	for range 9 {
+		d := f.Decide(k, now, backoffRules, false)
+		if !d.Correct {
+			if !d.Contested || d.Next.IsZero() {
+				t.Fatalf("at %s: %+v, want a correction or a wait for the backoff", now, d)
+			}
+			waits = append(waits, d.Next.Sub(lastCorrection))
+			now = d.Next
+			if d = f.Decide(k, now, backoffRules, false); !d.Correct || !d.Contested {
+				t.Fatalf("at the time the backoff named: %+v, want the correction to go ahead", d)
+			}
+		}
+		lastCorrection = now
+		now = now.Add(time.Second) // changed back
+	}
+	want := []time.Duration{10 * time.Second, 20 * time.Second, 40 * time.Second, 45 * time.Second, 45 * time.Second, 45 * time.Second}
+	if fmt.Sprint(waits) != fmt.Sprint(want) {
+		t.Fatalf("waits between corrections once Contested: %v, want %v", waits, want)
+	}
+	if next := f.Next(k.Status); !next.Equal(lastCorrection.Add(backoffRules.Window)) {
+		t.Fatalf("Next = %s after a correction while Contested, want the end of the fight a window later", next)
+	}
+	d := f.Decide(k, now, backoffRules, false)
+	if next := f.Next(k.Status); !next.Equal(d.Next) || f.TakeDue(k.Status, now) {
+		t.Fatalf("Next = %s (or due at once) while a correction waits until %s", next, d.Next)
+	}
+	if !f.TakeDue(k.Status, d.Next) || f.tracked() != 1 {
+		t.Fatal("the waiting correction is not due at the time it waits for, or was forgotten")
+	}
+	if d := f.Decide(k, d.Next, backoffRules, false); !d.Correct {
+		t.Fatalf("%+v, want the waiting correction", d)
+	}
+	quiet := f.Next(k.Status)
+	if f.TakeDue(k.Status, quiet.Add(-time.Millisecond)) || !f.TakeDue(k.Status, quiet) || f.tracked() != 0 {
+		t.Fatal("the end of the fight is not due exactly a window after the last correction, or the fight was not forgotten then")
+	}
+	if d := f.Decide(k, quiet.Add(time.Minute), backoffRules, false); !d.Correct || d.Contested {
+		t.Fatalf("a drift after the fight ended: %+v, want a plain correction", d)
+	}
+}
+
+func TestFightsResumeContestedFromStatus(t *testing.T) {
+	var f Fights
+	k := ObjectKey{Kind: "ConfigMap", Name: "a"}
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	// After a restart nothing is remembered, but status says Contested: the backoff starts over.
+	d := f.Decide(k, now, backoffRules, true)
+	if d.Correct || !d.Contested || d.NewlyContested || !d.Next.Equal(now.Add(10*time.Second)) {
+		t.Fatalf("%+v, want a wait of the first backoff", d)
 	}
 }
 
 func TestFightsForgetObjectsNotCorrectedRecently(t *testing.T) {
 	var f Fights
 	t0 := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	long := FightRules{Limit: 5, Window: 10 * time.Minute, FirstBackoff: time.Second, MaxBackoff: time.Minute}
+	short := long
+	short.Window = time.Minute
 	for i := range 100 {
-		f.Correct(ObjectKey{Kind: "ConfigMap", Name: fmt.Sprint("old-", i)}, t0, 5, 10*time.Minute)
+		f.Decide(ObjectKey{Kind: "ConfigMap", Name: fmt.Sprint("old-", i)}, t0, long, false)
 	}
 	recent := ObjectKey{Kind: "ConfigMap", Name: "recent"}
-	f.Correct(recent, t0.Add(5*time.Minute), 5, time.Minute) // a shorter window elsewhere
-	if len(f.corrections) != 101 {
-		t.Fatalf("%d objects remembered within the window, want 101", len(f.corrections))
+	f.Decide(recent, t0.Add(5*time.Minute), short, false) // a shorter window elsewhere
+	waiting := ObjectKey{Kind: "ConfigMap", Name: "waiting"}
+	f.Decide(waiting, t0, long, true) // Contested, its correction waits
+	if f.tracked() != 102 {
+		t.Fatalf("%d objects remembered within the window, want 102", f.tracked())
 	}
-	f.Correct(ObjectKey{Kind: "ConfigMap", Name: "new"}, t0.Add(11*time.Minute), 5, 10*time.Minute)
-	if len(f.corrections) != 2 {
-		t.Fatalf("%d objects remembered after the longest window passed, want the recent one and the new one", len(f.corrections))
+	f.Decide(ObjectKey{Kind: "ConfigMap", Name: "new"}, t0.Add(11*time.Minute), long, false)
+	if f.tracked() != 3 {
+		t.Fatalf("%d objects remembered after the longest window passed, want the recent one, the waiting one and the new one", f.tracked())
 	}
-	if _, ok := f.corrections[recent]; !ok {
-		t.Fatal("an object corrected within the longest window was forgotten")
+	for _, k := range []ObjectKey{recent, waiting} {
+		if _, ok := f.objects[k]; !ok {
+			t.Fatalf("%s was forgotten", k.Name)
+		}
 	}
 }
 
@@ -60,10 +141,24 @@ func TestFightsForgetStatus(t *testing.T) {
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	a := ObjectKey{Status: nn("fleet", "a.c1"), Kind: "ConfigMap", Name: "x"}
 	b := ObjectKey{Status: nn("fleet", "b.c1"), Kind: "ConfigMap", Name: "x"}
-	f.Correct(a, now, 5, time.Minute)
-	f.Correct(b, now, 5, time.Minute)
+	f.Decide(a, now, stopRules, false)
+	f.Decide(b, now, stopRules, false)
 	f.ForgetStatus(a.Status)
 	if f.tracked() != 1 {
 		t.Fatalf("%d objects tracked after forgetting one status object, want 1", f.tracked())
+	}
+}
+
+func TestFightsForgo(t *testing.T) {
+	var f Fights
+	k := ObjectKey{Kind: "ConfigMap", Name: "a"}
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	for i := range 3 {
+		at := now.Add(time.Duration(i) * time.Second)
+		f.Decide(k, at, stopRules, false)
+		f.Forgo(k, at) // refused by the API server: not a correction
+	}
+	if d := f.Decide(k, now.Add(5*time.Second), stopRules, false); !d.Correct {
+		t.Fatalf("%+v: refused corrections were counted as a fight", d)
 	}
 }

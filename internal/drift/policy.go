@@ -23,9 +23,13 @@ type Policy struct {
 	OptOut  bool
 	Action  holdfastv1.DriftAction
 	Windows []holdfastv1.CorrectionWindow
-	// FightMax corrections of one object within FightWindow make it Contested.
-	FightMax    int
-	FightWindow time.Duration
+	// FightMax corrections of one object within FightWindow make it Contested. Then it is
+	// corrected with an exponential backoff capped at FightMaxBackoff, or, with FightStop, not
+	// until a manual request.
+	FightMax        int
+	FightWindow     time.Duration
+	FightMaxBackoff time.Duration
+	FightStop       bool
 	// Recreate: drift only a re-creation can correct (immutable fields) is corrected by deleting
 	// and re-creating the object; RecreateNamespacesAndCRDs extends that to Namespaces and CRDs.
 	Recreate, RecreateNamespacesAndCRDs bool
@@ -46,10 +50,11 @@ type ignoreRule struct {
 // overrides.
 func PolicyFor(mcs *holdfastv1.MultiClusterService, svc holdfastv1.Service) Policy {
 	p := Policy{
-		Detect:      mcs.Spec.SyncMode == holdfastv1.SyncModeContinuousWithDriftDetection,
-		Action:      holdfastv1.DriftActionCorrect,
-		FightMax:    holdfastv1.DefaultFightMaxCorrections,
-		FightWindow: holdfastv1.DefaultFightWindow,
+		Detect:          mcs.Spec.SyncMode == holdfastv1.SyncModeContinuousWithDriftDetection,
+		Action:          holdfastv1.DriftActionCorrect,
+		FightMax:        holdfastv1.DefaultFightMaxCorrections,
+		FightWindow:     holdfastv1.DefaultFightWindow,
+		FightMaxBackoff: holdfastv1.DefaultFightMaxBackoff,
 	}
 	if d := mcs.Spec.Drift; d != nil {
 		if d.Action != "" {
@@ -68,6 +73,10 @@ func PolicyFor(mcs *holdfastv1.MultiClusterService, svc holdfastv1.Service) Poli
 			if f.Window != nil && f.Window.Duration > 0 {
 				p.FightWindow = f.Window.Duration
 			}
+			if f.MaxBackoff != nil && f.MaxBackoff.Duration > 0 {
+				p.FightMaxBackoff = f.MaxBackoff.Duration
+			}
+			p.FightStop = f.Action == holdfastv1.FightStop
 		}
 	}
 	if d := svc.Drift; d != nil {

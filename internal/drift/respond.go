@@ -31,21 +31,25 @@ type Response struct {
 	Correct bool
 	// Record: the object drifted in a way that counts; its drift belongs in status.
 	Record bool
-	// State and Message are the object's status when it is not corrected now (InSync when it is).
+	// State and Message are the object's status: when it is not corrected now, and when it is
+	// corrected while Contested (InSync when it is corrected otherwise).
 	State   holdfastv1.ResourceState
 	Message string
 	// Contested is true when the object became Contested now.
 	Contested bool
+	// RetryAt, when set, is when a correction waiting for the fight backoff may go ahead.
+	RetryAt time.Time
 }
 
 // Respond decides what to do about one object whose cluster copy changed or is gone, in this
 // order: a service that opted out keeps the change; a change that does not count (only ignored
 // fields, see Decide) is re-applied, which leaves ignored fields to their owner; a manual request
-// corrects (and resumes a Contested object); a Contested object waits for one; in Report mode
-// outside a correction window the drift is reported and waits; an object corrected FightMax
-// times within FightWindow becomes Contested; anything else is corrected. fights counts the
-// corrections.
+// corrects (and resumes a Contested object); a Contested object waits for one when the fight
+// action is Stop; in Report mode outside a correction window the drift is reported and waits;
+// an object corrected FightMax times within FightWindow becomes Contested and is corrected with
+// a backoff (or, with Stop, no more); anything else is corrected. fights counts the corrections.
 func (p *Policy) Respond(v Verdict, s Situation, fights *Fights) Response {
+	contestedBefore := s.Previous == holdfastv1.ResourceContested
 	switch {
 	case p.OptOut:
 		return Response{State: holdfastv1.ResourceIgnored,
@@ -54,7 +58,8 @@ func (p *Policy) Respond(v Verdict, s Situation, fights *Fights) Response {
 		return Response{Correct: true}
 	case s.Manual:
 		fights.Forget(s.Key)
-	case s.Previous == holdfastv1.ResourceContested:
+		return Response{Correct: true, Record: true, State: holdfastv1.ResourceInSync}
+	case contestedBefore && p.FightStop:
 		return Response{Record: true, State: holdfastv1.ResourceContested, Message: s.PreviousMessage}
 	case !p.CorrectsNow(s.Now):
 		state := holdfastv1.ResourceDrifted
@@ -63,13 +68,23 @@ func (p *Policy) Respond(v Verdict, s Situation, fights *Fights) Response {
 		}
 		return Response{Record: true, State: state,
 			Message: "drift reported; corrected on request (holdfast correct) or in a correction window"}
-	case !fights.Correct(s.Key, s.Now, p.FightMax, p.FightWindow):
-		msg := fmt.Sprintf("corrected %d times in %s and changed back each time", p.FightMax, p.FightWindow)
-		if s.Manager != "" {
-			msg += " by field manager " + s.Manager
-		}
-		msg += "; not corrected until a manual request (holdfast correct)"
-		return Response{Record: true, State: holdfastv1.ResourceContested, Message: msg, Contested: true}
 	}
-	return Response{Correct: true, Record: true, State: holdfastv1.ResourceInSync}
+	d := fights.Decide(s.Key, s.Now, p.fightRules(), contestedBefore)
+	if !d.Contested {
+		return Response{Correct: true, Record: true, State: holdfastv1.ResourceInSync}
+	}
+	msg := fmt.Sprintf("corrected %d times in %s and changed back each time", p.FightMax, p.FightWindow)
+	if s.Manager != "" {
+		msg += " by field manager " + s.Manager
+	}
+	switch {
+	case p.FightStop:
+		msg += "; not corrected until a manual request (holdfast correct)"
+	case d.Correct:
+		msg += fmt.Sprintf("; corrected again at %s, with a backoff of up to %s between corrections", s.Now.UTC().Format(time.RFC3339), p.FightMaxBackoff)
+	default:
+		msg += fmt.Sprintf("; next correction at %s (backoff, up to %s)", d.Next.UTC().Format(time.RFC3339), p.FightMaxBackoff)
+	}
+	return Response{Correct: d.Correct, Record: true, State: holdfastv1.ResourceContested, Message: msg,
+		Contested: d.NewlyContested, RetryAt: d.Next}
 }

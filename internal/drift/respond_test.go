@@ -14,8 +14,10 @@ func TestRespond(t *testing.T) {
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	changed := Verdict{Drifted: true, Fields: []FieldChange{{Path: ".data.a"}}, Author: Author{Manager: "kubectl"}}
 	deleted := Verdict{Drifted: true, Deleted: true}
-	correct := Policy{Detect: true, Action: holdfastv1.DriftActionCorrect, FightMax: 2, FightWindow: time.Minute}
-	report := Policy{Detect: true, Action: holdfastv1.DriftActionReport, FightMax: 2, FightWindow: time.Minute}
+	correct := Policy{Detect: true, Action: holdfastv1.DriftActionCorrect, FightMax: 2, FightWindow: time.Minute, FightMaxBackoff: time.Minute}
+	report := Policy{Detect: true, Action: holdfastv1.DriftActionReport, FightMax: 2, FightWindow: time.Minute, FightMaxBackoff: time.Minute}
+	stop := correct
+	stop.FightStop = true
 	inWindow := report
 	inWindow.Windows = []holdfastv1.CorrectionWindow{{Start: "11:30", Duration: metav1.Duration{Duration: time.Hour}}}
 	optOut := correct
@@ -44,13 +46,19 @@ func TestRespond(t *testing.T) {
 			want: Response{Correct: true, Record: true, State: holdfastv1.ResourceInSync}},
 		{name: "Report, manual request", pol: report, v: changed, sit: Situation{Manual: true},
 			want: Response{Correct: true, Record: true, State: holdfastv1.ResourceInSync}},
-		{name: "Contested waits", pol: correct, v: changed, sit: Situation{Previous: holdfastv1.ResourceContested, PreviousMessage: "as before"},
+		{name: "Contested with Stop waits", pol: stop, v: changed, sit: Situation{Previous: holdfastv1.ResourceContested, PreviousMessage: "as before"},
 			want: Response{Record: true, State: holdfastv1.ResourceContested}, message: "as before"},
+		{name: "Contested with Backoff after a restart waits for the first backoff", pol: correct, v: changed,
+			sit:  Situation{Previous: holdfastv1.ResourceContested, PreviousMessage: "as before"},
+			want: Response{Record: true, State: holdfastv1.ResourceContested, RetryAt: now.Add(holdfastv1.FightFirstBackoff)}, message: "next correction at 2026-11-23T12:00:10Z"},
 		{name: "Contested resumes on request", pol: correct, v: changed, earlier: 2,
 			sit:  Situation{Previous: holdfastv1.ResourceContested, Manual: true},
 			want: Response{Correct: true, Record: true, State: holdfastv1.ResourceInSync}},
-		{name: "corrected FightMax times: contested", pol: correct, v: changed, earlier: 2, sit: Situation{Manager: "kubectl"},
-			want: Response{Record: true, State: holdfastv1.ResourceContested, Contested: true}, message: "by field manager kubectl"},
+		{name: "corrected FightMax times: contested, next correction after the backoff", pol: correct, v: changed, earlier: 2, sit: Situation{Manager: "kubectl"},
+			want:    Response{Record: true, State: holdfastv1.ResourceContested, Contested: true, RetryAt: now.Add(-time.Second + holdfastv1.FightFirstBackoff)},
+			message: "by field manager kubectl; next correction at"},
+		{name: "corrected FightMax times with Stop: contested, no more corrections", pol: stop, v: changed, earlier: 2, sit: Situation{Manager: "kubectl"},
+			want: Response{Record: true, State: holdfastv1.ResourceContested, Contested: true}, message: "not corrected until a manual request"},
 		{name: "fewer corrections: corrected", pol: correct, v: changed, earlier: 1,
 			want: Response{Correct: true, Record: true, State: holdfastv1.ResourceInSync}},
 	}
@@ -59,7 +67,7 @@ func TestRespond(t *testing.T) {
 			var f Fights
 			c.sit.Key, c.sit.Service, c.sit.Now = ObjectKey{Kind: "ConfigMap", Name: "a"}, "web", now
 			for i := range c.earlier {
-				f.Correct(c.sit.Key, now.Add(-time.Duration(i+1)*time.Second), c.pol.FightMax, c.pol.FightWindow)
+				f.Decide(c.sit.Key, now.Add(-time.Duration(c.earlier-i)*time.Second), c.pol.fightRules(), false)
 			}
 			got := c.pol.Respond(c.v, c.sit, &f)
 			msg := got.Message

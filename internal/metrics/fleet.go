@@ -9,7 +9,7 @@ var (
 	}, []string{labelCluster, labelServiceSet})
 	contestedObjects = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "holdfast_contested_objects",
-		Help: "Objects Holdfast stopped correcting because another field manager kept reverting its corrections.",
+		Help: "Contested objects: another field manager kept reverting Holdfast's corrections (corrected with a backoff, or not at all with fight action Stop).",
 	}, []string{labelCluster, labelServiceSet})
 	watchStarts = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "holdfast_watch_starts_total",

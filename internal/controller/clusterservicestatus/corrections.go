@@ -83,7 +83,7 @@ func (r *Reconciler) correctDrifts(ctx context.Context, s *scope, rendered []ren
 	if len(transient) > 0 {
 		return ctrl.Result{}, errors.Join(transient...)
 	}
-	return ctrl.Result{RequeueAfter: s.comeBackAfter(nextFullReconcile(s.mcs, s.css, s.now).Sub(s.now))}, nil
+	return ctrl.Result{RequeueAfter: r.comeBackAfter(s, nextFullReconcile(s.mcs, s.css, s.now).Sub(s.now))}, nil
 }
 
 // byRef indexes status entries by unversioned ref.

@@ -127,7 +127,7 @@ func (r *Reconciler) reconcileDeploy(ctx context.Context, s *scope) (ctrl.Result
 		return ctrl.Result{}, errors.Join(transient...)
 	}
 	r.memory.setCompared(client.ObjectKeyFromObject(css), css.Spec.Cluster, s.now)
-	return ctrl.Result{RequeueAfter: s.comeBackAfter(interval(mcs))}, nil
+	return ctrl.Result{RequeueAfter: r.comeBackAfter(s, interval(mcs))}, nil
 }
 
 // deletedContainers reports whether a drift is the deletion of a Namespace or a CRD: what was in
@@ -170,9 +170,9 @@ func (s *scope) waitsForNamespace() bool {
 }
 
 // comeBackAfter shortens the wait until the next full reconcile to the opening of a correction
-// window some drift waits for, the retry of a refused correction, or the next look for a
-// namespace objects wait for, if sooner.
-func (s *scope) comeBackAfter(nextFull time.Duration) time.Duration {
+// window some drift waits for, the retry of a refused correction, the correction of a Contested
+// object after its backoff, or the next look for a namespace objects wait for, if sooner.
+func (r *Reconciler) comeBackAfter(s *scope, nextFull time.Duration) time.Duration {
 	after := nextFull
 	if s.waitsForNamespace() && namespaceRetry < after {
 		after = namespaceRetry
@@ -183,6 +183,9 @@ func (s *scope) comeBackAfter(nextFull time.Duration) time.Duration {
 	if retry := retryUncorrectable(s); retry > 0 && retry < after {
 		after = retry
 	}
+	if next := r.memory.fights.Next(client.ObjectKeyFromObject(s.css)); !next.IsZero() && next.Sub(s.now) < after {
+		after = max(next.Sub(s.now), 50*time.Millisecond)
+	}
 	return after
 }
 
@@ -190,8 +193,8 @@ func (s *scope) comeBackAfter(nextFull time.Duration) time.Duration {
 // the declaration although nothing else is due: the first time in this process (drift made
 // while the controller was down), after the cluster reconnected or its link recovered from a
 // partition too short to disconnect it (drift made meanwhile, which a watch may not show: it
-// may have hung on a dead connection), and when drift waiting for a correction window can now
-// be corrected.
+// may have hung on a dead connection), when the correction of a Contested object waited out its
+// backoff, and when drift waiting for a correction window can now be corrected.
 func (r *Reconciler) comparisonDue(s *scope) bool {
 	if s.mcs.Spec.SyncMode != holdfastv1.SyncModeContinuousWithDriftDetection {
 		return false
@@ -205,6 +208,9 @@ func (r *Reconciler) comparisonDue(s *scope) bool {
 		return true
 	}
 	if s.conn != nil && s.conn.Recovered().After(last) {
+		return true
+	}
+	if r.memory.fights.TakeDue(client.ObjectKeyFromObject(s.css), s.now) {
 		return true
 	}
 	if s.css.Status.DriftedCount > 0 {
@@ -229,7 +235,7 @@ func (s *scope) noteNextWindow(windows []holdfastv1.CorrectionWindow) {
 func (s *scope) withDriftStates(entries []holdfastv1.ResourceStatus) []holdfastv1.ResourceStatus {
 	for i := range entries {
 		od, ok := s.decisions.get(unversioned(toRef(entries[i].ResourceRef)))
-		if !ok || od.corrected {
+		if !ok || !od.keepsState() {
 			continue
 		}
 		entries[i].State, entries[i].Message, entries[i].LastDrift = od.state, od.message, od.detail

@@ -17,9 +17,16 @@ import (
 type objectDrift struct {
 	state  holdfastv1.ResourceState
 	detail *holdfastv1.DriftDetail
-	// corrected: put back in this reconcile.
+	// corrected: put back in this reconcile (its state is InSync then, or Contested when it is
+	// corrected with the fight backoff).
 	corrected bool
 	message   string
+}
+
+// keepsState reports whether the object's status entry takes the decided state rather than the
+// apply's: it was not corrected, or it was corrected while Contested.
+func (od objectDrift) keepsState() bool {
+	return !od.corrected || od.state == holdfastv1.ResourceContested
 }
 
 // driftDecisions collects, for one reconcile, the decision on every drifted object and the
@@ -30,7 +37,13 @@ type driftDecisions struct {
 	// found are drift records a comparison found that no watch event reported.
 	found []holdfastv1.DriftRecord
 	// contested lists objects that became Contested in this reconcile.
-	contested []holdfastv1.DriftRecord
+	contested []contestedObject
+}
+
+// contestedObject is an object that became Contested, with its drift and the policy's message.
+type contestedObject struct {
+	holdfastv1.DriftRecord
+	message string
 }
 
 func (d *driftDecisions) note(ref apply.Ref, od objectDrift) {
@@ -47,6 +60,12 @@ func (d *driftDecisions) get(ref apply.Ref) (objectDrift, bool) {
 	defer d.mu.Unlock()
 	od, ok := d.objects[ref]
 	return od, ok
+}
+
+func (d *driftDecisions) addContested(c contestedObject) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.contested = append(d.contested, c)
 }
 
 func (d *driftDecisions) add(list *[]holdfastv1.DriftRecord, rec holdfastv1.DriftRecord) {
@@ -78,7 +97,8 @@ func (r *Reconciler) correctFunc(s *scope, svc string, pol *drift.Policy) func(*
 			}
 			s.decisions.note(ref, objectDrift{state: resp.State, detail: detail, message: resp.Message, corrected: resp.Correct})
 			if resp.Contested {
-				s.decisions.add(&s.decisions.contested, holdfastv1.DriftRecord{ResourceRef: fromRef(apply.RefOf(desired)), Service: svc, DriftDetail: *detail})
+				s.decisions.addContested(contestedObject{message: resp.Message,
+					DriftRecord: holdfastv1.DriftRecord{ResourceRef: fromRef(apply.RefOf(desired)), Service: svc, DriftDetail: *detail}})
 			}
 		case !resp.Correct:
 			s.decisions.note(ref, objectDrift{state: resp.State, message: resp.Message})

@@ -56,7 +56,8 @@ func setDrifted(s *scope) {
 			len(drifted), s.mcs.Name, list(drifted)))
 }
 
-// setContested: True while Holdfast stopped correcting objects another manager keeps reverting.
+// setContested: True while objects another manager keeps reverting are Contested (corrected
+// with a backoff, or not until a manual request: each object's message says which).
 func setContested(s *scope) {
 	var contested []string
 	for _, rs := range s.css.Status.Resources {
@@ -69,7 +70,7 @@ func setContested(s *scope) {
 		return
 	}
 	set(s, holdfastv1.ContestedCondition, metav1.ConditionTrue, holdfastv1.ContestedReason,
-		fmt.Sprintf("%d objects keep being changed back; correction stopped until a manual request: %s", len(contested), list(contested)))
+		fmt.Sprintf("%d objects keep being changed back (corrected with a backoff, or, with spec.drift.fight.action Stop, not until a manual request): %s", len(contested), list(contested)))
 }
 
 // describeDrift names an object and who changed it.
@@ -151,9 +152,9 @@ func (r *Reconciler) recordDriftEvents(ctx context.Context, s *scope) {
 	}
 	for _, c := range s.decisions.contested {
 		rs := holdfastv1.ResourceStatus{ResourceRef: c.ResourceRef, LastDrift: &c.DriftDetail}
-		log.Info("Stopped correcting a contested object", "object", describeDrift(rs))
+		log.Info("Object contested", "object", describeDrift(rs), "message", c.message)
 		if r.Recorder != nil {
-			r.Recorder.Eventf(s.css, nil, corev1.EventTypeWarning, "Contested", "Correct", "%s: changed back after every correction; stopped correcting until a manual request", describeDrift(rs))
+			r.Recorder.Eventf(s.css, nil, corev1.EventTypeWarning, "Contested", "Correct", "%s: %s", describeDrift(rs), c.message)
 		}
 	}
 }

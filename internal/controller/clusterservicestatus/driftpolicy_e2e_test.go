@@ -256,34 +256,23 @@ func TestIgnoredFieldsAndOptedOutService(t *testing.T) {
 // TestFightIsDetected: another manager reverting every correction makes the object Contested
 // after the configured number of corrections; correction stops (no apply loop) until a manual
 // request, which resumes it.
+// TestFightIsDetected: with the fight action Stop, an object changed back after every
+// correction becomes Contested and is left alone until a manual request.
 func TestFightIsDetected(t *testing.T) {
 	name, ns := objName(t, ""), objName(t, "ns")
 	createTemplate(t, name, holdfastv1.ServiceTemplateSpec{Templating: holdfastv1.TemplatingGoTemplate, Inline: configMaps(ns, "a")})
 	createServiceSet(t, name, holdfastv1.MultiClusterServiceSpec{
 		ClusterSelector: selectEnv("dev"), SyncMode: holdfastv1.SyncModeContinuousWithDriftDetection,
-		Drift:    &holdfastv1.DriftPolicy{Fight: &holdfastv1.FightPolicy{MaxCorrections: 3, Window: &metav1.Duration{Duration: 5 * time.Minute}}},
+		Drift: &holdfastv1.DriftPolicy{Fight: &holdfastv1.FightPolicy{MaxCorrections: 3, Window: &metav1.Duration{Duration: 5 * time.Minute},
+			Action: holdfastv1.FightStop}},
 		Services: []holdfastv1.Service{service("web", name, ns)},
 	})
 	expectReady(t, name, "cluster-1")
 
-	for round := 1; round <= 3; round++ {
-		editConfigMap(t, "cluster-1", ns, "a", "other-controller", "cluster", fmt.Sprintf("theirs-%d", round))
-		eventually(t, func(g Gomega) {
-			g.Expect(getConfigMap(g, "cluster-1", ns, "a").Data).To(HaveKeyWithValue("cluster", "cluster-1"), "round %d", round)
-		})
-	}
+	fightRounds(t, ns, 3)
 	t.Log("The fourth revert within the window is not corrected")
 	editConfigMap(t, "cluster-1", ns, "a", "other-controller", "cluster", "theirs-4")
-	eventually(t, func(g Gomega) {
-		css := statusOf(g, name, "cluster-1")
-		a := resourceNamed(css.Status.Resources, "ConfigMap", "a")
-		g.Expect(a.State).To(Equal(holdfastv1.ResourceContested))
-		g.Expect(a.Message).To(ContainSubstring("other-controller"))
-		contested := condition(css.Status.Conditions, holdfastv1.ContestedCondition)
-		g.Expect(contested.Status).To(Equal(metav1.ConditionTrue))
-		g.Expect(contested.Message).To(ContainSubstring("other-controller"))
-		g.Expect(condition(css.Status.Conditions, holdfastv1.ReadyCondition).Reason).To(Equal(holdfastv1.ContestedReason))
-	})
+	expectContested(t, name, "until a manual request")
 	rv := getConfigMap(NewWithT(t), "cluster-1", ns, "a").ResourceVersion
 	consistently(t, 2*time.Second, func(g Gomega) {
 		g.Expect(getConfigMap(g, "cluster-1", ns, "a").ResourceVersion).To(Equal(rv), "Holdfast kept writing a contested object")
@@ -296,6 +285,80 @@ func TestFightIsDetected(t *testing.T) {
 		css := statusOf(g, name, "cluster-1")
 		g.Expect(resourceNamed(css.Status.Resources, "ConfigMap", "a").State).To(Equal(holdfastv1.ResourceInSync))
 		g.Expect(condition(css.Status.Conditions, holdfastv1.ContestedCondition).Status).To(Equal(metav1.ConditionFalse))
+	})
+}
+
+// TestFightKeepsCorrectingWithBackoff: by default a Contested object is still corrected, with
+// a backoff, however often someone changes it back: editing an object a few times never switches
+// its correction off. Once the other manager stops, the object is no longer Contested after a
+// window.
+func TestFightKeepsCorrectingWithBackoff(t *testing.T) {
+	name, ns := objName(t, ""), objName(t, "ns")
+	createTemplate(t, name, holdfastv1.ServiceTemplateSpec{Templating: holdfastv1.TemplatingGoTemplate, Inline: configMaps(ns, "a")})
+	window := 12 * time.Second
+	createServiceSet(t, name, holdfastv1.MultiClusterServiceSpec{
+		ClusterSelector: selectEnv("dev"), SyncMode: holdfastv1.SyncModeContinuousWithDriftDetection,
+		Drift: &holdfastv1.DriftPolicy{Fight: &holdfastv1.FightPolicy{MaxCorrections: 3, Window: &metav1.Duration{Duration: window},
+			MaxBackoff: &metav1.Duration{Duration: 2 * time.Second}}},
+		Services: []holdfastv1.Service{service("web", name, ns)},
+	})
+	expectReady(t, name, "cluster-1")
+
+	fightRounds(t, ns, 3)
+	for round := 4; round <= 6; round++ {
+		t.Logf("Revert %d: Contested, and corrected anyway after the backoff", round)
+		editConfigMap(t, "cluster-1", ns, "a", "other-controller", "cluster", fmt.Sprintf("theirs-%d", round))
+		if round == 4 {
+			expectContested(t, name, "next correction at")
+		}
+		eventually(t, func(g Gomega) {
+			g.Expect(getConfigMap(g, "cluster-1", ns, "a").Data).To(HaveKeyWithValue("cluster", "cluster-1"), "round %d", round)
+			css := statusOf(g, name, "cluster-1")
+			a := resourceNamed(css.Status.Resources, "ConfigMap", "a")
+			g.Expect(a.State).To(Equal(holdfastv1.ResourceContested), "the fight is not over while the other manager keeps going")
+			g.Expect(a.Message).To(ContainSubstring("corrected again at"))
+			g.Expect(condition(css.Status.Conditions, holdfastv1.ContestedCondition).Status).To(Equal(metav1.ConditionTrue))
+		})
+	}
+	eventually(t, func(g Gomega) {
+		g.Expect(warningNotes(g, statusOf(g, name, "cluster-1").Name, "Contested")).To(ContainElement(And(ContainSubstring("other-controller"), ContainSubstring("next correction at"))),
+			"one Warning Event when the object became Contested, saying that correction goes on")
+	})
+
+	t.Log("The other manager stops: a window later the object is no longer Contested")
+	eventually(t, func(g Gomega) {
+		css := statusOf(g, name, "cluster-1")
+		g.Expect(resourceNamed(css.Status.Resources, "ConfigMap", "a").State).To(Equal(holdfastv1.ResourceInSync))
+		g.Expect(condition(css.Status.Conditions, holdfastv1.ContestedCondition).Status).To(Equal(metav1.ConditionFalse))
+		g.Expect(condition(css.Status.Conditions, holdfastv1.ReadyCondition).Status).To(Equal(metav1.ConditionTrue))
+	})
+}
+
+// fightRounds changes ConfigMap a back rounds times on cluster-1, each time after Holdfast
+// corrected it.
+func fightRounds(t *testing.T, ns string, rounds int) {
+	t.Helper()
+	for round := 1; round <= rounds; round++ {
+		editConfigMap(t, "cluster-1", ns, "a", "other-controller", "cluster", fmt.Sprintf("theirs-%d", round))
+		eventually(t, func(g Gomega) {
+			g.Expect(getConfigMap(g, "cluster-1", ns, "a").Data).To(HaveKeyWithValue("cluster", "cluster-1"), "round %d", round)
+		})
+	}
+}
+
+// expectContested waits until ConfigMap a is Contested naming the other manager, with message
+// in its state's message, and the Contested condition says so.
+func expectContested(t *testing.T, name, message string) {
+	t.Helper()
+	eventually(t, func(g Gomega) {
+		css := statusOf(g, name, "cluster-1")
+		a := resourceNamed(css.Status.Resources, "ConfigMap", "a")
+		g.Expect(a.State).To(Equal(holdfastv1.ResourceContested))
+		g.Expect(a.Message).To(And(ContainSubstring("other-controller"), ContainSubstring(message)))
+		contested := condition(css.Status.Conditions, holdfastv1.ContestedCondition)
+		g.Expect(contested.Status).To(Equal(metav1.ConditionTrue))
+		g.Expect(contested.Message).To(ContainSubstring("other-controller"))
+		g.Expect(condition(css.Status.Conditions, holdfastv1.ReadyCondition).Reason).To(Equal(holdfastv1.ContestedReason))
 	})
 }
 

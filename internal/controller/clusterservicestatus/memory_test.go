@@ -81,7 +81,7 @@ func TestMemoryForgetsStatusObjectsAndClusters(t *testing.T) {
 		m.addDrift(k, cluster, record("x"))
 		m.markRecheck(k, cluster)
 		m.setCompared(k, cluster, now)
-		m.fights.Correct(drift.ObjectKey{Status: k, Kind: "ConfigMap", Name: "x"}, now, 5, time.Minute)
+		m.fights.Decide(drift.ObjectKey{Status: k, Kind: "ConfigMap", Name: "x"}, now, drift.FightRules{Limit: 5, Window: time.Minute, Stop: true}, false)
 	}
 
 	m.forget(b1)
@@ -104,7 +104,7 @@ func TestMemoryForgetsStatusObjectsAndClusters(t *testing.T) {
 	for k, want := range map[types.NamespacedName]bool{a1: false, b1: false, a2: true, other: true} {
 		key := drift.ObjectKey{Status: k, Kind: "ConfigMap", Name: "x"}
 		// With a limit of 1, a correction is refused exactly when one is remembered.
-		if remembered := !m.fights.Correct(key, now, 1, time.Minute); remembered != want {
+		if remembered := !m.fights.Decide(key, now, drift.FightRules{Limit: 1, Window: time.Minute, Stop: true}, false).Correct; remembered != want {
 			t.Fatalf("fights of %s remembered = %v, want %v", k, remembered, want)
 		}
 	}

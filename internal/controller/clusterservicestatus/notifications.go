@@ -16,8 +16,9 @@ import (
 
 // driftEvents returns what drift handling did in this reconcile, as notification events:
 // drift left waiting (DriftDetected), drift put back (DriftCorrected, for drift seen now or
-// reported before), objects that became Contested, Contested objects corrected again after a
-// manual request (Resumed), and corrections the API server refused (CorrectionFailed).
+// reported before, and Contested objects corrected after their backoff), objects that became
+// Contested, Contested objects corrected again after a manual request (Resumed), and corrections
+// the API server refused (CorrectionFailed).
 func driftEvents(s *scope) []driftEvent {
 	cluster := types.NamespacedName{Namespace: s.css.Namespace, Name: s.css.Spec.Cluster}
 	base := notify.Event{Time: s.end, MultiClusterService: s.css.Spec.MultiClusterService, Cluster: cluster}
@@ -39,7 +40,7 @@ func driftEvents(s *scope) []driftEvent {
 			e.Type = notify.DriftCorrected
 			t := d.CorrectedTime.Time
 			e.CorrectedTime = &t
-			if prev, ok := s.previous[unversioned(toRef(d.ResourceRef))]; ok && prev.State == holdfastv1.ResourceContested {
+			if prev, ok := s.previous[unversioned(toRef(d.ResourceRef))]; ok && prev.State == holdfastv1.ResourceContested && s.requested != "" {
 				e.Type, e.Message = notify.Resumed, "corrected again after a manual request"
 			}
 		}
@@ -55,7 +56,7 @@ func driftEvents(s *scope) []driftEvent {
 		e.Type, e.Service, e.Object = notify.Contested, c.Service, c.ResourceRef
 		d := c.DriftDetail
 		e.Drift = &d
-		e.Message = "changed back after every correction; Holdfast stopped correcting it until a manual request"
+		e.Message = c.message
 		out = append(out, driftEvent{Event: e})
 	}
 	return out
