@@ -7,12 +7,17 @@ import (
 	"time"
 )
 
-// lru is a size-bounded least-recently-used cache of chart archives.
+// lru is a least-recently-used cache of chart archives, bounded both in
+// entries and in bytes: a count alone let 64 archives of up to 64 MiB each
+// hold 4 GiB. Adding evicts the least recently used archives until both
+// bounds hold; an archive larger than the byte bound is not kept at all.
 type lru struct {
-	mu    sync.Mutex
-	max   int
-	ll    *list.List
-	items map[string]*list.Element
+	mu       sync.Mutex
+	max      int
+	maxBytes int64
+	bytes    int64
+	ll       *list.List
+	items    map[string]*list.Element
 }
 
 type lruEntry struct {
@@ -20,8 +25,8 @@ type lruEntry struct {
 	data []byte
 }
 
-func newLRU(max int) *lru {
-	return &lru{max: max, ll: list.New(), items: map[string]*list.Element{}}
+func newLRU(max int, maxBytes int64) *lru {
+	return &lru{max: max, maxBytes: maxBytes, ll: list.New(), items: map[string]*list.Element{}}
 }
 
 func (c *lru) get(key string) ([]byte, bool) {
@@ -39,40 +44,53 @@ func (c *lru) add(key string, data []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.items[key]; ok {
-		e.Value.(*lruEntry).data = data
-		c.ll.MoveToFront(e)
+		c.remove(e)
+	}
+	if int64(len(data)) > c.maxBytes {
 		return
 	}
 	c.items[key] = c.ll.PushFront(&lruEntry{key: key, data: data})
-	for c.ll.Len() > c.max {
-		last := c.ll.Back()
-		c.ll.Remove(last)
-		delete(c.items, last.Value.(*lruEntry).key)
+	c.bytes += int64(len(data))
+	for c.ll.Len() > c.max || c.bytes > c.maxBytes {
+		c.remove(c.ll.Back())
 	}
 }
 
-func (c *lru) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.ll.Len()
+func (c *lru) remove(e *list.Element) {
+	entry := c.ll.Remove(e).(*lruEntry)
+	delete(c.items, entry.key)
+	c.bytes -= int64(len(entry.data))
 }
 
-// ttlCache keeps values (parsed indexes, tag lists) for a short time.
+// size returns how many archives the cache holds and their total bytes.
+func (c *lru) size() (int, int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ll.Len(), c.bytes
+}
+
+// ttlCache keeps values (parsed indexes, tag lists) for a short time. It is
+// bounded in entries and in bytes, each value weighed by the caller (an
+// index by the size of its index.yaml): a count alone let 256 indexes of up
+// to 64 MiB each stay in memory.
 type ttlCache[V any] struct {
-	mu    sync.Mutex
-	ttl   time.Duration
-	max   int
-	now   func() time.Time
-	items map[string]ttlEntry[V]
+	mu       sync.Mutex
+	ttl      time.Duration
+	max      int
+	maxBytes int64
+	bytes    int64
+	now      func() time.Time
+	items    map[string]ttlEntry[V]
 }
 
 type ttlEntry[V any] struct {
 	v       V
+	size    int64
 	expires time.Time
 }
 
-func newTTLCache[V any](ttl time.Duration, max int, now func() time.Time) *ttlCache[V] {
-	return &ttlCache[V]{ttl: ttl, max: max, now: now, items: map[string]ttlEntry[V]{}}
+func newTTLCache[V any](ttl time.Duration, max int, maxBytes int64, now func() time.Time) *ttlCache[V] {
+	return &ttlCache[V]{ttl: ttl, max: max, maxBytes: maxBytes, now: now, items: map[string]ttlEntry[V]{}}
 }
 
 func (c *ttlCache[V]) get(key string) (V, bool) {
@@ -86,24 +104,40 @@ func (c *ttlCache[V]) get(key string) (V, bool) {
 	return e.v, true
 }
 
-func (c *ttlCache[V]) add(key string, v V) {
-	if c.ttl <= 0 {
+// add keeps v, which weighs size bytes, for the TTL. A value heavier than the
+// whole budget is not kept. To make room it drops expired entries first,
+// then any.
+func (c *ttlCache[V]) add(key string, v V, size int64) {
+	if c.ttl <= 0 || size > c.maxBytes {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.delete(key)
+	full := func() bool { return len(c.items) >= c.max || c.bytes+size > c.maxBytes }
 	now := c.now()
-	if len(c.items) >= c.max {
+	if full() {
 		for k, e := range c.items {
 			if !now.Before(e.expires) {
-				delete(c.items, k)
+				c.delete(k)
 			}
 		}
-		if len(c.items) >= c.max {
-			clear(c.items)
-		}
 	}
-	c.items[key] = ttlEntry[V]{v: v, expires: now.Add(c.ttl)}
+	for k := range c.items {
+		if !full() {
+			break
+		}
+		c.delete(k)
+	}
+	c.items[key] = ttlEntry[V]{v: v, size: size, expires: now.Add(c.ttl)}
+	c.bytes += size
+}
+
+func (c *ttlCache[V]) delete(key string) {
+	if e, ok := c.items[key]; ok {
+		c.bytes -= e.size
+		delete(c.items, key)
+	}
 }
 
 // flights collapses concurrent calls with the same key into one: the first

@@ -9,6 +9,17 @@
 // downloads of the same chart into one. Each Load returns a freshly loaded
 // chart, so callers may modify it.
 //
+// Every download is bounded, because a repository or registry is not trusted
+// to be small or honest. A chart archive, index.yaml or OCI chart layer may be
+// at most Options.MaxArchiveSize (64 MiB). An OCI pull is refused from its
+// manifest when a layer declares more (oras-go would allocate the declared
+// size before reading), and a transport counts every response byte of one
+// registry operation, so a registry that sends more than it declared, or a
+// tag list that pages forever, is cut off at the same limit plus 4 MiB of
+// manifests. The archive cache is bounded in bytes (Options.CacheBytes, 256
+// MiB) as well as in entries, evicting the least recently used; the index
+// and tag-list caches hold at most MaxArchiveSize each.
+//
 // Errors are *render.Error: ChartNotFound when the repository answered and
 // the chart or version is not there (the message lists the versions that
 // exist), ChartFetchFailed when it could not be reached or failed (retry), and

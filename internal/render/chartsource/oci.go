@@ -12,6 +12,7 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 	helmregistry "helm.sh/helm/v4/pkg/registry"
+	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/errdef"
 	"oras.land/oras-go/v2/registry/remote/auth"
 	"oras.land/oras-go/v2/registry/remote/errcode"
@@ -45,24 +46,68 @@ func (s *Source) loadFromRegistry(ctx context.Context, h render.Helm, ref string
 		}
 	}
 	data, err := s.cached(ctx, archiveKey(h, version), func() ([]byte, error) {
-		client, err := s.registryClient(ctx, h)
-		if err != nil {
-			return nil, fetchFailed(ref, "cannot create a registry client: "+err.Error(), err)
-		}
-		res, err := client.Pull(repository+":"+strings.ReplaceAll(version, "+", "_"), helmregistry.PullOptWithChart(true))
-		if err != nil {
-			return nil, registryError(ctx, ref, fmt.Sprintf("version %s", version), err)
-		}
-		if res.Chart == nil || len(res.Chart.Data) == 0 {
-			return nil, invalid(ref, fmt.Sprintf("version %s in the registry holds no chart layer", version))
-		}
-		return res.Chart.Data, nil
+		return s.pull(ctx, h, ref, repository, version)
 	})
 	if err != nil {
 		return nil, "", err
 	}
 	return data, version, nil
 }
+
+// pull downloads the chart layer of one version. It is Helm's Client.Pull
+// with the size checks Pull has no hook for: a chart layer over
+// MaxArchiveSize, or a manifest or config over 4 MiB, is refused from its
+// declared size before a byte of it is read, and the whole pull reads at most
+// registryBudget bytes whatever the registry sends.
+func (s *Source) pull(ctx context.Context, h render.Helm, ref, repository, version string) ([]byte, error) {
+	budget := newByteBudget(s.registryBudget())
+	client, err := s.registryClient(ctx, h, budget)
+	if err != nil {
+		return nil, fetchFailed(ref, "cannot create a registry client: "+err.Error(), err)
+	}
+	limits := &pullLimits{archive: s.opts.MaxArchiveSize, total: s.registryBudget()}
+	generic := client.Generic()
+	res, err := generic.PullGeneric(repository+":"+strings.ReplaceAll(version, "+", "_"), helmregistry.GenericPullOptions{
+		AllowedMediaTypes: pulledMediaTypes,
+		PreCopy:           limits.preCopy,
+	})
+	if err != nil {
+		return nil, s.pullError(ctx, ref, version, err, limits, budget)
+	}
+	for _, d := range res.Descriptors {
+		if !isChartLayer(d.MediaType) {
+			continue
+		}
+		data, err := generic.GetDescriptorData(res.MemoryStore, d)
+		if err != nil {
+			return nil, fetchFailed(ref, fmt.Sprintf("reading the chart layer of version %s failed: %v", version, err), err)
+		}
+		if len(data) > 0 {
+			return data, nil
+		}
+	}
+	return nil, invalid(ref, fmt.Sprintf("version %s in the registry holds no chart layer", version))
+}
+
+// pullError explains a failed pull. Over a limit it names the limit, never
+// what the registry sent.
+func (s *Source) pullError(ctx context.Context, ref, version string, err error, limits *pullLimits, budget *byteBudget) error {
+	switch {
+	case limits.reason() != "":
+		return invalid(ref, fmt.Sprintf("version %s was not downloaded: %s; %s", version, limits.reason(), shrinkHint))
+	case budget.exceeded.Load():
+		return invalid(ref, fmt.Sprintf("the registry sent or announced more than %s for version %s (the %s chart limit plus %s of manifests); %s",
+			byteSize(budget.limit), version, byteSize(s.opts.MaxArchiveSize), byteSize(maxMetadataSize), shrinkHint))
+	case errors.Is(err, errdef.ErrSizeExceedsLimit):
+		return invalid(ref, fmt.Sprintf("version %s was not downloaded: its manifest is larger than the %s limit; check that repoURL and chart name a Helm chart", version, byteSize(maxMetadataSize)))
+	case errors.Is(err, content.ErrTrailingData) || errors.Is(err, content.ErrMismatchedDigest):
+		return fetchFailed(ref, fmt.Sprintf("the registry sent a blob of version %s that does not match its manifest (more bytes than declared, or other bytes); it was cut off and discarded", version), err)
+	}
+	return registryError(ctx, ref, fmt.Sprintf("version %s", version), err)
+}
+
+// shrinkHint says what to do about a chart over the limit.
+const shrinkHint = "Holdfast does not download larger charts, to bound the controller's memory: make the chart smaller (move large files out of it) or check that repoURL and chart name the chart you meant"
 
 func orStar(v string) string {
 	if v == "" {
@@ -79,15 +124,19 @@ func (s *Source) listTags(ctx context.Context, h render.Helm, ref, repository st
 		return tags, nil
 	}
 	v, err := s.lookups.do(ctx, "tags\x00"+key, func() (any, error) {
-		client, err := s.registryClient(ctx, h)
+		budget := newByteBudget(s.registryBudget())
+		client, err := s.registryClient(ctx, h, budget)
 		if err != nil {
 			return nil, fetchFailed(ref, "cannot create a registry client: "+err.Error(), err)
 		}
 		tags, err := client.Tags(repository)
 		if err != nil {
+			if budget.exceeded.Load() {
+				return nil, invalid(ref, fmt.Sprintf("the registry's tag list for chart %q is larger than %s; remove old tags or pin an exact version, which needs no tag list", h.Chart, byteSize(budget.limit)))
+			}
 			return nil, registryError(ctx, ref, "the tag list", err)
 		}
-		s.tags.add(key, tags)
+		s.tags.add(key, tags, tagsSize(tags))
 		return tags, nil
 	})
 	if err != nil {
@@ -96,10 +145,20 @@ func (s *Source) listTags(ctx context.Context, h render.Helm, ref, repository st
 	return v.([]string), nil
 }
 
+// tagsSize is roughly what a tag list takes in memory.
+func tagsSize(tags []string) int64 {
+	n := int64(len(tags)) * 16 // string headers
+	for _, t := range tags {
+		n += int64(len(t))
+	}
+	return n
+}
+
 // registryClient returns a Helm registry client bound to ctx that uses only
-// the credentials in h: never the controller's Docker or Helm config.
-func (s *Source) registryClient(ctx context.Context, h render.Helm) (*helmregistry.Client, error) {
-	httpClient := &http.Client{Transport: ctxTransport{ctx: ctx, base: s.transport(h)}}
+// the credentials in h (never the controller's Docker or Helm config) and
+// reads at most budget bytes of responses.
+func (s *Source) registryClient(ctx context.Context, h render.Helm, budget *byteBudget) (*helmregistry.Client, error) {
+	httpClient := &http.Client{Transport: ctxTransport{ctx: ctx, base: limitTransport{base: s.transport(h), budget: budget}}}
 	authorizer := auth.Client{Client: httpClient, Cache: auth.NewCache()}
 	authorizer.SetUserAgent("holdfast")
 	if h.Username != "" || h.Password != "" {

@@ -75,7 +75,7 @@ func (s *Source) index(ctx context.Context, h render.Helm, ref string) (*repo.In
 	}
 	v, err := s.lookups.do(ctx, "index\x00"+key, func() (any, error) {
 		indexURL := strings.TrimSuffix(h.RepoURL, "/") + "/index.yaml"
-		data, err := s.get(ctx, h, ref, indexURL, "index.yaml")
+		data, err := s.get(ctx, h, ref, indexURL, indexYAML)
 		if err != nil {
 			return nil, err
 		}
@@ -96,7 +96,7 @@ func (s *Source) index(ctx context.Context, h render.Helm, ref string) (*repo.In
 			idx.Entries[name] = kept
 		}
 		idx.SortEntries()
-		s.indexes.add(key, idx)
+		s.indexes.add(key, idx, int64(len(data)))
 		return idx, nil
 	})
 	if err != nil {
@@ -104,6 +104,8 @@ func (s *Source) index(ctx context.Context, h render.Helm, ref string) (*repo.In
 	}
 	return v.(*repo.IndexFile), nil
 }
+
+const indexYAML = "index.yaml"
 
 // get downloads what url points at. Basic auth is sent only to the
 // repository's own host, as Helm does, so credentials never leak to a CDN
@@ -135,12 +137,22 @@ func (s *Source) get(ctx context.Context, h render.Helm, ref, rawURL, what strin
 	default:
 		return nil, notFound(ref, fmt.Sprintf("the repository answered HTTP %d for the %s; check repoURL", resp.StatusCode, what), nil)
 	}
+	tooLarge := func() error {
+		hint := shrinkHint
+		if what == indexYAML {
+			hint = "prune old versions from the repository's index.yaml, or serve the chart from an OCI registry"
+		}
+		return invalid(ref, fmt.Sprintf("the %s is larger than the %s limit; %s", what, byteSize(s.opts.MaxArchiveSize), hint))
+	}
+	if resp.ContentLength > s.opts.MaxArchiveSize {
+		return nil, tooLarge()
+	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, s.opts.MaxArchiveSize+1))
 	if err != nil {
 		return nil, fetchFailed(ref, fmt.Sprintf("reading the %s failed: %v", what, err), err)
 	}
 	if int64(len(data)) > s.opts.MaxArchiveSize {
-		return nil, invalid(ref, fmt.Sprintf("the %s is larger than %d bytes", what, s.opts.MaxArchiveSize))
+		return nil, tooLarge()
 	}
 	return data, nil
 }

@@ -25,6 +25,10 @@ import (
 type Options struct {
 	// CacheSize is how many chart archives are kept (default 64).
 	CacheSize int
+	// CacheBytes bounds the total size of the kept chart archives (default
+	// DefaultCacheBytes, 256 MiB). The least recently used go first; an
+	// archive larger than CacheBytes is used but not kept.
+	CacheBytes int64
 	// IndexTTL is how long a repository's index.yaml or a registry's tag list
 	// is reused to resolve a version range or "latest" (default 1 minute). A
 	// negative value disables reuse. Exact versions never need it once cached.
@@ -32,8 +36,10 @@ type Options struct {
 	// Timeout bounds one Load when the caller's context has no deadline
 	// (default 2 minutes).
 	Timeout time.Duration
-	// MaxArchiveSize bounds a downloaded chart archive or index.yaml
-	// (default 64 MiB).
+	// MaxArchiveSize bounds a downloaded chart archive, index.yaml or OCI
+	// chart layer (default DefaultMaxArchiveSize, 64 MiB). An OCI pull is
+	// refused from its manifest when a layer declares more, and reads at most
+	// MaxArchiveSize plus 4 MiB of manifests whatever the registry sends.
 	MaxArchiveSize int64
 	// Transport is the base HTTP transport (default: a clone of
 	// http.DefaultTransport).
@@ -72,8 +78,11 @@ func New(opts Options) *Source {
 	if opts.Timeout <= 0 {
 		opts.Timeout = 2 * time.Minute
 	}
+	if opts.CacheBytes <= 0 {
+		opts.CacheBytes = DefaultCacheBytes
+	}
 	if opts.MaxArchiveSize <= 0 {
-		opts.MaxArchiveSize = 64 << 20
+		opts.MaxArchiveSize = DefaultMaxArchiveSize
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -91,9 +100,11 @@ func New(opts Options) *Source {
 		opts:     opts,
 		secure:   base,
 		insecure: insecure,
-		archives: newLRU(opts.CacheSize),
-		indexes:  newTTLCache[*repo.IndexFile](opts.IndexTTL, 256, opts.Now),
-		tags:     newTTLCache[[]string](opts.IndexTTL, 1024, opts.Now),
+		archives: newLRU(opts.CacheSize, opts.CacheBytes),
+		// Indexes are weighed by their index.yaml, tag lists by their tags:
+		// each kind at most MaxArchiveSize in all, so the largest one fits.
+		indexes: newTTLCache[*repo.IndexFile](opts.IndexTTL, 256, opts.MaxArchiveSize, opts.Now),
+		tags:    newTTLCache[[]string](opts.IndexTTL, 1024, opts.MaxArchiveSize, opts.Now),
 	}
 }
 
@@ -101,7 +112,16 @@ func New(opts Options) *Source {
 func (s *Source) Downloads() int64 { return s.downloads.Load() }
 
 // CachedCharts returns how many chart archives are cached.
-func (s *Source) CachedCharts() int { return s.archives.len() }
+func (s *Source) CachedCharts() int {
+	n, _ := s.archives.size()
+	return n
+}
+
+// CachedBytes returns the total size of the cached chart archives.
+func (s *Source) CachedBytes() int64 {
+	_, b := s.archives.size()
+	return b
+}
 
 // Load returns the chart h names, from the cache when it holds the resolved
 // version.

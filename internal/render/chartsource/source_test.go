@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -194,8 +195,11 @@ func TestBasicAuth(t *testing.T) {
 
 func TestFetchFailures(t *testing.T) {
 	tgz := hello(t, "1.0.0")
-	var mode string
+	// The "hang" handler may still be running when the next case starts.
+	var modeValue atomic.Value
+	modeValue.Store("")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mode := modeValue.Load().(string)
 		switch {
 		case mode == "503":
 			http.Error(w, "busy", http.StatusServiceUnavailable)
@@ -232,7 +236,7 @@ func TestFetchFailures(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.mode, func(t *testing.T) {
-			mode = tt.mode
+			modeValue.Store(tt.mode)
 			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 			defer cancel()
 			_, err := chartsource.New(chartsource.Options{}).Load(ctx, render.Helm{RepoURL: srv.URL, Chart: "hello", Version: "1.0.0"})
