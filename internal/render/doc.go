@@ -22,6 +22,20 @@
 // which need a user to change the declaration. Messages never contain Secret
 // data, values or credentials.
 //
+// Every render runs under a budget, Limits: a time limit (10 s), a limit on
+// the text its templates write (16 MiB), on the objects it yields (10,000)
+// and on loop iterations and template calls (1,000,000), with defaults for
+// each. Template functions whose output an argument sizes (repeat, indent,
+// until, seq, randAlphaNum, printf widths...) are capped at MaxValueBytes
+// and MaxListLength. Because a range needs no function to run forever,
+// template text is instrumented before it is parsed: every loop body and
+// template call takes a step from the budget, every printed value is
+// measured before fmt builds it (instrument.go). Helm charts get the same
+// instrumentation and capped functions through Helm's CustomTemplateFuncs.
+// Going over a limit is ReasonRenderLimitExceeded, a permanent error: the
+// declaration has to change; running out of time is ReasonRenderTimedOut,
+// retried with backoff (the other limits bound the templates' work).
+//
 // Render does not default namespaces: the apply step does it with the target
 // cluster's REST mapper, which is the only thing that knows whether a kind is
 // namespaced.

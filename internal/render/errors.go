@@ -35,6 +35,15 @@ const (
 	ReasonObjectTooLarge = "ObjectTooLarge"
 	// ReasonDuplicateObject: the same group, kind, namespace and name twice.
 	ReasonDuplicateObject = "DuplicateObject"
+	// ReasonRenderLimitExceeded: the render went over one of its Limits
+	// (output, objects, loop iterations) or a template function over its cap
+	// (MaxValueBytes, MaxListLength). Not transient: the templates or values
+	// have to change.
+	ReasonRenderLimitExceeded = "RenderLimitExceeded"
+	// ReasonRenderTimedOut: the render took longer than Limits.Timeout. It is
+	// transient (retried with backoff): a busy controller can cause it as well
+	// as the templates, whose work the other limits bound anyway.
+	ReasonRenderTimedOut = "RenderTimedOut"
 )
 
 // Error is a rendering failure. Error() is one sentence naming the service,
@@ -78,15 +87,15 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // Transient reports whether err is worth retrying with backoff without any
 // change to the declaration: a chart repository or registry that failed or
-// did not answer, a cancelled or expired context, or an error Render does not
-// know. Every other *Error needs a user to fix the declaration.
+// did not answer, a render that ran out of time, a cancelled or expired
+// context, or an error Render does not know. Every other *Error needs a user to fix the declaration.
 func Transient(err error) bool {
 	if err == nil {
 		return false
 	}
 	var re *Error
 	if errors.As(err, &re) {
-		return re.Reason == ReasonChartFetchFailed
+		return re.Reason == ReasonChartFetchFailed || re.Reason == ReasonRenderTimedOut
 	}
 	return true
 }

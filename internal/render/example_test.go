@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"holdfast.dev/holdfast/internal/render"
 )
@@ -50,4 +51,24 @@ func ExampleTransient() {
 	// Output:
 	// MissingKindOrName false
 	// service "web": inline manifests, document 1 at line 1: v1 ConfigMap uses metadata.generateName; Holdfast needs a stable metadata.name to track the object, so set one
+}
+
+// A template that would build a gigabyte string fails at once, naming the
+// function and the limit; the error is permanent.
+func ExampleLimits() {
+	_, err := render.Render(context.Background(), render.Request{
+		Service: "web",
+		Limits:  render.Limits{Timeout: 5 * time.Second}, // the others keep their defaults
+		Source: render.Source{GoTemplate: true, Inline: `apiVersion: v1
+kind: ConfigMap
+metadata: {name: big}
+data:
+  x: {{ repeat 1000000000 "x" }}
+`},
+	}, nil)
+	fmt.Println(render.ReasonOf(err), render.Transient(err))
+	fmt.Println(err)
+	// Output:
+	// RenderLimitExceeded false
+	// service "web": inline manifests: stopped at line 5: repeat would return more than 1 MiB, the limit for one value; make its input or count smaller
 }

@@ -6,12 +6,16 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	"helm.sh/helm/v4/pkg/action"
 	"helm.sh/helm/v4/pkg/chart/common"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
 	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
+	ri "helm.sh/helm/v4/pkg/release"
 	release "helm.sh/helm/v4/pkg/release/v1"
 )
 
@@ -39,7 +43,14 @@ const DefaultKubeVersion = "v1.36.0"
 // the cluster (a password in an existing Secret) generates a new one instead.
 // Values a chart generates (randAlphaNum, uuidv4, genCA, ...) differ on every
 // render; package rendercache keeps a rendering until its inputs change.
-func renderHelm(ctx context.Context, req Request, values map[string]any, charts ChartSource) ([]item, string, error) {
+//
+// Limits: the chart's templates are instrumented like Go templates
+// (instrumentChart), Helm's engine gets sprig's functions capped through
+// CustomTemplateFuncs (Helm's own include, tpl, toYaml... stay Helm's), Helm
+// runs on a goroutine the render stops waiting for when its time is up, and
+// the manifests it returns are bounded by MaxOutputBytes. The time spent
+// fetching the chart is not counted.
+func renderHelm(ctx context.Context, req Request, values map[string]any, charts ChartSource, b *budget) ([]item, string, error) {
 	h := *req.Source.Helm
 	if h.Chart == "" || h.RepoURL == "" {
 		return nil, "", newError(ReasonInvalidSource, "helm source", "chart and repoURL are both required", nil)
@@ -67,7 +78,9 @@ func renderHelm(ctx context.Context, req Request, values map[string]any, charts 
 		namespace = "default"
 	}
 
+	fetchStart := time.Now()
 	ch, err := charts.Load(ctx, h)
+	b.extend(time.Since(fetchStart))
 	if err != nil {
 		var re *Error
 		if errors.As(err, &re) {
@@ -79,8 +92,13 @@ func renderHelm(ctx context.Context, req Request, values map[string]any, charts 
 		return nil, "", newError(ReasonChartFetchFailed, ChartRef(h), "fetching the chart failed: "+err.Error(), err)
 	}
 	origin := fmt.Sprintf("chart %s %s", ch.Name(), ch.Metadata.Version)
+	if err := instrumentChart(ch); err != nil {
+		return nil, "", newError(ReasonRenderLimitExceeded, origin,
+			"the render limits cannot be applied to the chart's "+err.Error()+"; Holdfast does not render it", err)
+	}
 
 	cfg := action.NewConfiguration(action.ConfigurationSetLogger(slog.DiscardHandler))
+	cfg.CustomTemplateFuncs = b.helmFuncs()
 	install := action.NewInstall(cfg)
 	install.DryRunStrategy = action.DryRunClient
 	install.ReleaseName = releaseName
@@ -89,13 +107,31 @@ func renderHelm(ctx context.Context, req Request, values map[string]any, charts 
 	install.IncludeCRDs = h.IncludeCRDs
 	install.Replace = true
 
-	rr, err := install.RunWithContext(ctx, ch, values)
+	var rr ri.Releaser
+	var runErr error
+	err = b.run(func() { rr, runErr = install.RunWithContext(ctx, ch, values) })
+	if err == nil {
+		err = runErr
+	}
+	if v := b.violation(); v != nil {
+		return nil, "", limitExceeded(origin, helmLocation(err), v)
+	}
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, "", ctx.Err()
+		}
 		return nil, "", helmError(origin, err)
 	}
 	rel, ok := rr.(*release.Release)
 	if !ok {
 		return nil, "", newError(ReasonInvalidSource, origin, fmt.Sprintf("Helm returned an unexpected release type %T", rr), nil)
+	}
+	total := len(rel.Manifest)
+	for _, hk := range rel.Hooks {
+		total += len(hk.Manifest)
+	}
+	if total > b.limits.MaxOutputBytes {
+		return nil, "", limitExceeded(origin, "", b.fail(fmt.Sprintf("the chart rendered more than %s, the limit for one render; turn parts of the chart off through values or split the service", byteSize(b.limits.MaxOutputBytes))))
 	}
 
 	var pre, post []*release.Hook
@@ -128,6 +164,44 @@ func renderHelm(ctx context.Context, req Request, values map[string]any, charts 
 		items = append(items, it...)
 	}
 	return items, ch.Metadata.Version, nil
+}
+
+// instrumentChart instruments the templates of c and of its subcharts
+// (instrument.go). The templates are replaced, not modified in place.
+func instrumentChart(c *chart.Chart) error {
+	templates := make([]*common.File, len(c.Templates))
+	for i, f := range c.Templates {
+		text, err := prepareHelm(f.Name, string(f.Data))
+		if err != nil {
+			return fmt.Errorf("template %s", f.Name)
+		}
+		nf := *f
+		nf.Data = []byte(text)
+		templates[i] = &nf
+	}
+	c.Templates = templates
+	for _, d := range c.Dependencies() {
+		if err := instrumentChart(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var helmLocationRE = regexp.MustCompile(`([^\s:"'<>()]+/templates/[^\s:"'<>()]+):(\d+)`)
+
+// helmLocation returns "template <path> line N" from an error of Helm's
+// engine, or "". Only the template's path in the chart and the line are
+// taken from the message, never the template text Helm may quote.
+func helmLocation(err error) string {
+	if err == nil {
+		return ""
+	}
+	m := helmLocationRE.FindStringSubmatch(err.Error())
+	if m == nil {
+		return ""
+	}
+	return fmt.Sprintf("template %s line %s", m[1], m[2])
 }
 
 func hasEvent(h *release.Hook, e release.HookEvent) bool {

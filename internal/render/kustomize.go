@@ -1,11 +1,12 @@
 package render
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"sort"
 	"strings"
-	"sync"
+	"time"
 
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/types"
@@ -13,17 +14,23 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// kustomizeMu serialises kustomize builds: kustomize keeps its OpenAPI schema
-// in package state, which concurrent builds race on (Flux serialises its
-// builds for the same reason).
-var kustomizeMu sync.Mutex
+// kustomizeSlot serialises kustomize builds: kustomize keeps its OpenAPI
+// schema in package state, which concurrent builds race on (Flux serialises
+// its builds for the same reason). It is a channel rather than a mutex so that
+// waiting for it ends with the render's time: a build that went over its
+// time keeps the slot until it ends.
+var kustomizeSlot = make(chan struct{}, 1)
 
 var kustomizationNames = []string{"kustomization.yaml", "kustomization.yml", "Kustomization"}
 
 // renderKustomize builds the overlay from an in-memory file system. Remote
 // resources and plugins are refused before kustomize runs: kustomize would
 // otherwise fetch URLs or run git from the controller.
-func renderKustomize(k *Kustomize, goTemplate bool, data templateData) ([]item, error) {
+//
+// The build itself cannot be interrupted. It runs under the render's time
+// (budget.run), its input is bounded by the size of the objects it comes from,
+// and its output by MaxOutputBytes and MaxObjects.
+func renderKustomize(k *Kustomize, goTemplate bool, data templateData, b *budget) ([]item, error) {
 	dir := path.Clean("/" + strings.TrimPrefix(k.Path, "/"))
 	origin := "kustomize overlay " + strings.TrimPrefix(dir, "/")
 	if dir == "/" {
@@ -46,7 +53,7 @@ func renderKustomize(k *Kustomize, goTemplate bool, data templateData) ([]item, 
 		}
 		content := k.Files[name]
 		if goTemplate {
-			out, err := executeTemplate("kustomize file "+clean, string(content), data)
+			out, err := executeTemplate("kustomize file "+clean, string(content), data, b)
 			if err != nil {
 				return nil, err
 			}
@@ -68,15 +75,42 @@ func renderKustomize(k *Kustomize, goTemplate bool, data templateData) ([]item, 
 	opts.LoadRestrictions = types.LoadRestrictionsRootOnly
 	opts.PluginConfig = types.DisabledPluginConfig()
 
-	kustomizeMu.Lock()
-	m, err := krusty.MakeKustomizer(opts).Run(fs, dir)
-	kustomizeMu.Unlock()
-	if err != nil {
-		return nil, newError(ReasonKustomizeFailed, origin, "kustomize build failed: "+err.Error(), err)
+	wait := time.NewTimer(b.remainingTime())
+	defer wait.Stop()
+	select {
+	case kustomizeSlot <- struct{}{}:
+	case <-wait.C:
+		return nil, errors.New("render: the time for rendering ran out while waiting for another kustomize build to finish")
+	case <-b.ctx.Done():
+		return nil, b.ctx.Err()
 	}
-	out, err := m.AsYaml()
-	if err != nil {
-		return nil, newError(ReasonKustomizeFailed, origin, "kustomize output cannot be encoded: "+err.Error(), err)
+	var out []byte
+	var buildErr, encodeErr error
+	err := b.run(func() {
+		defer func() { <-kustomizeSlot }()
+		m, err := krusty.MakeKustomizer(opts).Run(fs, dir)
+		if err != nil {
+			buildErr = err
+			return
+		}
+		out, encodeErr = m.AsYaml()
+	})
+	switch {
+	case err != nil:
+		var le *limitError
+		if errors.As(err, &le) {
+			return nil, limitExceeded(origin, "", le)
+		}
+		if b.ctx.Err() != nil {
+			return nil, err
+		}
+		return nil, newError(ReasonKustomizeFailed, origin, "kustomize build failed: "+err.Error(), err)
+	case buildErr != nil:
+		return nil, newError(ReasonKustomizeFailed, origin, "kustomize build failed: "+buildErr.Error(), buildErr)
+	case encodeErr != nil:
+		return nil, newError(ReasonKustomizeFailed, origin, "kustomize output cannot be encoded: "+encodeErr.Error(), encodeErr)
+	case len(out) > b.limits.MaxOutputBytes:
+		return nil, limitExceeded(origin, "", b.fail(fmt.Sprintf("kustomize built more than %s, the limit for one render; build less or split the service", byteSize(b.limits.MaxOutputBytes))))
 	}
 	// Line numbers of kustomize's output mean nothing to the user.
 	return parseStream(origin, out, false)

@@ -31,7 +31,8 @@ func render(ctx context.Context, req Request, charts ChartSource) (*Result, erro
 	if err := checkSource(req.Source); err != nil {
 		return nil, err
 	}
-	values, err := resolveValues(req)
+	b := newBudget(ctx, req.Limits)
+	values, err := resolveValues(req, b)
 	if err != nil {
 		return nil, err
 	}
@@ -42,18 +43,18 @@ func render(ctx context.Context, req Request, charts ChartSource) (*Result, erro
 	src := req.Source
 	switch {
 	case src.Inline != "":
-		items, err = renderText(inlineOrigin, []byte(src.Inline), src.GoTemplate, data)
+		items, err = renderText(inlineOrigin, []byte(src.Inline), src.GoTemplate, data, b)
 	case len(src.Documents) > 0:
-		items, err = renderDocuments(src.Documents, src.GoTemplate, data)
+		items, err = renderDocuments(src.Documents, src.GoTemplate, data, b)
 	case src.Kustomize != nil:
-		items, err = renderKustomize(src.Kustomize, src.GoTemplate, data)
+		items, err = renderKustomize(src.Kustomize, src.GoTemplate, data, b)
 	case src.Helm != nil:
-		items, chartVersion, err = renderHelm(ctx, req, values, charts)
+		items, chartVersion, err = renderHelm(ctx, req, values, charts, b)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return finish(items, req.TargetNamespace, chartVersion)
+	return finish(items, req.TargetNamespace, chartVersion, b)
 }
 
 // checkSource requires exactly one source.
@@ -82,9 +83,9 @@ func checkSource(s Source) error {
 }
 
 // renderText renders one manifest stream, through Go templates if asked.
-func renderText(origin string, text []byte, goTemplate bool, data templateData) ([]item, error) {
+func renderText(origin string, text []byte, goTemplate bool, data templateData, b *budget) ([]item, error) {
 	if goTemplate {
-		out, err := executeTemplate(origin, string(text), data)
+		out, err := executeTemplate(origin, string(text), data, b)
 		if err != nil {
 			return nil, err
 		}
@@ -93,18 +94,21 @@ func renderText(origin string, text []byte, goTemplate bool, data templateData) 
 	return parseStream(origin, text, true)
 }
 
-func renderDocuments(docs []Document, goTemplate bool, data templateData) ([]item, error) {
+func renderDocuments(docs []Document, goTemplate bool, data templateData, b *budget) ([]item, error) {
 	var items []item
 	for i, d := range docs {
 		origin := d.Origin
 		if origin == "" {
 			origin = fmt.Sprintf("document source %d", i+1)
 		}
-		it, err := renderText(origin, d.Content, goTemplate, data)
+		it, err := renderText(origin, d.Content, goTemplate, data, b)
 		if err != nil {
 			return nil, err
 		}
 		items = append(items, it...)
+		if len(items) > b.limits.MaxObjects {
+			return nil, limitExceeded(origin, "", b.fail(b.limits.tooManyObjects()))
+		}
 	}
 	return items, nil
 }
@@ -115,8 +119,12 @@ type objectKey struct {
 	group, kind, namespace, name string
 }
 
-// finish checks the rendered set (sizes, duplicates) and computes its digest.
-func finish(items []item, targetNamespace, chartVersion string) (*Result, error) {
+// finish checks the rendered set (count, sizes, duplicates) and computes its
+// digest.
+func finish(items []item, targetNamespace, chartVersion string, b *budget) (*Result, error) {
+	if len(items) > b.limits.MaxObjects {
+		return nil, limitExceeded("", "", b.fail(b.limits.tooManyObjects()))
+	}
 	res := &Result{Objects: make([]*unstructured.Unstructured, 0, len(items)), ChartVersion: chartVersion}
 	seen := make(map[objectKey]string, len(items))
 	d := newDigest()

@@ -3,8 +3,10 @@ package render
 import (
 	"bytes"
 	"errors"
+	"regexp"
 	"strings"
 	"text/template"
+	tparse "text/template/parse"
 
 	"github.com/Masterminds/sprig/v3"
 	"sigs.k8s.io/yaml"
@@ -36,7 +38,8 @@ var unrepeatable = []string{
 }
 
 // funcMap returns sprig's repeatable functions plus Helm's toYaml, fromYaml
-// and required, so values and manifests read like Helm templates.
+// and required, so values and manifests read like Helm templates. Templates
+// get them through budget.goFuncs, capped and under the render's limits.
 func funcMap() template.FuncMap {
 	f := sprig.HermeticTxtFuncMap()
 	for _, name := range unrepeatable {
@@ -72,18 +75,68 @@ func funcMap() template.FuncMap {
 // in error locations, e.g. "inline manifests:3:7"). Missing map keys render as
 // empty strings, as in Helm, so {{ .Cluster.Labels.region | default "eu" }}
 // works on clusters without the label.
-func executeTemplate(name, text string, data templateData) ([]byte, error) {
-	t, err := template.New(name).Option("missingkey=zero").Funcs(funcMap()).Parse(text)
-	if err != nil {
-		return nil, newError(ReasonTemplateFailed, name, "Go template does not parse: "+templateMessage(err), err)
+//
+// The template runs under the render's budget b: its text is instrumented
+// (instrument.go), its functions are capped (funcs.go) and it executes into a
+// writer that stops it once the render's output or time is used up.
+func executeTemplate(name, text string, data templateData, b *budget) ([]byte, error) {
+	parse := func(text string) (*template.Template, error) {
+		return template.New(name).Option("missingkey=zero").Funcs(b.goFuncs()).Parse(text)
 	}
-	var buf bytes.Buffer
-	if err := t.Execute(&buf, data); err != nil {
+	inst, err := instrument(text, false)
+	var t *template.Template
+	if err == nil {
+		t, err = parse(inst)
+	}
+	if err != nil {
+		// Report errors against the user's text, not the instrumented one.
+		if _, perr := parse(text); perr != nil {
+			return nil, newError(ReasonTemplateFailed, name, "Go template does not parse: "+templateMessage(perr), perr)
+		}
+		return nil, notInstrumented(name)
+	}
+	trees := make([]*tparse.Tree, 0, len(t.Templates()))
+	for _, tt := range t.Templates() {
+		trees = append(trees, tt.Tree)
+	}
+	if err := checkInstrumented(trees, false); err != nil {
+		return nil, notInstrumented(name)
+	}
+
+	w := &limitedWriter{b: b}
+	err = t.Execute(w, data)
+	if v := b.violation(); v != nil {
+		return nil, limitExceeded(name, templateLine(name, err), v)
+	}
+	if err != nil {
+		if cerr := b.ctx.Err(); cerr != nil {
+			return nil, cerr
+		}
 		return nil, newError(ReasonTemplateFailed, name, "Go template failed: "+templateMessage(err), err)
 	}
 	// With missingkey=zero, a missing key of a map[string]any prints
 	// "<no value>"; Helm replaces it with nothing and so do we.
-	return bytes.ReplaceAll(buf.Bytes(), []byte("<no value>"), nil), nil
+	return bytes.ReplaceAll(w.buf.Bytes(), []byte("<no value>"), nil), nil
+}
+
+// notInstrumented: a template that parses but that Holdfast could not put
+// under its render limits. It is refused rather than run without them.
+func notInstrumented(name string) *Error {
+	return newError(ReasonRenderLimitExceeded, name,
+		"the render limits cannot be applied to this Go template; simplify its syntax (comments inside actions, unusual literals)", nil)
+}
+
+// templateLine returns "line N" from a template execution error located in
+// name, or "".
+func templateLine(name string, err error) string {
+	if err == nil {
+		return ""
+	}
+	m := regexp.MustCompile(`^template: ` + regexp.QuoteMeta(name) + `:(\d+):`).FindStringSubmatch(err.Error())
+	if m == nil {
+		return ""
+	}
+	return "line " + m[1]
 }
 
 // templateMessage drops Go's "template: " prefix; what remains starts with

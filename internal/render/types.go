@@ -44,6 +44,12 @@ type Request struct {
 
 	// Source is what to render.
 	Source Source
+
+	// Limits bound the render; zero fields mean the defaults. They are left
+	// out of JSON: they do not change what a render that succeeds returns, so
+	// they are not part of a rendering's inputs (package rendercache hashes
+	// the Request as JSON).
+	Limits Limits `json:"-"`
 }
 
 // Source is the service's source. Exactly one of Inline, Documents,

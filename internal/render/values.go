@@ -16,24 +16,24 @@ const (
 
 // resolveValues renders both values texts as Go templates, parses them as
 // YAML maps and deep-merges them, the service's values winning.
-func resolveValues(req Request) (map[string]any, error) {
+func resolveValues(req Request, b *budget) (map[string]any, error) {
 	data := templateData{Cluster: req.Cluster, Service: req.Service, TargetNamespace: req.TargetNamespace}
-	defaults, err := parseValues(templateValuesOrigin, req.TemplateValues, data)
+	defaults, err := parseValues(templateValuesOrigin, req.TemplateValues, data, b)
 	if err != nil {
 		return nil, err
 	}
-	overrides, err := parseValues(serviceValuesOrigin, req.ServiceValues, data)
+	overrides, err := parseValues(serviceValuesOrigin, req.ServiceValues, data, b)
 	if err != nil {
 		return nil, err
 	}
 	return mergeValues(defaults, overrides), nil
 }
 
-func parseValues(origin, text string, data templateData) (map[string]any, error) {
+func parseValues(origin, text string, data templateData, b *budget) (map[string]any, error) {
 	if text == "" {
 		return map[string]any{}, nil
 	}
-	out, err := executeTemplate(origin, text, data)
+	out, err := executeTemplate(origin, text, data, b)
 	if err != nil {
 		return nil, err
 	}
