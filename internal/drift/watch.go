@@ -100,7 +100,10 @@ func (w *Watches) handler(cluster types.NamespacedName) toolscache.ResourceEvent
 }
 
 // Forget drops the record of handlers on a cache that is gone, so a rebuilt connection gets new
-// ones. Ensure also drops those of caches that stopped, the next time it adds a handler.
+// ones and the stopped informers, with every object they stored, are let go at once. The
+// ClusterServiceStatus controller calls it for each connection the fleet registry closes
+// (fleet.Registry.OnClosed). Ensure also drops those of caches that stopped, the next time it
+// adds a handler.
 func (w *Watches) Forget(c cache.Cache) {
 	w.mu.Lock()
 	defer w.mu.Unlock()

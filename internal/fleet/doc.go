@@ -23,4 +23,9 @@
 //
 // Kubeconfigs are credentials. Nothing in this package puts their content into an error, a log
 // line or a status message: parse errors are reported by category, never by quoting the input.
+// Likewise, the server a kubeconfig names may be any endpoint the controller reaches: a probe
+// error reports what it answered by HTTP status, never by quoting its body (probe.go, redact).
+//
+// The registry tells the functions given to OnClosed of each connection it lets go, so that
+// what others keep about its cache (drift watch handlers) goes with it.
 package fleet

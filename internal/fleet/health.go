@@ -63,27 +63,3 @@ func (c *Connection) Recovered() time.Time {
 func (r *Registry) OnRecovered(f func(cluster types.NamespacedName)) {
 	r.recoveries.add(f)
 }
-
-// recoveryListeners are the functions given to OnRecovered.
-type recoveryListeners struct {
-	mu sync.Mutex
-	fs []func(types.NamespacedName)
-}
-
-func (l *recoveryListeners) add(f func(types.NamespacedName)) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.fs = append(l.fs, f)
-}
-
-func (l *recoveryListeners) notify(cluster types.NamespacedName) {
-	if l == nil { // a Connection not made by a Registry
-		return
-	}
-	l.mu.Lock()
-	fs := l.fs
-	l.mu.Unlock()
-	for _, f := range fs {
-		f(cluster)
-	}
-}

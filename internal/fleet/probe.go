@@ -6,6 +6,8 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/url"
 	"strings"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -24,7 +26,10 @@ type ProbeResult struct {
 	User string
 }
 
-// ProbeError is a failed probe, classified into a Cluster condition reason.
+// ProbeError is a failed probe, classified into a Cluster condition reason. Its message goes into
+// the Cluster's condition and Events, which the Cluster's author reads, and the server it names
+// is the author's choice: the message never quotes what the server answered beyond the message
+// of a Kubernetes Status, and is bounded (see redact).
 type ProbeError struct {
 	// Reason is one of the Cluster Connected condition reasons.
 	Reason string
@@ -44,30 +49,37 @@ const anonymousUser = "system:anonymous"
 func probe(ctx context.Context, cs kubernetes.Interface) (ProbeResult, error) {
 	info, err := cs.Discovery().ServerVersion()
 	if err != nil {
-		return ProbeResult{}, classify(fmt.Errorf("reading the server version: %w", err))
+		return ProbeResult{}, classify("reading the server version", err)
 	}
-	res := ProbeResult{Version: info.GitVersion}
+	// Both go into the Cluster's status and condition message: bounded, like error messages.
+	res := ProbeResult{Version: truncate(info.GitVersion, maxProbeMessage)}
 	review, err := cs.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
 	switch {
 	case err == nil:
-		res.User = review.Status.UserInfo.Username
+		res.User = truncate(review.Status.UserInfo.Username, maxProbeMessage)
 		if res.User == anonymousUser {
 			return res, &ProbeError{Reason: holdfastv1.CredentialsRejectedReason,
 				Err: errors.New("the API server treats the kubeconfig's credentials as anonymous: they were not accepted")}
 		}
-	case apierrors.IsForbidden(err) && strings.Contains(err.Error(), anonymousUser):
+	case apierrors.IsForbidden(err) && strings.Contains(redact(err).Error(), anonymousUser):
 		return res, &ProbeError{Reason: holdfastv1.CredentialsRejectedReason,
 			Err: errors.New("the API server treats the kubeconfig's credentials as anonymous: they were not accepted")}
 	case apierrors.IsNotFound(err) || apierrors.IsForbidden(err) || apierrors.IsMethodNotSupported(err):
 		// Older clusters lack SelfSubjectReview, and RBAC may deny it to an accepted identity.
 	default:
-		return res, classify(fmt.Errorf("reviewing the kubeconfig's identity: %w", err))
+		return res, classify("reviewing the kubeconfig's identity", err)
 	}
 	return res, nil
 }
 
-// classify maps a request error to a Connected reason.
-func classify(err error) *ProbeError {
+// classify maps the error of a request, made to do op, to a Connected reason and a message fit
+// for a Cluster's condition.
+func classify(op string, err error) *ProbeError {
+	return &ProbeError{Reason: reasonOf(err), Err: fmt.Errorf("%s: %w", op, redact(err))}
+}
+
+// reasonOf maps a request error to a Connected reason.
+func reasonOf(err error) string {
 	var (
 		unknownAuthority x509.UnknownAuthorityError
 		hostname         x509.HostnameError
@@ -77,13 +89,93 @@ func classify(err error) *ProbeError {
 	)
 	switch {
 	case apierrors.IsUnauthorized(err):
-		return &ProbeError{Reason: holdfastv1.CredentialsRejectedReason, Err: err}
+		return holdfastv1.CredentialsRejectedReason
 	case errors.As(err, &unknownAuthority), errors.As(err, &hostname), errors.As(err, &invalid),
 		errors.As(err, &verification), errors.As(err, &header):
-		return &ProbeError{Reason: holdfastv1.TLSFailedReason, Err: err}
-	case strings.Contains(err.Error(), "tls: "):
-		return &ProbeError{Reason: holdfastv1.TLSFailedReason, Err: err}
+		return holdfastv1.TLSFailedReason
+	case !isAPIStatus(err) && strings.Contains(err.Error(), "tls: "):
+		return holdfastv1.TLSFailedReason
 	default:
-		return &ProbeError{Reason: holdfastv1.UnreachableReason, Err: err}
+		return holdfastv1.UnreachableReason
 	}
+}
+
+// maxProbeMessage bounds what redact keeps of an error's message.
+const maxProbeMessage = 512
+
+// notAnAPIServer explains an HTTP answer that is not a Kubernetes Status.
+const notAnAPIServer = "the server is not a Kubernetes API server, or a proxy in front of it answered"
+
+// redact returns err as a Cluster's author may read it. The server a Cluster names may be any
+// HTTP endpoint the controller can reach, internal ones included, so what it answered must not
+// come back to the author:
+//   - an HTTP answer that is not a Kubernetes Status (client-go quotes up to 2 KiB of its body,
+//     in the message and in a cause) becomes its status code: "HTTP 500 Internal Server Error";
+//   - a Kubernetes Status keeps its code, reason and message ("Unauthorized", "... is forbidden:
+//     User ... cannot ..."), without its details;
+//   - a request that got no answer keeps its message (dial, TLS, timeout: it names the server,
+//     which the author wrote, and quotes nothing it sent);
+//   - anything else, an answer that could not be decoded, is said to be one: decoders quote
+//     what they could not read.
+//
+// Every message kept is cut to maxProbeMessage bytes. Status errors stay status errors, so that
+// apierrors.IsForbidden and the like still tell them apart.
+func redact(err error) error {
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		st := status.Status()
+		msg := st.Message
+		switch {
+		case unexpectedResponse(st):
+			msg = httpStatus(st.Code) + ": " + notAnAPIServer
+		case msg == "":
+			msg = httpStatus(st.Code)
+		}
+		return &apierrors.StatusError{ErrStatus: metav1.Status{
+			Status: st.Status, Code: st.Code, Reason: st.Reason, Message: truncate(msg, maxProbeMessage)}}
+	}
+	var urlErr *url.Error
+	if errors.As(err, &urlErr) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		if msg := err.Error(); len(msg) > maxProbeMessage {
+			return errors.New(truncate(msg, maxProbeMessage))
+		}
+		return err
+	}
+	return errors.New("the answer could not be read as a Kubernetes API response: " + notAnAPIServer)
+}
+
+// unexpectedResponse reports whether st was made by client-go from an HTTP answer that was not a
+// Kubernetes Status (apierrors.NewGenericServerResponse), whose body it quotes.
+func unexpectedResponse(st metav1.Status) bool {
+	if st.Details == nil {
+		return false
+	}
+	for _, c := range st.Details.Causes {
+		if c.Type == metav1.CauseTypeUnexpectedServerResponse {
+			return true
+		}
+	}
+	return false
+}
+
+// httpStatus is "HTTP 500 Internal Server Error".
+func httpStatus(code int32) string {
+	if text := http.StatusText(int(code)); text != "" {
+		return fmt.Sprintf("HTTP %d %s", code, text)
+	}
+	return fmt.Sprintf("HTTP %d", code)
+}
+
+func isAPIStatus(err error) bool {
+	var status apierrors.APIStatus
+	return errors.As(err, &status)
+}
+
+// truncate cuts s to at most max bytes, on a rune boundary, marking the cut.
+func truncate(s string, max int) string {
+	const mark = " …(truncated)"
+	if len(s) <= max {
+		return s
+	}
+	return strings.ToValidUTF8(s[:max-len(mark)], "") + mark
 }

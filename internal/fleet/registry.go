@@ -83,7 +83,8 @@ type Registry struct {
 	conns map[types.NamespacedName]*Connection
 
 	watches    watchCounts
-	recoveries recoveryListeners
+	recoveries listeners[types.NamespacedName]
+	closed     listeners[*Connection]
 }
 
 // NewRegistry returns an empty registry. Connections' caches run until Close or until the
@@ -122,11 +123,26 @@ func (r *Registry) Start(ctx context.Context) error {
 func (r *Registry) Close() {
 	r.cancel()
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	closed := make([]*Connection, 0, len(r.conns))
 	for k, c := range r.conns {
 		c.close()
 		delete(r.conns, k)
+		closed = append(closed, c)
 	}
+	r.mu.Unlock()
+	for _, c := range closed {
+		r.closed.notify(c)
+	}
+}
+
+// OnClosed registers f to be called with each connection the registry lets go, once its cache
+// has stopped: removed (Remove: the Cluster was deleted or paused, or its kubeconfig is no longer
+// usable), replaced by one built from a changed kubeconfig (Connect), or closed with the
+// registry (Close). What others keep about a connection (handlers on its cache's informers) is
+// dropped there; nothing else tells them the cache is gone. f runs on the goroutine that let the
+// connection go, a reconcile's: it must not block.
+func (r *Registry) OnClosed(f func(*Connection)) {
+	r.closed.add(f)
 }
 
 // Connect returns the connection for key built from kubeconfig. A connection built from the same
@@ -160,6 +176,7 @@ func (r *Registry) Connect(key types.NamespacedName, origin string, kubeconfig [
 	r.mu.Unlock()
 	if old != nil {
 		old.close()
+		r.closed.notify(old)
 	}
 	return conn, nil
 }
@@ -181,6 +198,7 @@ func (r *Registry) Remove(key types.NamespacedName) bool {
 		return false
 	}
 	conn.close()
+	r.closed.notify(conn)
 	return true
 }
 
@@ -266,7 +284,7 @@ type Connection struct {
 	done         chan struct{}
 	origin       atomic.Value
 	health       health
-	recoveries   *recoveryListeners
+	recoveries   *listeners[types.NamespacedName]
 }
 
 // Origin is the origin given to the Connect call that last returned this connection.

@@ -4,6 +4,10 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -291,6 +295,68 @@ func TestClusterBadInput(t *testing.T) {
 			g.Expect(string(eventText)).NotTo(ContainSubstring(s), "events")
 			g.Expect(logText).NotTo(ContainSubstring(s), "logs")
 		}
+	})
+}
+
+// bodyMarker is what an internal endpoint answers; it must never show up on the hub.
+const bodyMarker = "internal-secret-marker-123"
+
+// TestClusterServerAnswersAreNotEchoed: a Cluster's server can be any endpoint the controller
+// reaches, internal ones included, and the Cluster's author reads its conditions and Events.
+// What a server that is not a Kubernetes API server answers is reported by status code only.
+func TestClusterServerAnswersAreNotEchoed(t *testing.T) {
+	ns := newNamespace(t)
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		switch {
+		case strings.HasPrefix(r.URL.Path, "/proxied/version"):
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `{"major":"1","minor":"36","gitVersion":"v1.36.4"}`)
+		case strings.HasPrefix(r.URL.Path, "/proxied/"):
+			w.WriteHeader(http.StatusBadGateway)
+			_, _ = io.WriteString(w, "upstream said: "+bodyMarker)
+		default:
+			w.WriteHeader(http.StatusInternalServerError)
+			_, _ = io.WriteString(w, "db password for "+bodyMarker)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	pointAt := func(server string) []byte {
+		return kubeconfigWith(t, target.Kubeconfig(), func(c *clientcmdapi.Config) {
+			currentCluster(c).Server, currentCluster(c).CertificateAuthorityData = server, ca
+		})
+	}
+	cases := []struct{ name, server, wantInMsg string }{
+		{name: "internal-endpoint", server: srv.URL, wantInMsg: "reading the server version: HTTP 500 Internal Server Error: the server is not a Kubernetes API server"},
+		{name: "behind-a-proxy", server: srv.URL + "/proxied", wantInMsg: "reviewing the kubeconfig's identity: HTTP 502 Bad Gateway"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			k := createCluster(t, ns, tc.name, holdfastv1.DefaultKubeconfigKey, pointAt(tc.server))
+			c := expectCondition(t, k, holdfastv1.ClusterConnectedCondition, metav1.ConditionFalse, holdfastv1.UnreachableReason)
+			expectContract(t, c)
+			NewWithT(t).Expect(condition(c, holdfastv1.ClusterConnectedCondition).Message).To(ContainSubstring(tc.wantInMsg))
+			expectEvent(t, ns, tc.name, holdfastv1.UnreachableReason)
+		})
+	}
+
+	t.Run("no-body-anywhere", func(t *testing.T) {
+		g := NewWithT(t)
+		list := &holdfastv1.ClusterList{}
+		g.Expect(hubClient.List(context.Background(), list, client.InNamespace(ns))).To(Succeed())
+		status, err := json.Marshal(list)
+		g.Expect(err).NotTo(HaveOccurred())
+		events := &eventsv1.EventList{}
+		g.Expect(hubClient.List(context.Background(), events, client.InNamespace(ns))).To(Succeed())
+		g.Expect(events.Items).NotTo(BeEmpty())
+		eventText, err := json.Marshal(events)
+		g.Expect(err).NotTo(HaveOccurred())
+		logText := logs.String()
+		g.Expect(logText).To(ContainSubstring("HTTP 502 Bad Gateway"), "the log sink sees the controller's logs")
+		g.Expect(string(status)).NotTo(ContainSubstring(bodyMarker), "status")
+		g.Expect(string(eventText)).NotTo(ContainSubstring(bodyMarker), "events")
+		g.Expect(logText).NotTo(ContainSubstring(bodyMarker), "logs")
 	})
 }
 

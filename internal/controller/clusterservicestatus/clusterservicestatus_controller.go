@@ -318,12 +318,22 @@ func (r *Reconciler) forgetIfGone(key types.NamespacedName, err error) error {
 
 // onDrift asks for a reconcile of the status object of the service set owning a changed object.
 // It runs on informer goroutines and never blocks.
+//
+// The owner is read from the object's annotation, which whoever may write objects on the target
+// can set to anything: the change is dropped unless that status object exists, in the hub
+// cache, for this very cluster and service set (ownsDrift). Only then does memory keep anything.
 func (r *Reconciler) onDrift(cluster types.NamespacedName, c drift.Change) {
 	owner := c.Object.GetAnnotations()[holdfastv1.OwnerAnnotation]
 	if owner == "" || drift.Exempt(c.Object) {
 		return
 	}
 	key := types.NamespacedName{Namespace: cluster.Namespace, Name: naming.StatusName(owner, cluster.Name)}
+	if !r.ownsDrift(key, owner, cluster) {
+		// Debug only: a flood of forged owners must not flood the log either.
+		ctrl.Log.WithName("drift").V(1).Info("Ignoring a change to an object whose owner annotation names no status object of its cluster",
+			"cluster", cluster.String(), "statusObject", key.String(), "kind", c.Object.GetKind())
+		return
+	}
 	rec := holdfastv1.DriftRecord{
 		ResourceRef: fromRef(apply.RefOf(c.Object)),
 		Service:     c.Object.GetLabels()[holdfastv1.ServiceLabel],
@@ -334,11 +344,30 @@ func (r *Reconciler) onDrift(cluster types.NamespacedName, c drift.Change) {
 		metrics.ObserveDetection(rec.Kind, rec.DetectedTime.Sub(c.Author.Time.Time))
 	}
 	if !r.memory.addDrift(key, cluster.Name, rec) {
-		ctrl.Log.WithName("drift").V(1).Info("Too many status objects with pending drifts; the reconcile finds this one by comparison",
-			"statusObject", key.String())
-		r.memory.markRecheck(key, cluster.Name)
+		msg := "Too many status objects with pending drifts; the reconcile finds this one by comparison"
+		if !r.memory.markRecheck(key, cluster.Name) {
+			msg = "Too many status objects with pending drifts and rechecks; the next full reconcile finds this one"
+		}
+		ctrl.Log.WithName("drift").V(1).Info(msg, "statusObject", key.String())
 	}
 	r.enqueue(key)
+}
+
+// ownsDrift reports whether the status object key, named after owner, the service set an
+// object's annotation names, is one of cluster: it exists in the hub cache (a read that never
+// blocks once the cache has synced, which it has before any watch reports) and is the status
+// object of that service set on that cluster.
+func (r *Reconciler) ownsDrift(key types.NamespacedName, owner string, cluster types.NamespacedName) bool {
+	css := &holdfastv1.ClusterServiceStatus{}
+	if err := r.Client.Get(context.Background(), key, css); err != nil {
+		return false
+	}
+	return statusOf(css, owner, cluster)
+}
+
+// statusOf reports whether css is the status object of service set owner on cluster.
+func statusOf(css *holdfastv1.ClusterServiceStatus, owner string, cluster types.NamespacedName) bool {
+	return css.Namespace == cluster.Namespace && css.Spec.Cluster == cluster.Name && css.Spec.MultiClusterService == owner
 }
 
 // enqueueRecheck reconciles a status object, comparing with the cluster even if no full

@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -21,6 +22,7 @@ import (
 	"holdfast.dev/holdfast/internal/conditions"
 	"holdfast.dev/holdfast/internal/controller/index"
 	"holdfast.dev/holdfast/internal/drift"
+	"holdfast.dev/holdfast/internal/fleet"
 )
 
 // SetupWithManager registers the controller and its watches; it needs package index's
@@ -35,6 +37,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	r.recovered = make(chan event.TypedGenericEvent[*holdfastv1.Cluster], 1024)
 	r.Fleet.OnRecovered(r.onRecovered)
 	r.watches = &drift.Watches{OnChange: r.onDrift}
+	r.Fleet.OnClosed(forgetCacheOf(r.watches.Forget))
 	r.memory = newMemory()
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&holdfastv1.ClusterServiceStatus{}, builder.WithPredicates(predicate.Or(
@@ -119,6 +122,15 @@ func (r *Reconciler) onRecovered(cluster types.NamespacedName) {
 		ctrl.Log.WithName("drift").Info("Recovery queue full; drift made during the partition is found at the next full reconcile",
 			"cluster", cluster.String())
 	}
+}
+
+// forgetCacheOf adapts forget, which drops what is kept about a cache, to fleet.OnClosed: a
+// connection the registry lets go (its Cluster deleted, paused or given a new kubeconfig) takes
+// its cache with it, and the drift watches' handlers on that cache with the objects their
+// informers hold. forget runs on a goroutine of its own: drift.Watches.Ensure holds the lock
+// Forget takes while it asks a cluster about its API, and OnClosed's callers must not wait.
+func forgetCacheOf(forget func(cache.Cache)) func(*fleet.Connection) {
+	return func(c *fleet.Connection) { go forget(c.Cluster().GetCache()) }
 }
 
 // watchedOnCluster maps a Cluster to its status objects in drift-detection mode.

@@ -13,11 +13,32 @@ import (
 )
 
 // maxPendingStatuses bounds how many status objects can hold drifts the watches saw and no
-// reconcile has taken yet. Objects on a target carry their owner in an annotation anyone with
-// write access there can set, so without a bound a hostile cluster could make the controller
-// remember drifts for any number of made-up status objects. A drift dropped over the bound is
-// not lost: its reconcile compares with the cluster and finds it again (detection Comparison).
+// reconcile has taken yet, and, apart, how many can hold a recheck mark (see waiting). Objects
+// on a target carry their owner in an annotation anyone with write access there can set; the
+// drift watches accept only owners whose status object exists for that cluster (onDrift), and
+// the bound holds whatever the callers: a hostile cluster cannot make the controller remember
+// things for any number of status objects. A drift dropped over the bound is not lost: a
+// recheck mark makes its reconcile compare with the cluster and find it again (detection
+// Comparison), and a status object refused both is compared at its next full reconcile.
 const maxPendingStatuses = 10000
+
+// waiting counts the entries that hold one kind of thing for their next reconcile, and admits
+// new ones up to maxPendingStatuses: the one bound of what the drift watches and map functions,
+// which run ahead of reconciles, can make memory hold.
+type waiting struct{ n int }
+
+// admits reports whether an entry may hold the thing counted, given whether it holds it already.
+func (w *waiting) admits(holds bool) bool { return holds || w.n < maxPendingStatuses }
+
+// update counts an entry that held the thing (had) and now holds it or not (has).
+func (w *waiting) update(had, has bool) {
+	switch {
+	case !had && has:
+		w.n++
+	case had && !has:
+		w.n--
+	}
+}
 
 // memory is what this process knows about status objects between their reconciles, kept apart
 // from the API server because it is written from informer goroutines (the drift watches), map
@@ -28,12 +49,14 @@ const maxPendingStatuses = 10000
 // It lives in memory by design: a restart forgets it, and the first reconcile of each status
 // object after a start compares with the cluster, which finds what was pending. It forgets a
 // status object when the object is gone and every status object of a Cluster that is gone, and
-// it holds pending drifts for at most maxPendingStatuses status objects, MaxDriftRecords each.
-// It is safe for concurrent use.
+// it holds pending drifts for at most maxPendingStatuses status objects, MaxDriftRecords each,
+// and recheck marks for at most as many (drifts a reconcile took and puts back are never refused,
+// which can go over the bound by the reconciles under way). It is safe for concurrent use.
 type memory struct {
 	mu      sync.Mutex
 	entries map[types.NamespacedName]*remembered
-	pending int // entries with drifts
+	// pending counts the entries with drifts, rechecks those with a recheck mark.
+	pending, rechecks waiting
 	// fights counts recent corrections per object.
 	fights *drift.Fights
 }
@@ -102,13 +125,14 @@ func (m *memory) setDrifts(e *remembered, drifts []holdfastv1.DriftRecord) {
 	if len(drifts) > holdfastv1.MaxDriftRecords {
 		drifts = drifts[len(drifts)-holdfastv1.MaxDriftRecords:]
 	}
-	switch {
-	case len(e.drifts) == 0 && len(drifts) > 0:
-		m.pending++
-	case len(e.drifts) > 0 && len(drifts) == 0:
-		m.pending--
-	}
+	m.pending.update(len(e.drifts) > 0, len(drifts) > 0)
 	e.drifts = drifts
+}
+
+// setRecheck sets or clears the recheck mark of e; the caller holds mu.
+func (m *memory) setRecheck(e *remembered, recheck bool) {
+	m.rechecks.update(e.recheck, recheck)
+	e.recheck = recheck
 }
 
 // addDrift remembers a drift a watch saw for the status object key of a Cluster, until its
@@ -117,7 +141,7 @@ func (m *memory) setDrifts(e *remembered, drifts []holdfastv1.DriftRecord) {
 func (m *memory) addDrift(key types.NamespacedName, cluster string, rec holdfastv1.DriftRecord) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if e := m.entries[key]; (e == nil || len(e.drifts) == 0) && m.pending >= maxPendingStatuses {
+	if e := m.entries[key]; !m.pending.admits(e != nil && len(e.drifts) > 0) {
 		return false
 	}
 	e := m.entry(key, cluster)
@@ -151,11 +175,16 @@ func (m *memory) returnDrifts(key types.NamespacedName, cluster string, drifts [
 }
 
 // markRecheck makes the next reconcile of a status object compare with the cluster even if no
-// full reconcile is due.
-func (m *memory) markRecheck(key types.NamespacedName, cluster string) {
+// full reconcile is due. It reports false when the mark was refused because too many status
+// objects hold one already: that reconcile compares only if something else makes it.
+func (m *memory) markRecheck(key types.NamespacedName, cluster string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.entry(key, cluster).recheck = true
+	if e := m.entries[key]; !m.rechecks.admits(e != nil && e.recheck) {
+		return false
+	}
+	m.setRecheck(m.entry(key, cluster), true)
+	return true
 }
 
 // takeRecheck reports whether a recheck was asked for since the last call, and clears it.
@@ -167,7 +196,7 @@ func (m *memory) takeRecheck(key types.NamespacedName) bool {
 		return false
 	}
 	was := e.recheck
-	e.recheck = false
+	m.setRecheck(e, false)
 	m.tidy(key, e)
 	return was
 }
@@ -287,6 +316,7 @@ func (m *memory) forgetCluster(cluster types.NamespacedName) {
 func (m *memory) drop(key types.NamespacedName) {
 	if e := m.entries[key]; e != nil {
 		m.setDrifts(e, nil)
+		m.setRecheck(e, false)
 		delete(m.entries, key)
 	}
 	m.fights.ForgetStatus(key)

@@ -66,6 +66,48 @@ func TestMemoryIsBounded(t *testing.T) {
 	}
 }
 
+// TestMemoryStaysBoundedUnderMadeUpOwners: 20,000 status objects nobody made, as owner
+// annotations on a hostile target could name them, cannot grow memory past its bounds, whether
+// they come as drifts (onDrift marks a recheck when a drift does not fit) or as recheck marks.
+func TestMemoryStaysBoundedUnderMadeUpOwners(t *testing.T) {
+	m := newMemory()
+	const owners = 20000
+	name := func(prefix string, i int) types.NamespacedName {
+		return types.NamespacedName{Namespace: "fleet", Name: fmt.Sprint(prefix, i, ".c1")}
+	}
+	for i := range owners {
+		if key := name("drifted-", i); !m.addDrift(key, "c1", record("x")) {
+			m.markRecheck(key, "c1")
+		}
+		m.markRecheck(name("marked-", i), "c1")
+	}
+	if len(m.entries) > 2*maxPendingStatuses {
+		t.Fatalf("%d entries for %d made-up owners, want at most %d", len(m.entries), 2*owners, 2*maxPendingStatuses)
+	}
+	if m.pending.n != maxPendingStatuses || m.rechecks.n != maxPendingStatuses {
+		t.Fatalf("%d status objects with drifts and %d with a recheck mark, want %d each", m.pending.n, m.rechecks.n, maxPendingStatuses)
+	}
+
+	// A mark already held is kept; a new one is refused until a reconcile takes one.
+	held := name("marked-", 0)
+	if !m.markRecheck(held, "c1") {
+		t.Fatal("a recheck mark a status object holds already was refused")
+	}
+	if m.markRecheck(name("drifted-", 0), "c1") {
+		t.Fatal("a new recheck mark over the bound was kept")
+	}
+	over := name("one-more-", 0)
+	if m.markRecheck(over, "c1") {
+		t.Fatal("a recheck mark for one status object more than the bound was kept")
+	}
+	if !m.takeRecheck(held) || !m.markRecheck(over, "c1") {
+		t.Fatal("no place for a recheck mark after a reconcile took one")
+	}
+	if len(m.entries) > 2*maxPendingStatuses {
+		t.Fatalf("%d entries, want at most %d", len(m.entries), 2*maxPendingStatuses)
+	}
+}
+
 func TestMemoryForgetsStatusObjectsAndClusters(t *testing.T) {
 	m := newMemory()
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
@@ -97,8 +139,8 @@ func TestMemoryForgetsStatusObjectsAndClusters(t *testing.T) {
 			t.Fatalf("%s, of another Cluster, was forgotten", k)
 		}
 	}
-	if m.pending != 0 {
-		t.Fatalf("pending count %d after every drift was taken or forgotten", m.pending)
+	if m.pending.n != 0 || m.rechecks.n != 0 {
+		t.Fatalf("counts %d pending, %d rechecks after every drift and mark was taken or forgotten", m.pending.n, m.rechecks.n)
 	}
 	// Fights of forgotten status objects are gone; the others' stay.
 	for k, want := range map[types.NamespacedName]bool{a1: false, b1: false, a2: true, other: true} {
