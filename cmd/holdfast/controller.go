@@ -21,7 +21,9 @@ type controllerOptions struct {
 
 func (o *controllerOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of the hub cluster; empty means in-cluster, then $KUBECONFIG")
-	fs.StringVar(&o.manager.MetricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint; 0 turns it off")
+	fs.StringVar(&o.manager.MetricsAddr, "metrics-bind-address", ":8443", "address of the Prometheus metrics endpoint; 0 turns it off")
+	fs.BoolVar(&o.manager.MetricsSecure, "metrics-secure", true, "serve the metrics over HTTPS to clients whose Kubernetes token may GET /metrics; false serves plain HTTP to anyone, for local development only")
+	fs.StringVar(&o.manager.MetricsCertDir, "metrics-cert-dir", "", "directory with the metrics endpoint's tls.crt and tls.key (e.g. a mounted cert-manager Secret), reloaded when they change; empty means a self-signed certificate")
 	fs.StringVar(&o.manager.HealthAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz; 0 turns them off")
 	fs.BoolVar(&o.manager.LeaderElection, "leader-elect", false, "elect one active replica through a Lease on the hub")
 	fs.StringVar(&o.manager.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default: the controller's own)")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
@@ -46,7 +47,9 @@ const (
 // its kubeconfig impersonating the chart's ServiceAccount: the controller has only what the
 // chart's RBAC grants. It must elect itself leader through the chart's Role, serve the probes and
 // metrics the chart points at, deploy a service to a target cluster and put back a change made
-// there; and it must be refused what the chart does not grant.
+// there; and it must be refused what the chart does not grant. The metrics are HTTPS and only
+// for a token the hub authorizes to read them, as with the chart's holdfast-metrics-reader
+// ClusterRole: the controller checks tokens with the hub as the chart's ServiceAccount.
 func TestChartInstallsAWorkingController(t *testing.T) {
 	testsupport.RequireBinaries(t)
 	g := NewWithT(t)
@@ -109,6 +112,32 @@ func TestChartInstallsAWorkingController(t *testing.T) {
 		eventually(t, func(g Gomega) { g.Expect(httpGet(ctx, healthPort, path)).To(ContainSubstring("ok")) })
 	}
 
+	// Two scrapers, as Prometheus would be: one bound to the chart's holdfast-metrics-reader
+	// ClusterRole as docs/metrics.md says, one not. Bound now, so that the hub's RBAC knows the
+	// binding by the time the controller asks it about the token.
+	g.Expect(hub.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "monitoring"}})).To(Succeed())
+	readerToken, strangerToken := serviceAccountToken(t, hub, "monitoring", "prometheus"), serviceAccountToken(t, hub, "monitoring", "stranger")
+	g.Expect(hub.Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "prometheus-holdfast-metrics"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "holdfast-metrics-reader"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: "monitoring", Name: "prometheus"}}})).To(Succeed())
+	eventually(t, func(g Gomega) {
+		code, body, err := scrape(ctx, metricsPort, "")
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(code).To(Equal(http.StatusUnauthorized), "without a token: %s", body)
+	})
+	code, body, err := scrape(ctx, metricsPort, strangerToken)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(code).To(Equal(http.StatusForbidden), "with the token of a ServiceAccount not bound to holdfast-metrics-reader: %s", body)
+	g.Expect(body).To(ContainSubstring("system:serviceaccount:monitoring:stranger"))
+	// A token the hub rejects is refused too; controller-runtime's filter answers 500 rather than
+	// 401 when the TokenReview says why (here "invalid bearer token").
+	code, body, err = scrape(ctx, metricsPort, "not-a-token")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(code).To(BeElementOf(http.StatusUnauthorized, http.StatusInternalServerError), "with a token the hub does not know: %s", body)
+	g.Expect(body).NotTo(ContainSubstring("holdfast_"))
+	_, err = httpGet(ctx, metricsPort, "/metrics")
+	g.Expect(err).To(HaveOccurred(), "plain HTTP metrics")
+
 	// A target registered in a tenant's namespace, and a service in drift-detection mode.
 	_, err = fleet.Register(ctx, hub, fleet.Registration{Namespace: "tenant-a", Name: "target", Labels: map[string]string{"env": "dev"},
 		Kubeconfig: target.Kubeconfig()})
@@ -152,7 +181,10 @@ func TestChartInstallsAWorkingController(t *testing.T) {
 	})
 	t.Logf("The drift was corrected %s after the edit", time.Since(edited).Round(time.Millisecond))
 	eventually(t, func(g Gomega) {
-		g.Expect(httpGet(ctx, metricsPort, "/metrics")).To(And(
+		code, body, err := scrape(ctx, metricsPort, readerToken)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(code).To(Equal(http.StatusOK), "with the token of a ServiceAccount bound to holdfast-metrics-reader: %s", body)
+		g.Expect(body).To(And(
 			ContainSubstring(`holdfast_managed_objects{cluster="tenant-a/target",multiclusterservice="platform"} 2`),
 			ContainSubstring(`holdfast_drifts_corrected_total{cluster="tenant-a/target"`)))
 	})
@@ -215,6 +247,43 @@ func httpGet(ctx context.Context, port int, path string) (string, error) {
 		return "", fmt.Errorf("GET %s: HTTP %d: %s", path, resp.StatusCode, body)
 	}
 	return string(body), err
+}
+
+// scrape GETs /metrics over HTTPS from the controller on this machine, with token as the bearer
+// token unless it is empty, and returns the status code and the body. The certificate is the
+// self-signed one the controller makes, which Prometheus, too, is told not to verify.
+func scrape(ctx context.Context, port int, token string) (int, string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("https://127.0.0.1:%d/metrics", port), nil)
+	if err != nil {
+		return 0, "", err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // the controller's self-signed certificate
+	defer c.CloseIdleConnections()
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body), err
+}
+
+// serviceAccountToken creates ServiceAccount namespace/name on the hub and returns a token of it
+// (TokenRequest, as the kubelet gets a pod's).
+func serviceAccountToken(t *testing.T, c client.Client, namespace, name string) string {
+	t.Helper()
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+	if err := c.Create(t.Context(), sa); err != nil {
+		t.Fatal(err)
+	}
+	tr := &authenticationv1.TokenRequest{}
+	if err := c.SubResource("token").Create(t.Context(), sa, tr); err != nil {
+		t.Fatal(err)
+	}
+	return tr.Status.Token
 }
 
 // meta returns the status of condition typ, or "" when there is none.

@@ -2,8 +2,10 @@ package controller
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
@@ -16,9 +18,11 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
@@ -40,6 +44,15 @@ import (
 type Options struct {
 	// MetricsAddr serves Prometheus metrics; "0" turns them off.
 	MetricsAddr string
+	// MetricsSecure serves the metrics over HTTPS to clients whose Kubernetes token may GET
+	// /metrics (see metricsServerOptions); otherwise they are plain HTTP, open to anyone who
+	// reaches the port. `holdfast controller` turns it on; in-process tests and benchmarks leave
+	// it off, or the metrics off altogether.
+	MetricsSecure bool
+	// MetricsCertDir holds the metrics endpoint's certificate and key, tls.crt and tls.key (a
+	// mounted kubernetes.io/tls Secret, e.g. cert-manager's), reloaded when they change; empty
+	// means a self-signed certificate made at start. It needs MetricsSecure.
+	MetricsCertDir string
 	// HealthAddr serves /healthz and /readyz; "0" turns them off.
 	HealthAddr string
 	// LeaderElection makes replicas elect one active manager.
@@ -103,6 +116,45 @@ func Scheme() (*runtime.Scheme, error) {
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete,namespace=holdfast-system
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch,namespace=holdfast-system
 
+// The secure metrics endpoint asks the hub who a scraper's token belongs to (TokenReview) and
+// whether it may GET /metrics (SubjectAccessReview).
+//
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
+
+// metricsServerOptions serve the metrics as opts say. Secure, they are HTTPS behind
+// controller-runtime's authentication and authorization filter, as kubebuilder's scaffold does:
+// a request without a token is refused with 401, one with a token the hub rejects with 500
+// (the filter's answer when the TokenReview says why), one whose token may not GET /metrics (the
+// chart's holdfast-metrics-reader ClusterRole grants that) with 403. The certificate is
+// the one in MetricsCertDir, watched for renewals, or a self-signed one; the returned watcher,
+// when not nil, must run with the manager.
+func metricsServerOptions(opts Options) (metricsserver.Options, *certwatcher.CertWatcher, error) {
+	o := metricsserver.Options{BindAddress: opts.MetricsAddr}
+	if !opts.MetricsSecure {
+		if opts.MetricsCertDir != "" {
+			return o, nil, fmt.Errorf("--metrics-cert-dir needs --metrics-secure: plain HTTP metrics use no certificate")
+		}
+		return o, nil, nil
+	}
+	o.SecureServing = true
+	o.FilterProvider = filters.WithAuthenticationAndAuthorization
+	// HTTP/1.1 only, as kubebuilder's scaffold does: Prometheus needs nothing more, and it keeps
+	// the endpoint out of reach of HTTP/2's stream reset and cancellation attacks.
+	o.TLSOpts = []func(*tls.Config){func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} }}
+	if opts.MetricsCertDir == "" || opts.MetricsAddr == "0" {
+		return o, nil, nil
+	}
+	// controller-runtime would fall back to a self-signed certificate when the files are
+	// missing; a certificate that was asked for and is absent is an error instead.
+	certs, err := certwatcher.New(filepath.Join(opts.MetricsCertDir, "tls.crt"), filepath.Join(opts.MetricsCertDir, "tls.key"))
+	if err != nil {
+		return o, nil, fmt.Errorf("loading the metrics certificate from --metrics-cert-dir %s: %w", opts.MetricsCertDir, err)
+	}
+	o.TLSOpts = append(o.TLSOpts, func(c *tls.Config) { c.GetCertificate = certs.GetCertificate })
+	return o, certs, nil
+}
+
 // NewManager builds the manager with every reconciler registered, and the fleet registry it
 // shares with them.
 func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manager, *fleet.Registry, error) {
@@ -119,9 +171,13 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 	if opts.LeaderElectionID == "" {
 		opts.LeaderElectionID = "holdfast.dev"
 	}
+	metricsOpts, certs, err := metricsServerOptions(opts)
+	if err != nil {
+		return nil, nil, err
+	}
 	mgr, err := ctrl.NewManager(hub, ctrl.Options{
 		Scheme:                        scheme,
-		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsAddr},
+		Metrics:                       metricsOpts,
 		HealthProbeBindAddress:        opts.HealthAddr,
 		LeaderElection:                opts.LeaderElection,
 		LeaderElectionNamespace:       opts.LeaderElectionNamespace,
@@ -138,6 +194,11 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("creating the manager: %w", err)
+	}
+	if certs != nil {
+		if err := mgr.Add(certs); err != nil {
+			return nil, nil, fmt.Errorf("adding the metrics certificate watcher: %w", err)
+		}
 	}
 	if opts.HealthAddr != "0" && opts.HealthAddr != "" {
 		if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {

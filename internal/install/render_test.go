@@ -38,8 +38,14 @@ func nonDefault() map[string]any {
 		"controller": map[string]any{
 			"leader-elect": true, "concurrency": 20, "target-qps": 50.5, "cluster-probe-interval": "30s", "leader-election-id": "fleet",
 		},
-		"logFormat":           "console",
-		"serviceMonitor":      map[string]any{"enabled": true, "labels": map[string]any{"release": "prometheus"}},
+		"logFormat": "console",
+		"serviceMonitor": map[string]any{"enabled": true, "labels": map[string]any{"release": "prometheus"},
+			"tlsConfig": map[string]any{"ca": map[string]any{"secret": map[string]any{"name": "holdfast-metrics-cert", "key": "ca.crt"}},
+				"serverName": "holdfast-metrics.holdfast-system.svc"}},
+		"metrics": map[string]any{"certSecret": "holdfast-metrics-cert", "readers": []any{
+			map[string]any{"kind": "ServiceAccount", "name": "prometheus", "namespace": "monitoring"},
+			map[string]any{"kind": "Group", "name": "metrics-scrapers"},
+		}},
 		"grafanaDashboard":    map[string]any{"namespace": "monitoring"},
 		"podDisruptionBudget": map[string]any{"maxUnavailable": 1},
 		"crds":                map[string]any{"install": false},
@@ -105,13 +111,13 @@ func as[T any](t *testing.T, objs map[string]*unstructured.Unstructured, key str
 // TestRenderDefaults checks the installation the chart's defaults describe.
 func TestRenderDefaults(t *testing.T) {
 	objs := rendered(t, nil)
-	for _, absent := range []string{"Namespace/" + install.DefaultNamespace, "ServiceMonitor/holdfast"} {
+	for _, absent := range []string{"Namespace/" + install.DefaultNamespace, "ServiceMonitor/holdfast", "ClusterRoleBinding/holdfast-metrics-reader"} {
 		if _, ok := objs[absent]; ok {
 			t.Errorf("%s is rendered by default", absent)
 		}
 	}
 	for _, present := range []string{"ServiceAccount/holdfast", "ClusterRoleBinding/holdfast-controller", "RoleBinding/holdfast-leader-election",
-		"Service/holdfast-metrics"} {
+		"Service/holdfast-metrics", "ClusterRole/holdfast-metrics-reader"} {
 		if _, ok := objs[present]; !ok {
 			t.Errorf("%s is not rendered", present)
 		}
@@ -132,7 +138,7 @@ func TestRenderDefaults(t *testing.T) {
 		t.Errorf("image %s, want the chart's appVersion", c.Image)
 	}
 	for _, arg := range []string{"controller", "--leader-elect=true", "--leader-election-namespace=" + install.DefaultNamespace,
-		"--metrics-bind-address=:8080", "--health-probe-bind-address=:8081"} {
+		"--metrics-bind-address=:8443", "--metrics-secure=true", "--health-probe-bind-address=:8081"} {
 		if !slices.Contains(c.Args, arg) {
 			t.Errorf("args %q lack %s", c.Args, arg)
 		}
@@ -159,8 +165,13 @@ func TestRenderDefaults(t *testing.T) {
 		t.Errorf("PodDisruptionBudget %+v, want minAvailable 1 over the Deployment's pods", pdb.Spec)
 	}
 	svc := as[corev1.Service](t, objs, "Service/holdfast-metrics")
-	if !reflect.DeepEqual(svc.Spec.Selector, d.Spec.Selector.MatchLabels) || svc.Spec.Ports[0].TargetPort.String() != "metrics" {
-		t.Errorf("metrics Service %+v does not select the controller's metrics port", svc.Spec)
+	if !reflect.DeepEqual(svc.Spec.Selector, d.Spec.Selector.MatchLabels) || svc.Spec.Ports[0].Name != "https" ||
+		svc.Spec.Ports[0].TargetPort.String() != "https" || c.Ports[0].Name != "https" || c.Ports[0].ContainerPort != 8443 {
+		t.Errorf("metrics Service %+v does not select the controller's metrics port %+v, named https", svc.Spec, c.Ports)
+	}
+	reader := as[rbacv1.ClusterRole](t, objs, "ClusterRole/holdfast-metrics-reader")
+	if want := []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}}; !reflect.DeepEqual(reader.Rules, want) {
+		t.Errorf("metrics reader rules %+v, want %+v", reader.Rules, want)
 	}
 	dash := as[corev1.ConfigMap](t, objs, "ConfigMap/holdfast-dashboard")
 	if dash.Labels["grafana_dashboard"] != "1" || !json.Valid([]byte(dash.Data["holdfast.json"])) {
@@ -225,8 +236,63 @@ func TestRenderNonDefault(t *testing.T) {
 	if sm.GetLabels()["release"] != "prometheus" {
 		t.Errorf("ServiceMonitor labels %v", sm.GetLabels())
 	}
+	endpoints, _, _ := unstructured.NestedSlice(sm.Object, "spec", "endpoints")
+	wantEndpoint := map[string]any{"port": "https", "path": "/metrics", "interval": "30s", "scrapeTimeout": "10s", "scheme": "https",
+		"bearerTokenFile": "/var/run/secrets/kubernetes.io/serviceaccount/token",
+		"tlsConfig": map[string]any{"ca": map[string]any{"secret": map[string]any{"name": "holdfast-metrics-cert", "key": "ca.crt"}},
+			"serverName": "holdfast-metrics.holdfast-system.svc"}}
+	if len(endpoints) != 1 || !reflect.DeepEqual(endpoints[0], wantEndpoint) {
+		t.Errorf("ServiceMonitor endpoints %v, want [%v]", endpoints, wantEndpoint)
+	}
+	// The certificate Secret is mounted where --metrics-cert-dir looks.
+	if !slices.Contains(c.Args, "--metrics-cert-dir=/etc/holdfast/metrics-certs") || !slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool {
+		return m.MountPath == "/etc/holdfast/metrics-certs" && m.ReadOnly && slices.ContainsFunc(d.Spec.Template.Spec.Volumes, func(v corev1.Volume) bool {
+			return v.Name == m.Name && v.Secret != nil && v.Secret.SecretName == "holdfast-metrics-cert"
+		})
+	}) {
+		t.Errorf("args %q, mounts %+v: the metrics certificate Secret is not mounted at --metrics-cert-dir", c.Args, c.VolumeMounts)
+	}
+	readers := as[rbacv1.ClusterRoleBinding](t, objs, "ClusterRoleBinding/holdfast-metrics-reader")
+	wantReaders := []rbacv1.Subject{{Kind: "ServiceAccount", Name: "prometheus", Namespace: "monitoring"},
+		{Kind: "Group", Name: "metrics-scrapers", APIGroup: rbacv1.GroupName}}
+	if readers.RoleRef.Name != "holdfast-metrics-reader" || !reflect.DeepEqual(readers.Subjects, wantReaders) {
+		t.Errorf("metrics reader binding %+v, want %+v bound to holdfast-metrics-reader", readers, wantReaders)
+	}
 	if ns := objs["ConfigMap/holdfast-dashboard"].GetNamespace(); ns != "monitoring" {
 		t.Errorf("dashboard ConfigMap in %q, want monitoring", ns)
+	}
+}
+
+// TestRenderMetricsEndpoint: the metrics port, its Service and the ServiceMonitor follow
+// metrics.secure: HTTPS with Prometheus's token and, for the self-signed certificate, no
+// verification by default; plain HTTP when it is false.
+func TestRenderMetricsEndpoint(t *testing.T) {
+	cases := map[string]struct {
+		secure   bool
+		arg      string
+		port     string
+		endpoint map[string]any
+	}{
+		"secure": {true, "--metrics-secure=true", "https", map[string]any{"port": "https", "path": "/metrics", "interval": "30s", "scrapeTimeout": "10s",
+			"scheme": "https", "bearerTokenFile": "/var/run/secrets/kubernetes.io/serviceaccount/token", "tlsConfig": map[string]any{"insecureSkipVerify": true}}},
+		"insecure": {false, "--metrics-secure=false", "http", map[string]any{"port": "http", "path": "/metrics", "interval": "30s", "scrapeTimeout": "10s",
+			"scheme": "http"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			objs := rendered(t, map[string]any{"metrics": map[string]any{"secure": tc.secure}, "serviceMonitor": map[string]any{"enabled": true}})
+			c := as[appsv1.Deployment](t, objs, "Deployment/holdfast-controller").Spec.Template.Spec.Containers[0]
+			if !slices.Contains(c.Args, tc.arg) || c.Ports[0].Name != tc.port || slices.ContainsFunc(c.Args, func(a string) bool { return strings.HasPrefix(a, "--metrics-cert-dir") }) {
+				t.Errorf("args %q, ports %+v: want %s (and no --metrics-cert-dir) on a port named %s", c.Args, c.Ports, tc.arg, tc.port)
+			}
+			if svc := as[corev1.Service](t, objs, "Service/holdfast-metrics"); svc.Spec.Ports[0].Name != tc.port || svc.Spec.Ports[0].TargetPort.String() != tc.port {
+				t.Errorf("metrics Service ports %+v, want %s", svc.Spec.Ports, tc.port)
+			}
+			endpoints, _, _ := unstructured.NestedSlice(objs["ServiceMonitor/holdfast"].Object, "spec", "endpoints")
+			if len(endpoints) != 1 || !reflect.DeepEqual(endpoints[0], tc.endpoint) {
+				t.Errorf("ServiceMonitor endpoints %v, want [%v]", endpoints, tc.endpoint)
+			}
+		})
 	}
 }
 
@@ -242,6 +308,9 @@ func TestRenderRefusesBadValues(t *testing.T) {
 		"wrong type":               {map[string]any{"replicas": "two"}, "replicas"},
 		"not a duration":           {map[string]any{"controller": map[string]any{"leader-elect": true, "cluster-connection-grace": "forty seconds"}}, "cluster-connection-grace"},
 		"replicas without leaders": {map[string]any{"controller": map[string]any{"leader-elect": false}}, "leader-elect"},
+		"certificate over HTTP":    {map[string]any{"metrics": map[string]any{"secure": false, "certSecret": "x"}}, "metrics.certSecret"},
+		"reader without namespace": {map[string]any{"metrics": map[string]any{"readers": []any{map[string]any{"kind": "ServiceAccount", "name": "p"}}}}, "namespace"},
+		"unknown reader kind":      {map[string]any{"metrics": map[string]any{"readers": []any{map[string]any{"kind": "Pod", "name": "p"}}}}, "kind"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -28,6 +28,11 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end -}}
 {{- end -}}
 
+{{/* The name of the metrics port, in the Deployment and the Service: its protocol. */}}
+{{- define "holdfast.metricsPortName" -}}
+{{- if .Values.metrics.secure -}}https{{- else -}}http{{- end -}}
+{{- end -}}
+
 {{- define "holdfast.image" -}}
 {{- if .Values.image.digest -}}
 {{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
