@@ -29,6 +29,7 @@ func (o *controllerOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.manager.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default: the controller's own)")
 	fs.StringVar(&o.manager.LeaderElectionID, "leader-election-id", "holdfast.dev", "name of the leader election Lease")
 	fs.IntVar(&o.manager.Concurrency, "concurrency", 10, "objects of each kind (Clusters, service sets, per-cluster deployments) reconciled at once")
+	fs.DurationVar(&o.manager.ReconcileTimeout, "reconcile-timeout", controller.DefaultReconcileTimeout, "longest time one reconcile may take (a hanging target or render holds a worker no longer); it is then retried with backoff")
 	fs.Float32Var(&o.manager.TargetQPS, "target-qps", fleet.DefaultQPS, "requests per second Holdfast may send to each target cluster")
 	fs.IntVar(&o.manager.TargetBurst, "target-burst", fleet.DefaultBurst, "burst of requests Holdfast may send to each target cluster")
 	fs.DurationVar(&o.manager.TargetReadIdleTimeout, "target-read-idle-timeout", fleet.DefaultReadIdleTimeout, "how long a connection to a target cluster may receive nothing before it is pinged; negative turns the health check off")

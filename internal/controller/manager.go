@@ -40,6 +40,11 @@ import (
 	"holdfast.dev/holdfast/internal/render/chartsource"
 )
 
+// DefaultReconcileTimeout bounds one Reconcile call: far above what a healthy reconcile takes
+// (each request to a target is bounded by fleet.DefaultRequestTimeout, each render by
+// render.DefaultTimeout), so that it only frees a worker something held.
+const DefaultReconcileTimeout = 10 * time.Minute
+
 // Options configure the manager.
 type Options struct {
 	// MetricsAddr serves Prometheus metrics; "0" turns them off.
@@ -61,6 +66,10 @@ type Options struct {
 	LeaderElectionID        string
 	// Concurrency is the number of Clusters reconciled at once.
 	Concurrency int
+	// ReconcileTimeout bounds each Reconcile call of every controller, so that a target that
+	// hangs or a render that runs long holds a worker no longer than that; DefaultReconcileTimeout
+	// when 0, none when negative.
+	ReconcileTimeout time.Duration
 	// ProbeInterval, ProbeRetryInterval, ConnectionGrace and StatusHeartbeat tune Cluster
 	// health probing.
 	ProbeInterval      time.Duration
@@ -237,7 +246,10 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = 10
 	}
-	ctrlOpts := controller.Options{MaxConcurrentReconciles: opts.Concurrency}
+	if opts.ReconcileTimeout == 0 {
+		opts.ReconcileTimeout = DefaultReconcileTimeout
+	}
+	ctrlOpts := controller.Options{MaxConcurrentReconciles: opts.Concurrency, ReconciliationTimeout: max(opts.ReconcileTimeout, 0)}
 	if opts.SkipNameValidation {
 		ctrlOpts.SkipNameValidation = ptr.To(true)
 	}
