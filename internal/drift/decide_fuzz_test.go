@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -13,13 +14,18 @@ import (
 // a template author could shape them) and checks what must hold whatever the input: no panic;
 // an object compared with itself never drifted; a deletion is always drift; no change reported
 // at a path an ignore pointer covers; and no value of a Secret's data or stringData, plain or
-// base64, in what a drift shows.
+// base64, nor of its kubectl last-applied annotation (which holds the data), in what a drift
+// shows.
 func FuzzDecide(f *testing.F) {
 	seeds := []struct{ declared, live, ignore string }{
 		{`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","labels":{"x":"1"}},"data":{"k":"v"}}`,
 			`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","labels":{"x":"2"}},"data":{"k":"w"}}`, "/data"},
 		{`{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s"},"data":{"password":"c2VjcmV0LXZhbHVl"},"stringData":{"token":"plain-token-value"}}`,
 			`{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s"},"data":{"password":"b3RoZXItc2VjcmV0"},"stringData":{"token":"another-token"}}`, ""},
+		{`{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s","annotations":{"kubectl.kubernetes.io/last-applied-configuration":"{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"data\":{\"password\":\"c2VjcmV0LXZhbHVl\"}}","team":"a"}}}`,
+			`{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s","annotations":{"kubectl.kubernetes.io/last-applied-configuration":"another-applied-value","team":"b"}}}`, ""},
+		{`{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s","annotations":{"kubectl.kubernetes.io/last-applied-configuration":"applied-plain-value"}}}`,
+			`{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s"}}`, ""},
 		{`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"},"spec":{"replicas":2,"template":{"spec":{"containers":[{"name":"c","image":"i:1","env":[{"name":"A","value":"1"}]}]}}}}`,
 			`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d","managedFields":[{"manager":"kubectl-edit","operation":"Update","fieldsType":"FieldsV1","fieldsV1":{"f:spec":{"f:replicas":{}}}}]},"spec":{"replicas":5,"template":{"spec":{"containers":[{"name":"c2","image":"i:2"}]}}}}`, "/spec/replicas"},
 		{`{"apiVersion":"v1","kind":"Service","spec":{"ports":[{"port":80,"protocol":"TCP","name":"http"}]}}`,
@@ -90,15 +96,27 @@ func object(s string) (*unstructured.Unstructured, bool) {
 }
 
 // secretValues lists the string values under data and stringData of the objects, with their
-// base64 decodings, long enough that finding one in a diff by chance is implausible.
+// base64 decodings, and their kubectl last-applied annotations, long enough that finding one in
+// a diff by chance is implausible. Each is spelled as it would appear in the JSON of the shown
+// fields, whose values are JSON themselves: escaped twice. A long value is also looked for by its
+// start, which is what a drift shows of a long value.
 func secretValues(objs ...*unstructured.Unstructured) []string {
 	var out []string
 	add := func(s string) {
-		if len(s) >= 8 && !strings.ContainsAny(s, `"\`) {
-			out = append(out, s)
+		if len(s) < 8 {
+			return
+		}
+		out = append(out, jsonEscaped(jsonEscaped(s)))
+		if start := runePrefix(s, 40); len(start) >= 8 && len(start) < len(s) {
+			out = append(out, jsonEscaped(jsonEscaped(start)))
 		}
 	}
 	for _, o := range objs {
+		md, _ := o.Object["metadata"].(map[string]any)
+		annotations, _ := md["annotations"].(map[string]any)
+		if s, ok := annotations["kubectl.kubernetes.io/last-applied-configuration"].(string); ok {
+			add(s)
+		}
 		for _, field := range []string{"data", "stringData"} {
 			m, _ := o.Object[field].(map[string]any)
 			for _, v := range m {
@@ -114,4 +132,24 @@ func secretValues(objs ...*unstructured.Unstructured) []string {
 		}
 	}
 	return out
+}
+
+// runePrefix is the longest start of s of at most n bytes that ends on a character boundary
+// (as JSON encodes it: an invalid byte is one character).
+func runePrefix(s string, n int) string {
+	end := 0
+	for end < len(s) {
+		_, size := utf8.DecodeRuneInString(s[end:])
+		if end+size > n {
+			break
+		}
+		end += size
+	}
+	return s[:end]
+}
+
+// jsonEscaped is s as it appears inside a JSON string.
+func jsonEscaped(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b[1 : len(b)-1])
 }

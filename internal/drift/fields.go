@@ -48,6 +48,47 @@ func isSecret(u *unstructured.Unstructured) bool {
 	return u.GetKind() == "Secret" && u.GroupVersionKind().Group == ""
 }
 
+// LastAppliedAnnotation is kubectl's client-side apply annotation: the whole object as kubectl
+// last applied it, so on a Secret its data.
+const LastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
+
+// secretPaths are the fields of a core/v1 Secret that hold its data, dot-separated, without the
+// leading dot (see SecretValuePath).
+var secretPaths = []string{"data", "stringData", "metadata.annotations." + strings.ReplaceAll(LastAppliedAnnotation, "/", ".")}
+
+// secretHolders are the fields that hold one of secretPaths whole: the object, its metadata and
+// its annotations.
+var secretHolders = []string{"", "metadata", "metadata.annotations"}
+
+// SecretValuePath reports whether the field at path of a core/v1 Secret holds Secret data, so
+// that its value must never be shown: the data and stringData, kubectl's last-applied
+// annotation (LastAppliedAnnotation), anything below them, and what holds one of them whole
+// (the annotations, the metadata, the object). path is in structured-merge-diff notation
+// (`.data.password`, as FieldChange.Path) or a JSON pointer (`/data/password`, as older drift
+// records may hold). It is the one rule of what is Secret data in a drift: the controller
+// redacts by it, and the CLI again (package fleetview).
+//
+// "/" and "." are compared alike, so that a pointer that does not escape the "/" in the
+// annotation's name is covered too; the error this allows is only ever to redact more.
+func SecretValuePath(path string) bool {
+	p := path
+	if strings.HasPrefix(p, "/") {
+		p = strings.ReplaceAll(strings.ReplaceAll(p, "~1", "/"), "~0", "~")
+	}
+	p = strings.TrimLeft(strings.ReplaceAll(p, "/", "."), ".")
+	for _, h := range secretHolders {
+		if p == h {
+			return true
+		}
+	}
+	for _, s := range secretPaths {
+		if rest, ok := strings.CutPrefix(p, s); ok && (rest == "" || rest[0] == '.' || rest[0] == '[') {
+			return true
+		}
+	}
+	return false
+}
+
 // Markers of value encodings that are not the value's JSON.
 const (
 	markRedacted  = "\x01" // a Secret value: its keyed hash only
@@ -66,11 +107,11 @@ var secretKey = func() []byte {
 	return k
 }()
 
-// encodeValue is what a snapshot keeps of one owned field: "" when absent; for a Secret's data,
-// a keyed hash; else its JSON when that is at most maxValue bytes, or a hash of the JSON and its
-// first maxValue bytes. Two values are equal exactly when their encodings are (up to hash
-// collisions), and display(encodeValue(v)) is what a FieldChange shows of v. No encoding holds
-// a NUL byte (JSON escapes control characters).
+// encodeValue is what a snapshot keeps of one owned field: "" when absent; for a Secret's data
+// (SecretValuePath), a keyed hash; else its JSON when that is at most maxValue bytes, or a hash
+// of the JSON and its first maxValue bytes. Two values are equal exactly when their encodings
+// are (up to hash collisions), and display(encodeValue(v)) is what a FieldChange shows of v. No
+// encoding holds a NUL byte (JSON escapes control characters).
 func encodeValue(f fieldset.FieldValue, secret bool) string {
 	if !f.Present {
 		return ""
@@ -80,7 +121,7 @@ func encodeValue(f fieldset.FieldValue, secret bool) string {
 		return "?"
 	}
 	switch {
-	case secret && (strings.HasPrefix(f.Path, ".data") || strings.HasPrefix(f.Path, ".stringData")):
+	case secret && SecretValuePath(f.Path):
 		m := hmac.New(sha256.New, secretKey)
 		m.Write(b)
 		return markRedacted + hex.EncodeToString(m.Sum(nil))[:hashLen]

@@ -3,8 +3,10 @@ package fleet
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 
 	"k8s.io/client-go/rest"
@@ -72,10 +74,75 @@ func (p KubeconfigPolicy) RESTConfig(data []byte) (*rest.Config, error) {
 	}
 	restCfg, err := clientcmd.NewNonInteractiveClientConfig(*cfg, cfg.CurrentContext, &clientcmd.ConfigOverrides{}, nil).ClientConfig()
 	if err != nil {
-		// clientcmd's validation errors name contexts, clusters and users, never credentials.
-		return nil, &KubeconfigError{Kind: ErrInvalidKubeconfig, Detail: err.Error()}
+		// clientcmd's validation errors name contexts, clusters and users, but quote a URL
+		// they cannot parse, which may carry credentials: checkURLs refuses those first, and
+		// withoutCredentials is the last line of defence.
+		return nil, &KubeconfigError{Kind: ErrInvalidKubeconfig, Detail: withoutCredentials(err.Error(), cfg, ctx)}
 	}
 	return restCfg, nil
+}
+
+// checkURLs refuses a server or proxy-url that client-go could not use, naming the field and
+// the cluster entry but never the value: a URL may carry credentials (http://user:password@proxy),
+// and client-go's own errors quote it whole. The server is parsed as client-go's REST client
+// does (a URL, or a host:port pair taken as https), the proxy-url as clientcmd does (a URL of
+// scheme http, https or socks5).
+func checkURLs(name string, cluster *clientcmdapi.Cluster) error {
+	invalid := func(format string, args ...any) error {
+		return &KubeconfigError{Kind: ErrInvalidKubeconfig, Detail: fmt.Sprintf(format, args...)}
+	}
+	if u, err := url.Parse(cluster.Server); err != nil || u.Scheme == "" || u.Host == "" {
+		u, err = url.Parse("https://" + cluster.Server)
+		if err != nil || (u.Path != "" && u.Path != "/") {
+			return invalid("cluster %q has a server that is neither a URL nor a host:port pair "+
+				"(the value is not shown: it may hold credentials)", name)
+		}
+	}
+	if cluster.ProxyURL == "" {
+		return nil
+	}
+	u, err := url.Parse(cluster.ProxyURL)
+	if err != nil {
+		return invalid("cluster %q has a proxy-url that is not a valid URL (the value is not shown: it may hold credentials)", name)
+	}
+	switch u.Scheme {
+	case "http", "https", "socks5":
+		return nil
+	default:
+		return invalid("cluster %q has a proxy-url that is not an http, https or socks5 URL (the value is not shown: it may hold credentials)", name)
+	}
+}
+
+// redactedValue replaces a kubeconfig value in an error from client-go.
+const redactedValue = "<redacted>"
+
+// withoutCredentials returns msg, an error of client-go about the kubeconfig, without the values
+// of its current context's cluster and user that may hold credentials (URLs, tokens, basic-auth
+// passwords), as they are and as Go quotes them.
+func withoutCredentials(msg string, cfg *clientcmdapi.Config, ctx *clientcmdapi.Context) string {
+	var values []string
+	if c := cfg.Clusters[ctx.Cluster]; c != nil {
+		for _, raw := range []string{c.Server, c.ProxyURL} {
+			values = append(values, raw)
+			if u, err := url.Parse(raw); err == nil && u.User != nil {
+				p, _ := u.User.Password()
+				values = append(values, u.User.String(), p)
+			}
+		}
+	}
+	if u := cfg.AuthInfos[ctx.AuthInfo]; u != nil {
+		values = append(values, u.Token, u.Password)
+	}
+	// Longest first, so that a value is replaced before a shorter one inside it.
+	slices.SortFunc(values, func(a, b string) int { return len(b) - len(a) })
+	for _, v := range values {
+		if v == "" {
+			continue
+		}
+		msg = strings.ReplaceAll(msg, strconv.Quote(v), redactedValue)
+		msg = strings.ReplaceAll(msg, v, redactedValue)
+	}
+	return msg
 }
 
 func (p KubeconfigPolicy) checkSelfContained(cfg *clientcmdapi.Config, ctx *clientcmdapi.Context) error {
@@ -91,6 +158,9 @@ func (p KubeconfigPolicy) checkSelfContained(cfg *clientcmdapi.Config, ctx *clie
 	}
 	if cluster.CertificateAuthority != "" {
 		return invalid("cluster %q refers to a certificate-authority file; embed it as certificate-authority-data (kubectl config view --flatten --minify)", ctx.Cluster)
+	}
+	if err := checkURLs(ctx.Cluster, cluster); err != nil {
+		return err
 	}
 	user, ok := cfg.AuthInfos[ctx.AuthInfo]
 	if !ok {

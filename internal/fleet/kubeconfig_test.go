@@ -130,3 +130,73 @@ func TestExecPluginPolicy(t *testing.T) {
 		})
 	}
 }
+
+// A URL in a kubeconfig may carry credentials (http://user:password@proxy): a refusal names the
+// field and the cluster entry, never the URL.
+func TestKubeconfigURLsAreNotQuoted(t *testing.T) {
+	const marker = "s3cr3t-marker"
+	tests := []struct {
+		name   string
+		mutate func(*clientcmdapi.Cluster)
+		wantIn []string // "" means accepted
+	}{
+		{name: "proxy-url with a bad port", mutate: func(c *clientcmdapi.Cluster) { c.ProxyURL = "http://user:" + marker + "@proxy:badport" },
+			wantIn: []string{"proxy-url", `cluster "c"`}},
+		{name: "proxy-url of another scheme", mutate: func(c *clientcmdapi.Cluster) { c.ProxyURL = "ftp://user:" + marker + "@proxy:3128" },
+			wantIn: []string{"proxy-url", `cluster "c"`, "http, https or socks5"}},
+		{name: "proxy-url with an unclosed IPv6 host", mutate: func(c *clientcmdapi.Cluster) { c.ProxyURL = "http://user:" + marker + "@[::1:3128" },
+			wantIn: []string{"proxy-url", `cluster "c"`}},
+		{name: "server that is no URL", mutate: func(c *clientcmdapi.Cluster) { c.Server = "https://user:" + marker + "@host:badport" },
+			wantIn: []string{"server", `cluster "c"`}},
+		{name: "a proxy-url with credentials is accepted", mutate: func(c *clientcmdapi.Cluster) { c.ProxyURL = "http://user:" + marker + "@proxy:3128" }},
+		{name: "a server given as host:port is accepted", mutate: func(c *clientcmdapi.Cluster) { c.Server = "127.0.0.1:6443" }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := RESTConfigFromKubeconfig(kubeconfig(t, func(c *clientcmdapi.Config) { tt.mutate(c.Clusters["c"]) }))
+			if len(tt.wantIn) == 0 {
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrInvalidKubeconfig) {
+				t.Fatalf("error %v, want an invalid kubeconfig", err)
+			}
+			if strings.Contains(err.Error(), marker) {
+				t.Errorf("error quotes the URL's credentials: %q", err)
+			}
+			for _, w := range tt.wantIn {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// What client-go says about a kubeconfig reaches status without the URLs and credentials of the
+// cluster and user in use, however it quotes them.
+func TestWithoutCredentials(t *testing.T) {
+	const marker = "s3cr3t-marker"
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["c"] = &clientcmdapi.Cluster{Server: "https://admin:" + marker + "-server@api:6443", ProxyURL: "http://user:" + marker + "@proxy:3128"}
+	cfg.AuthInfos["u"] = &clientcmdapi.AuthInfo{Token: marker + "-token", Password: marker + "-password"}
+	ctx := &clientcmdapi.Context{Cluster: "c", AuthInfo: "u"}
+	for _, msg := range []string{
+		`invalid 'proxy-url' "http://user:` + marker + `@proxy:3128" for cluster "c": could not parse: http://user:` + marker + `@proxy:3128`,
+		`Get "https://admin:` + marker + `-server@api:6443/version": refused`,
+		"the password is " + marker + " or " + marker + "-password, the token " + marker + "-token",
+	} {
+		got := withoutCredentials(msg, cfg, ctx)
+		if strings.Contains(got, marker) {
+			t.Errorf("withoutCredentials(%q) = %q, which keeps a credential", msg, got)
+		}
+		if !strings.Contains(got, redactedValue) {
+			t.Errorf("withoutCredentials(%q) = %q, which does not say what it removed", msg, got)
+		}
+	}
+	if msg := `no server found for cluster "c"`; withoutCredentials(msg, cfg, ctx) != msg {
+		t.Errorf("withoutCredentials changed a message without credentials: %q", withoutCredentials(msg, cfg, ctx))
+	}
+}

@@ -1,9 +1,8 @@
 package fleetview
 
 import (
-	"strings"
-
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/drift"
 )
 
 // redactedValue replaces every value of a Secret's data the CLI would show. The controller
@@ -12,21 +11,10 @@ import (
 const redactedValue = "(redacted)"
 
 // secretData reports whether path, in structured-merge-diff (`.data.key`) or JSON pointer
-// (`/data/key`) notation, is in the data of a core/v1 Secret, or holds it (the root).
+// (`/data/key`) notation, holds Secret data of a core/v1 Secret: the rule is the drift
+// package's (drift.SecretValuePath), which the controller redacts by.
 func secretData(ref holdfastv1.ResourceRef, path string) bool {
-	if ref.Group != "" || ref.Kind != "Secret" {
-		return false
-	}
-	p := strings.TrimLeft(path, "./")
-	if p == "" {
-		return true
-	}
-	for _, field := range []string{"data", "stringData"} {
-		if rest, ok := strings.CutPrefix(p, field); ok && (rest == "" || strings.ContainsAny(rest[:1], "./[")) {
-			return true
-		}
-	}
-	return false
+	return ref.Group == "" && ref.Kind == "Secret" && drift.SecretValuePath(path)
 }
 
 // redact keeps "absent" visible: it says nothing about the value.

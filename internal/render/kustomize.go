@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -41,6 +42,7 @@ func renderKustomize(k *Kustomize, goTemplate bool, data templateData, b *budget
 	}
 
 	files := make(map[string][]byte, len(k.Files))
+	sensitive := map[string]bool{} // by the names of files, from SensitiveFiles
 	names := make([]string, 0, len(k.Files))
 	for name := range k.Files {
 		names = append(names, name)
@@ -52,17 +54,40 @@ func renderKustomize(k *Kustomize, goTemplate bool, data templateData, b *budget
 			return nil, newError(ReasonInvalidSource, origin, fmt.Sprintf("file %q is not a relative path inside the overlay", name), nil)
 		}
 		content := k.Files[name]
+		if k.SensitiveFiles[name] {
+			sensitive["/"+clean] = true
+		}
 		if goTemplate {
 			out, err := executeTemplate("kustomize file "+clean, string(content), data, b)
 			if err != nil {
+				if sensitive["/"+clean] {
+					err = withholdTemplateError(err)
+				}
 				return nil, err
 			}
 			content = out
 		}
 		files["/"+clean] = content
 	}
-	if err := checkKustomizations(origin, files); err != nil {
+	if err := checkKustomizations(origin, files, sensitive); err != nil {
 		return nil, err
+	}
+	// kustomize's messages and its output may quote any file: with one read from
+	// a Secret, they say which files and no more.
+	var withheldFiles string
+	if len(sensitive) > 0 {
+		secretFiles := make([]string, 0, len(sensitive))
+		for name := range sensitive {
+			secretFiles = append(secretFiles, strings.TrimPrefix(name, "/"))
+		}
+		sort.Strings(secretFiles)
+		withheldFiles = "details withheld because files of the overlay are read from a Secret (" + strings.Join(secretFiles, ", ") + ")"
+	}
+	failed := func(what string, err error) error {
+		if withheldFiles != "" {
+			return newError(ReasonKustomizeFailed, origin, what+": "+withheldFiles, nil)
+		}
+		return newError(ReasonKustomizeFailed, origin, what+": "+err.Error(), err)
 	}
 
 	fs := filesys.MakeFsInMemory()
@@ -104,23 +129,24 @@ func renderKustomize(k *Kustomize, goTemplate bool, data templateData, b *budget
 		if b.ctx.Err() != nil {
 			return nil, err
 		}
-		return nil, newError(ReasonKustomizeFailed, origin, "kustomize build failed: "+err.Error(), err)
+		return nil, failed("kustomize build failed", err)
 	case buildErr != nil:
-		return nil, newError(ReasonKustomizeFailed, origin, "kustomize build failed: "+buildErr.Error(), buildErr)
+		return nil, failed("kustomize build failed", buildErr)
 	case encodeErr != nil:
-		return nil, newError(ReasonKustomizeFailed, origin, "kustomize output cannot be encoded: "+encodeErr.Error(), encodeErr)
+		return nil, failed("kustomize output cannot be encoded", encodeErr)
 	case len(out) > b.limits.MaxOutputBytes:
 		return nil, limitExceeded(origin, "", b.fail(fmt.Sprintf("kustomize built more than %s, the limit for one render; build less or split the service", byteSize(b.limits.MaxOutputBytes))))
 	}
 	// Line numbers of kustomize's output mean nothing to the user.
-	return parseStream(origin, out, false)
+	return parseStream(origin, out, false, len(sensitive) > 0)
 }
 
 // checkKustomizations refuses what would make kustomize leave the in-memory
 // files: resources, components and CRDs that are not among them (kustomize
 // would try them as git repositories or URLs), http(s) URLs anywhere kustomize
-// loads a file, and Helm chart inflation.
-func checkKustomizations(origin string, files map[string][]byte) error {
+// loads a file, and Helm chart inflation. sensitive marks, by name, the files
+// read from a Secret.
+func checkKustomizations(origin string, files map[string][]byte, sensitive map[string]bool) error {
 	dirs := map[string]bool{"/": true}
 	for name := range files {
 		for d := path.Dir(name); d != "/"; d = path.Dir(d) {
@@ -146,6 +172,11 @@ func checkKustomizations(origin string, files map[string][]byte) error {
 			continue // kustomize reports it with its own words
 		}
 		where := fmt.Sprintf("%s (%s)", origin, strings.TrimPrefix(name, "/"))
+		// A path named in a kustomization read from a Secret is not quoted.
+		quote := strconv.Quote
+		if sensitive[name] {
+			quote = func(string) string { return "[path withheld: the kustomization is read from a Secret]" }
+		}
 		dir := path.Dir(name)
 		local := func(p string) bool {
 			full := path.Join(dir, p)
@@ -156,7 +187,7 @@ func checkKustomizations(origin string, files map[string][]byte) error {
 			for _, p := range list {
 				if !local(p) {
 					return newError(ReasonKustomizeFailed, where,
-						fmt.Sprintf("resource %q is not among the overlay's files; remote bases and URLs are not supported, put the files in the source", p), nil)
+						fmt.Sprintf("resource %s is not among the overlay's files; remote bases and URLs are not supported, put the files in the source", quote(p)), nil)
 				}
 			}
 		}
@@ -191,7 +222,7 @@ func checkKustomizations(origin string, files map[string][]byte) error {
 			}
 			if strings.Contains(p, "://") {
 				return newError(ReasonKustomizeFailed, where,
-					fmt.Sprintf("%q is a URL; remote files are not supported, put the file in the source", p), nil)
+					fmt.Sprintf("%s is a URL; remote files are not supported, put the file in the source", quote(p)), nil)
 			}
 		}
 	}

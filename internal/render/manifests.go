@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -89,13 +90,20 @@ func docLocation(origin string, d yamlDoc, withLine bool) string {
 
 var secretKindRE = regexp.MustCompile(`(?m)^kind:\s*["']?Secret["']?\s*(#.*)?$`)
 
+// withheld stands, in an error about content read from a Secret, for what the tool that failed
+// on it (the YAML parser, Go's template engine, kustomize, Helm) said: their messages may quote
+// the content. Redaction follows where content came from, not what it declares: a ConfigMap
+// manifest read from a Secret is as secret as the Secret.
+const withheld = "details withheld because the content is read from a Secret"
+
 // parseStream parses a multi-document YAML stream into objects. origin names
 // the stream in messages; withLines adds line numbers (false for generated
-// text whose lines mean nothing to the user).
-func parseStream(origin string, data []byte, withLines bool) ([]item, error) {
+// text whose lines mean nothing to the user); sensitive marks content read
+// from a Secret (see Document.Sensitive).
+func parseStream(origin string, data []byte, withLines, sensitive bool) ([]item, error) {
 	var items []item
 	for _, d := range splitDocuments(data) {
-		it, err := parseDocument(docLocation(origin, d, withLines), d, withLines)
+		it, err := parseDocumentFrom(docLocation(origin, d, withLines), d, withLines, sensitive)
 		if err != nil {
 			return nil, err
 		}
@@ -107,9 +115,15 @@ func parseStream(origin string, data []byte, withLines bool) ([]item, error) {
 // parseDocument parses one YAML document, located by loc in messages, into
 // zero (comments only), one or, for a v1 List, several objects.
 func parseDocument(loc string, d yamlDoc, withLines bool) ([]item, error) {
+	return parseDocumentFrom(loc, d, withLines, false)
+}
+
+// parseDocumentFrom is parseDocument of content that may have been read from a
+// Secret (sensitive).
+func parseDocumentFrom(loc string, d yamlDoc, withLines, sensitive bool) ([]item, error) {
 	v, err := yamlToValue(d.text)
 	if err != nil {
-		return nil, yamlError(loc, d, err, withLines)
+		return nil, yamlError(loc, d, err, withLines, sensitive)
 	}
 	if v == nil { // comments only
 		return nil, nil
@@ -129,9 +143,11 @@ func parseDocument(loc string, d yamlDoc, withLines bool) ([]item, error) {
 	return items, nil
 }
 
-// yamlError reports a YAML syntax error at its absolute line. For a Secret the
-// parser's message is withheld: some parser messages quote the offending text.
-func yamlError(loc string, d yamlDoc, err error, withLines bool) error {
+// yamlError reports a YAML syntax error at its absolute line. For content read
+// from a Secret, or a document that is a Secret, the parser's message is
+// withheld, and not kept as the cause either: some parser messages quote the
+// offending text.
+func yamlError(loc string, d yamlDoc, err error, withLines, sensitive bool) error {
 	line, msg := yamlErrorDetail(err)
 	where := ""
 	if line > 0 {
@@ -141,10 +157,34 @@ func yamlError(loc string, d yamlDoc, err error, withLines bool) error {
 			where = fmt.Sprintf(" at line %d of the document", line)
 		}
 	}
-	if secretKindRE.Match(d.text) {
-		msg = "details withheld because the document is a Secret"
+	cause := err
+	switch {
+	case sensitive:
+		msg, cause = withheld, nil
+	case secretKindRE.Match(d.text):
+		msg, cause = "details withheld because the document is a Secret", nil
 	}
-	return newError(ReasonInvalidYAML, loc, "invalid YAML"+where+": "+msg, err)
+	return newError(ReasonInvalidYAML, loc, "invalid YAML"+where+": "+msg, cause)
+}
+
+// withholdTemplateError rewrites a Go template error about content read from a
+// Secret to say where it failed (origin and line) and no more: Go's messages
+// quote the template's text and the values it was given. Other errors (limits,
+// a context that ended) quote nothing and pass unchanged.
+func withholdTemplateError(err error) error {
+	var re *Error
+	if !errors.As(err, &re) || re.Reason != ReasonTemplateFailed {
+		return err
+	}
+	what := "Go template failed"
+	if strings.HasPrefix(re.Message, "Go template does not parse") {
+		what = "Go template does not parse"
+	}
+	if line := templateLine(re.Object, re.Err); line != "" {
+		what += " at " + line
+	}
+	re.Message, re.Err = what+": "+withheld, nil
+	return err
 }
 
 // toObjects validates one parsed document and expands v1 List kinds.

@@ -43,13 +43,16 @@ func render(ctx context.Context, req Request, charts ChartSource) (*Result, erro
 	src := req.Source
 	switch {
 	case src.Inline != "":
-		items, err = renderText(inlineOrigin, []byte(src.Inline), src.GoTemplate, data, b)
+		items, err = renderText(inlineOrigin, []byte(src.Inline), src.GoTemplate, false, data, b)
 	case len(src.Documents) > 0:
 		items, err = renderDocuments(src.Documents, src.GoTemplate, data, b)
 	case src.Kustomize != nil:
 		items, err = renderKustomize(src.Kustomize, src.GoTemplate, data, b)
 	case src.Helm != nil:
 		items, chartVersion, err = renderHelm(ctx, req, values, charts, b)
+		if err != nil && (req.TemplateValuesFrom.Sensitive || req.ServiceValuesFrom.Sensitive) {
+			err = withholdHelmValuesError(err)
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -83,15 +86,19 @@ func checkSource(s Source) error {
 }
 
 // renderText renders one manifest stream, through Go templates if asked.
-func renderText(origin string, text []byte, goTemplate bool, data templateData, b *budget) ([]item, error) {
+// sensitive marks text read from a Secret (see Document.Sensitive).
+func renderText(origin string, text []byte, goTemplate, sensitive bool, data templateData, b *budget) ([]item, error) {
 	if goTemplate {
 		out, err := executeTemplate(origin, string(text), data, b)
 		if err != nil {
+			if sensitive {
+				err = withholdTemplateError(err)
+			}
 			return nil, err
 		}
 		text = out
 	}
-	return parseStream(origin, text, true)
+	return parseStream(origin, text, true, sensitive)
 }
 
 func renderDocuments(docs []Document, goTemplate bool, data templateData, b *budget) ([]item, error) {
@@ -101,7 +108,7 @@ func renderDocuments(docs []Document, goTemplate bool, data templateData, b *bud
 		if origin == "" {
 			origin = fmt.Sprintf("document source %d", i+1)
 		}
-		it, err := renderText(origin, d.Content, goTemplate, data, b)
+		it, err := renderText(origin, d.Content, goTemplate, d.Sensitive, data, b)
 		if err != nil {
 			return nil, err
 		}

@@ -41,6 +41,11 @@ type Request struct {
 	// {{ .TargetNamespace }}, then deep-merged, the service winning. A key set
 	// to null in ServiceValues removes the default.
 	TemplateValues, ServiceValues string
+	// TemplateValuesFrom and ServiceValuesFrom say where the values texts were
+	// read from when that was not the ServiceTemplate's or the service's spec
+	// (a Secret, say); the zero value means the spec. Like Limits they change
+	// only what a failed render says, so they are left out of JSON.
+	TemplateValuesFrom, ServiceValuesFrom ValuesOrigin `json:"-"`
 
 	// Source is what to render.
 	Source Source
@@ -50,6 +55,15 @@ type Request struct {
 	// they are not part of a rendering's inputs (package rendercache hashes
 	// the Request as JSON).
 	Limits Limits `json:"-"`
+}
+
+// ValuesOrigin says where a values text was read from.
+type ValuesOrigin struct {
+	// Origin names it in messages, e.g. `Secret team-a/web-values key
+	// "values.yaml"`; "" keeps "ServiceTemplate values" or "service values".
+	Origin string
+	// Sensitive marks a text read from a Secret (see Document.Sensitive).
+	Sensitive bool
 }
 
 // Source is the service's source. Exactly one of Inline, Documents,
@@ -82,6 +96,12 @@ type Document struct {
 	Origin string
 	// Content is the manifest text.
 	Content []byte
+	// Sensitive marks content read from a Secret, whatever kinds it declares:
+	// an error about it names Origin and the line, and never quotes it, nor
+	// passes on a parser's or template engine's message, which may. Like
+	// Request.Limits it changes only what a failed render says, so it is left
+	// out of JSON.
+	Sensitive bool `json:"-"`
 }
 
 // Kustomize is a Kustomize overlay held in memory. Remote resources (git or
@@ -93,6 +113,12 @@ type Kustomize struct {
 	// Path is the directory to build, relative to the root of Files;
 	// "" means ".".
 	Path string
+	// SensitiveFiles marks the Files (by the same names) read from a Secret
+	// (see Document.Sensitive). An error about such a file names it and quotes
+	// nothing of it; since kustomize's own messages and its output may quote
+	// any file, those are withheld too when one file is sensitive. Left out of
+	// JSON, like Document.Sensitive.
+	SensitiveFiles map[string]bool `json:"-"`
 }
 
 // Helm is a Helm chart in an HTTP(S) chart repository or an OCI registry.

@@ -1,9 +1,11 @@
 package render
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/yaml"
@@ -18,23 +20,37 @@ const (
 // YAML maps and deep-merges them, the service's values winning.
 func resolveValues(req Request, b *budget) (map[string]any, error) {
 	data := templateData{Cluster: req.Cluster, Service: req.Service, TargetNamespace: req.TargetNamespace}
-	defaults, err := parseValues(templateValuesOrigin, req.TemplateValues, data, b)
+	defaults, err := parseValues(req.TemplateValuesFrom.or(templateValuesOrigin), req.TemplateValues, req.TemplateValuesFrom.Sensitive, data, b)
 	if err != nil {
 		return nil, err
 	}
-	overrides, err := parseValues(serviceValuesOrigin, req.ServiceValues, data, b)
+	overrides, err := parseValues(req.ServiceValuesFrom.or(serviceValuesOrigin), req.ServiceValues, req.ServiceValuesFrom.Sensitive, data, b)
 	if err != nil {
 		return nil, err
 	}
 	return mergeValues(defaults, overrides), nil
 }
 
-func parseValues(origin, text string, data templateData, b *budget) (map[string]any, error) {
+// or returns the origin o names, or def when it names none (the values are the spec's).
+func (o ValuesOrigin) or(def string) string {
+	if o.Origin == "" {
+		return def
+	}
+	return o.Origin
+}
+
+// parseValues renders one values text and parses it as a YAML map. sensitive
+// marks a text read from a Secret (see Document.Sensitive): its errors say
+// where, never what the template engine or the parser said.
+func parseValues(origin, text string, sensitive bool, data templateData, b *budget) (map[string]any, error) {
 	if text == "" {
 		return map[string]any{}, nil
 	}
 	out, err := executeTemplate(origin, text, data, b)
 	if err != nil {
+		if sensitive {
+			err = withholdTemplateError(err)
+		}
 		return nil, err
 	}
 	v, err := yamlToValue(out)
@@ -44,7 +60,11 @@ func parseValues(origin, text string, data templateData, b *budget) (map[string]
 		if line > 0 {
 			where = fmt.Sprintf(" at line %d", line)
 		}
-		return nil, newError(ReasonInvalidValues, origin, "values are not valid YAML"+where+" (after Go template rendering): "+msg, err)
+		cause := err
+		if sensitive {
+			msg, cause = withheld, nil
+		}
+		return nil, newError(ReasonInvalidValues, origin, "values are not valid YAML"+where+" (after Go template rendering): "+msg, cause)
 	}
 	switch m := v.(type) {
 	case nil:
@@ -54,6 +74,23 @@ func parseValues(origin, text string, data templateData, b *budget) (map[string]
 	default:
 		return nil, newError(ReasonInvalidValues, origin, fmt.Sprintf("values must be a YAML map of keys to values, not %s", typeName(v)), nil)
 	}
+}
+
+// withholdHelmValuesError rewrites an error of a Helm render with values read
+// from a Secret: Helm's messages about values (schema violations, templates
+// that fail, invalid YAML rendered from them) may quote them. What the error
+// says of itself, the message before its first ": ", is kept.
+func withholdHelmValuesError(err error) error {
+	var re *Error
+	if !errors.As(err, &re) {
+		return err
+	}
+	switch re.Reason {
+	case ReasonInvalidValues, ReasonInvalidYAML, ReasonTemplateFailed:
+		what, _, _ := strings.Cut(re.Message, ": ")
+		re.Message, re.Err = what+": details withheld because values are read from a Secret", nil
+	}
+	return err
 }
 
 // yamlToValue parses one YAML document into JSON-compatible Go values, with

@@ -6,7 +6,9 @@
 // chart reference is built are written once.
 //
 // ConfigMaps are read through the manager's cache; Secrets straight from the API server, so
-// that Secret data is never cached. A referenced object that cannot be read, or a key a
+// that Secret data is never cached. Every document read from a Secret is marked
+// render.Document.Sensitive, whatever kinds it declares, so that no render error quotes it:
+// redaction follows where content came from. A referenced object that cannot be read, or a key a
 // ManifestReference names that is not there, is a *ReadError; each controller words it for the
 // object it reports on.
 package templatesource

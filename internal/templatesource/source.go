@@ -78,21 +78,25 @@ func Chart(h *holdfastv1.HelmSource) render.Helm {
 	}
 }
 
-// documents reads one ManifestReference: one key, or every key in key order.
+// documents reads one ManifestReference: one key, or every key in key order. What is read from
+// a Secret is marked Sensitive, whatever it declares, so that no render error quotes it.
 func (r Reader) documents(ctx context.Context, tpl *holdfastv1.ServiceTemplate, ref holdfastv1.ManifestReference) ([]render.Document, error) {
 	data, err := r.Data(ctx, tpl, ref.Kind, ref.Name, FieldResources)
 	if err != nil {
 		return nil, err
 	}
-	origin := func(key string) string {
-		return fmt.Sprintf("%s %s/%s key %q", ref.Kind, tpl.Namespace, ref.Name, key)
+	document := func(key string) render.Document {
+		return render.Document{
+			Origin:    fmt.Sprintf("%s %s/%s key %q", ref.Kind, tpl.Namespace, ref.Name, key),
+			Content:   data[key],
+			Sensitive: ref.Kind == holdfastv1.ManifestSourceSecret,
+		}
 	}
 	if ref.Key != "" {
-		content, ok := data[ref.Key]
-		if !ok {
+		if _, ok := data[ref.Key]; !ok {
 			return nil, &ReadError{Kind: string(ref.Kind), Namespace: tpl.Namespace, Name: ref.Name, Field: FieldResources, Key: ref.Key}
 		}
-		return []render.Document{{Origin: origin(ref.Key), Content: content}}, nil
+		return []render.Document{document(ref.Key)}, nil
 	}
 	keys := make([]string, 0, len(data))
 	for k := range data {
@@ -101,7 +105,7 @@ func (r Reader) documents(ctx context.Context, tpl *holdfastv1.ServiceTemplate, 
 	sort.Strings(keys)
 	docs := make([]render.Document, 0, len(keys))
 	for _, k := range keys {
-		docs = append(docs, render.Document{Origin: origin(k), Content: data[k]})
+		docs = append(docs, document(k))
 	}
 	return docs, nil
 }

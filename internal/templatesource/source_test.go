@@ -105,7 +105,7 @@ func TestSource(t *testing.T) {
 				{Origin: `ConfigMap templates/manifests key "a.yaml"`, Content: []byte("kind: A")},
 				{Origin: `ConfigMap templates/manifests key "b.yaml"`, Content: []byte("kind: B")},
 				{Origin: `ConfigMap templates/manifests key "c.yaml"`, Content: []byte("kind: C")},
-				{Origin: `Secret templates/tls key "cert.yaml"`, Content: []byte("kind: Secret")},
+				{Origin: `Secret templates/tls key "cert.yaml"`, Content: []byte("kind: Secret"), Sensitive: true},
 			}}},
 		{"kustomize files placed in their directories",
 			holdfastv1.ServiceTemplateSpec{Kustomize: &holdfastv1.KustomizeSource{
