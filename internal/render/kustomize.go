@@ -167,11 +167,16 @@ func checkKustomizations(origin string, files map[string][]byte, sensitive map[s
 		if !isKustomization {
 			continue
 		}
+		where := fmt.Sprintf("%s (%s)", origin, strings.TrimPrefix(name, "/"))
 		var kz kustomization
 		if err := yaml.Unmarshal(files[name], &kz); err != nil {
-			continue // kustomize reports it with its own words
+			// What cannot be read cannot be checked: refused, never handed to kustomize.
+			msg := "is not a valid kustomization"
+			if !sensitive[name] {
+				msg += ": " + err.Error()
+			}
+			return newError(ReasonKustomizeFailed, where, msg+"; fix its YAML", nil)
 		}
-		where := fmt.Sprintf("%s (%s)", origin, strings.TrimPrefix(name, "/"))
 		// A path named in a kustomization read from a Secret is not quoted.
 		quote := strconv.Quote
 		if sensitive[name] {
@@ -217,12 +222,14 @@ func checkKustomizations(origin string, files map[string][]byte, sensitive map[s
 		loaded = append(loaded, kz.Validators...)
 		loaded = append(loaded, kz.OpenAPI["path"])
 		for _, p := range loaded {
-			if strings.Contains(p, "\n") { // an inline patch or configuration
+			if p == "" || strings.Contains(p, "\n") { // none, or an inline patch or configuration
 				continue
 			}
-			if strings.Contains(p, "://") {
+			// Only the overlay's own files: a URL, a git or ssh address (github.com/org/repo//dir,
+			// git@host:repo.git) or any other path outside the files would make kustomize fetch.
+			if !local(p) {
 				return newError(ReasonKustomizeFailed, where,
-					fmt.Sprintf("%s is a URL; remote files are not supported, put the file in the source", quote(p)), nil)
+					fmt.Sprintf("%s is not among the overlay's files; remote files are not supported, put the file in the source", quote(p)), nil)
 			}
 		}
 	}
@@ -240,11 +247,15 @@ type kustomization struct {
 	PatchesStrategicMerge []string      `json:"patchesStrategicMerge,omitempty"`
 }
 
-// generatorPaths returns the files a generator reads ("key=path" or "path";
-// the caller only looks for URLs in them).
+// generatorPaths returns the files a generator reads (file sources are "key=path" or "path").
 func generatorPaths(s types.KvPairSources) []string {
 	var out []string
-	out = append(out, s.FileSources...)
+	for _, f := range s.FileSources {
+		if _, p, ok := strings.Cut(f, "="); ok {
+			f = p
+		}
+		out = append(out, f)
+	}
 	out = append(out, s.EnvSources...)
 	if s.EnvSource != "" {
 		out = append(out, s.EnvSource)
