@@ -21,6 +21,7 @@ import (
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/apply"
 	"holdfast.dev/holdfast/internal/conditions"
+	"holdfast.dev/holdfast/internal/controller/interrupt"
 	"holdfast.dev/holdfast/internal/drift"
 	"holdfast.dev/holdfast/internal/fleet"
 	"holdfast.dev/holdfast/internal/metrics"
@@ -88,9 +89,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	s := &scope{css: css, before: css.DeepCopy(), now: r.Clock.Now(), drifts: r.memory.takeDrifts(req.NamespacedName)}
 	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("multiClusterService", css.Spec.MultiClusterService, "cluster", css.Spec.Cluster))
 	defer func() {
-		if ctx.Err() != nil {
-			// Shutting down: the next process picks up where this one stopped.
-			res, retErr = ctrl.Result{}, nil
+		if ended, err := interrupt.Result(ctx); ended {
+			if err != nil {
+				// Timed out: what this reconcile took from memory (the drifts watches saw) is
+				// found again by the comparison the retry makes.
+				r.memory.markRecheck(req.NamespacedName, css.Spec.Cluster)
+			}
+			res, retErr = ctrl.Result{}, err
 			return
 		}
 		if err := r.patchStatus(ctx, s); err != nil {

@@ -19,6 +19,7 @@ import (
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/controller/index"
+	"holdfast.dev/holdfast/internal/controller/interrupt"
 	"holdfast.dev/holdfast/internal/naming"
 )
 
@@ -53,9 +54,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	}
 	s := &scope{mcs: mcs, before: mcs.DeepCopy()}
 	defer func() {
-		if ctx.Err() != nil {
-			// Shutting down: the next process picks up where this one stopped.
-			res, retErr = ctrl.Result{}, nil
+		if ended, err := interrupt.Result(ctx); ended {
+			res, retErr = ctrl.Result{}, err
 			return
 		}
 		if err := r.patchStatus(ctx, s); err != nil {
