@@ -340,6 +340,10 @@ func (c *shiftedClock) SetTime(t time.Time) {
 	c.offset = time.Until(t)
 }
 
+// hanging holds the names of target clusters whose API server never answers a PATCH (every
+// apply), as a hostile or broken target may.
+var hanging sync.Map
+
 // partitioned holds the names of target clusters the controller cannot reach (a network
 // partition between Holdfast and the cluster; the tests' own clients still reach it).
 var partitioned sync.Map
@@ -401,6 +405,12 @@ func partitionable(cluster types.NamespacedName, rt http.RoundTripper) http.Roun
 			return nil, &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
 		}
 		watch := req.URL.Query().Get("watch") != ""
+		if _, hangs := hanging.Load(cluster.Name); hangs && req.Method == http.MethodPatch {
+			// A target that answers reads but never answers writes: the request holds its
+			// caller until the caller's context (the reconcile's timeout) gives up.
+			<-req.Context().Done()
+			return nil, req.Context().Err()
+		}
 		if f, faulty := watchFaults.Load(cluster.Name); faulty && watch {
 			rv, _ := strconv.ParseInt(req.URL.Query().Get("resourceVersion"), 10, 64)
 			switch upTo := f.(watchFault).expiredUpTo; {
