@@ -35,6 +35,7 @@ import (
 	"holdfast.dev/holdfast/internal/drift"
 	"holdfast.dev/holdfast/internal/fleet"
 	"holdfast.dev/holdfast/internal/metrics"
+	"holdfast.dev/holdfast/internal/netpolicy"
 	"holdfast.dev/holdfast/internal/notify"
 	"holdfast.dev/holdfast/internal/render"
 	"holdfast.dev/holdfast/internal/render/chartsource"
@@ -101,8 +102,20 @@ type Options struct {
 	// OnTargetWatch, if set, is called for every watch request sent to a target cluster (see
 	// fleet.Options.OnWatch).
 	OnTargetWatch func(cluster types.NamespacedName, resource string)
-	// Charts fetches Helm charts; defaults to a cached HTTP repository and OCI registry client.
+	// Charts fetches Helm charts; defaults to a cached HTTP repository and OCI registry client
+	// under the egress policy below.
 	Charts render.ChartSource
+	// EgressDenyPrivate and EgressAllowedHosts are the egress policy of the connections made
+	// for what users declare: Helm repositories, OCI registries and notification webhooks (see
+	// package netpolicy). Link-local and cloud metadata addresses are always refused;
+	// EgressDenyPrivate refuses loopback and private addresses too; EgressAllowedHosts (host
+	// names, *.domains, IP addresses, CIDRs) are allowed whatever the rules say.
+	EgressDenyPrivate  bool
+	EgressAllowedHosts []string
+	// ForbidInsecureSkipTLSVerify refuses every Helm source that sets insecureSkipTLSVerify
+	// (reason InsecureSkipTLSVerifyForbidden). It is meant to cover Clusters' kubeconfigs
+	// with insecure-skip-tls-verify as well, once package fleet reads it.
+	ForbidInsecureSkipTLSVerify bool
 	// SkipNameValidation allows several managers in one process (tests).
 	SkipNameValidation bool
 }
@@ -183,6 +196,10 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 	metricsOpts, certs, err := metricsServerOptions(opts)
 	if err != nil {
 		return nil, nil, err
+	}
+	egress, err := netpolicy.New(netpolicy.Options{DenyPrivate: opts.EgressDenyPrivate, AllowedHosts: opts.EgressAllowedHosts})
+	if err != nil {
+		return nil, nil, fmt.Errorf("--egress-allowed-hosts: %w", err)
 	}
 	mgr, err := ctrl.NewManager(hub, ctrl.Options{
 		Scheme:                        scheme,
@@ -286,14 +303,14 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 		return nil, nil, fmt.Errorf("setting up the MultiClusterService controller: %w", err)
 	}
 	if opts.Charts == nil {
-		opts.Charts = chartsource.New(chartsource.Options{})
+		opts.Charts = chartsource.New(chartsource.Options{Egress: egress, ForbidInsecureSkipTLSVerify: opts.ForbidInsecureSkipTLSVerify})
 	}
 	if err := (&servicetemplate.Reconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Charts: opts.Charts,
 	}).SetupWithManager(mgr, ctrlOpts); err != nil {
 		return nil, nil, fmt.Errorf("setting up the ServiceTemplate controller: %w", err)
 	}
-	notifier := notify.New(notify.Options{})
+	notifier := notify.New(notify.Options{HTTPClient: notify.NewHTTPClient(egress)})
 	if err := mgr.Add(notifier); err != nil {
 		return nil, nil, fmt.Errorf("adding the notification dispatcher: %w", err)
 	}

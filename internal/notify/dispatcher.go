@@ -34,8 +34,8 @@ var (
 
 // Options configure a Dispatcher. Zero values take the defaults.
 type Options struct {
-	// HTTPClient sends the requests; a client on http.DefaultTransport by default. Its Timeout
-	// should be zero or longer than Timeout.
+	// HTTPClient sends the requests; NewHTTPClient(nil) by default (the default egress policy,
+	// no redirect to another host). Its Timeout should be zero or longer than Timeout.
 	HTTPClient *http.Client
 	// QueueSize is how many events may wait per target; Send drops beyond it.
 	QueueSize int
@@ -60,7 +60,7 @@ type Options struct {
 
 func (o Options) withDefaults() Options {
 	if o.HTTPClient == nil {
-		o.HTTPClient = &http.Client{}
+		o.HTTPClient = NewHTTPClient(nil)
 	}
 	if o.QueueSize <= 0 {
 		o.QueueSize = DefaultQueueSize

@@ -26,4 +26,13 @@
 // InvalidSource for requests that cannot work (a URL with credentials in it, an
 // unsupported scheme, an archive that is not a chart). Credentials are never
 // put in errors, logs or cache keys.
+//
+// Every connection goes through the controller's egress policy
+// (Options.Egress, package netpolicy), checked on the address dialled, so
+// repoURL, archive URLs, redirect hops and OCI blob and token servers cannot
+// reach cloud metadata or, if the operator says so, internal addresses. An
+// index.yaml is not followed to another host; archives and OCI blobs follow
+// redirects (release downloads and blobs live on CDNs). Refusals by the
+// controller's policy are EgressDenied and InsecureSkipTLSVerifyForbidden
+// (Options.ForbidInsecureSkipTLSVerify), not transient.
 package chartsource

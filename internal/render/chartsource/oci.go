@@ -182,6 +182,9 @@ func (s *Source) registryClient(ctx context.Context, h render.Helm, budget *byte
 // the chart or version does not exist or may not be read (ChartNotFound), or
 // it failed or did not answer (ChartFetchFailed, retried).
 func registryError(ctx context.Context, ref, what string, err error) error {
+	if refused := policyError(ref, what, err); refused != nil {
+		return refused
+	}
 	if ctx.Err() != nil {
 		return fetchFailed(ref, fmt.Sprintf("fetching %s timed out or was cancelled", what), ctx.Err())
 	}

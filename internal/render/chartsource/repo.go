@@ -119,9 +119,12 @@ func (s *Source) get(ctx context.Context, h render.Helm, ref, rawURL, what strin
 		req.SetBasicAuth(h.Username, h.Password)
 	}
 	req.Header.Set("User-Agent", "holdfast")
-	client := &http.Client{Transport: s.transport(h)}
+	client := &http.Client{Transport: s.transport(h), CheckRedirect: redirectPolicy(what)}
 	resp, err := client.Do(req)
 	if err != nil {
+		if refused := policyError(ref, "the "+what, err); refused != nil {
+			return nil, refused
+		}
 		if ctx.Err() != nil {
 			return nil, fetchFailed(ref, fmt.Sprintf("fetching the %s timed out or was cancelled", what), ctx.Err())
 		}

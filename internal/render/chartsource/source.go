@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"crypto/tls"
 	"encoding/hex"
 	"fmt"
 	"net/http"
@@ -18,6 +17,7 @@ import (
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	repo "helm.sh/helm/v4/pkg/repo/v1"
 
+	"holdfast.dev/holdfast/internal/netpolicy"
 	"holdfast.dev/holdfast/internal/render"
 )
 
@@ -42,8 +42,17 @@ type Options struct {
 	// MaxArchiveSize plus 4 MiB of manifests whatever the registry sends.
 	MaxArchiveSize int64
 	// Transport is the base HTTP transport (default: a clone of
-	// http.DefaultTransport).
+	// http.DefaultTransport). It is cloned, and its connections are checked
+	// against Egress once made, before anything is sent on them.
 	Transport *http.Transport
+	// Egress decides which addresses the source may connect to, for
+	// repoURL and for every redirect, blob and token server it leads to
+	// (default netpolicy.Default(): link-local, metadata, unspecified and
+	// multicast addresses refused). A refusal is reason EgressDenied.
+	Egress *netpolicy.Policy
+	// ForbidInsecureSkipTLSVerify refuses every chart whose source sets
+	// InsecureSkipTLSVerify, with reason InsecureSkipTLSVerifyForbidden.
+	ForbidInsecureSkipTLSVerify bool
 	// Now is the clock, for tests (default time.Now).
 	Now func() time.Time
 }
@@ -87,18 +96,10 @@ func New(opts Options) *Source {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	base := opts.Transport
-	if base == nil {
-		base = http.DefaultTransport.(*http.Transport).Clone()
-	}
-	insecure := base.Clone()
-	if insecure.TLSClientConfig == nil {
-		insecure.TLSClientConfig = &tls.Config{}
-	}
-	insecure.TLSClientConfig.InsecureSkipVerify = true //nolint:gosec // only when the user asked for it
+	secure, insecure := transports(opts)
 	return &Source{
 		opts:     opts,
-		secure:   base,
+		secure:   secure,
 		insecure: insecure,
 		archives: newLRU(opts.CacheSize, opts.CacheBytes),
 		// Indexes are weighed by their index.yaml, tag lists by their tags:
@@ -132,6 +133,9 @@ func (s *Source) Load(ctx context.Context, h render.Helm) (*chart.Chart, error) 
 		defer cancel()
 	}
 	ref := render.ChartRef(h)
+	if h.InsecureSkipTLSVerify && s.opts.ForbidInsecureSkipTLSVerify {
+		return nil, insecureForbidden(ref)
+	}
 	if h.Chart == "" || (strings.ContainsAny(h.Chart, "/\\") && !strings.HasPrefix(h.RepoURL, "oci://")) {
 		return nil, invalid(ref, fmt.Sprintf("chart name %q is not valid", h.Chart))
 	}
