@@ -254,7 +254,8 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 		ReadIdleTimeout: opts.TargetReadIdleTimeout,
 		PingTimeout:     opts.TargetPingTimeout,
 		RequestTimeout:  opts.TargetRequestTimeout,
-		Kubeconfigs:     fleet.KubeconfigPolicy{AllowedExecPlugins: opts.AllowedExecPlugins},
+		Kubeconfigs: fleet.KubeconfigPolicy{AllowedExecPlugins: opts.AllowedExecPlugins,
+			ForbidInsecureSkipTLSVerify: opts.ForbidInsecureSkipTLSVerify},
 	})
 	if err := mgr.Add(registry); err != nil {
 		return nil, nil, fmt.Errorf("adding the fleet registry: %w", err)

@@ -47,6 +47,10 @@ type KubeconfigPolicy struct {
 	// names (never a path), with the kubeconfig's arguments, no environment of its own (set what
 	// the plugin needs on the controller) and no interaction. Empty: none runs.
 	AllowedExecPlugins []string
+	// ForbidInsecureSkipTLSVerify refuses kubeconfigs whose cluster sets
+	// insecure-skip-tls-verify: without it, anyone between the controller and the target could
+	// read and change what Holdfast sends, credentials included.
+	ForbidInsecureSkipTLSVerify bool
 }
 
 // RESTConfig parses and validates a kubeconfig and returns the REST config of its current
@@ -161,6 +165,9 @@ func (p KubeconfigPolicy) checkSelfContained(cfg *clientcmdapi.Config, ctx *clie
 	}
 	if err := checkURLs(ctx.Cluster, cluster); err != nil {
 		return err
+	}
+	if cluster.InsecureSkipTLSVerify && p.ForbidInsecureSkipTLSVerify {
+		return invalid("cluster %q sets insecure-skip-tls-verify, which the operator forbids (--forbid-insecure-skip-tls-verify); give its certificate-authority-data instead", ctx.Cluster)
 	}
 	user, ok := cfg.AuthInfos[ctx.AuthInfo]
 	if !ok {

@@ -200,3 +200,22 @@ func TestWithoutCredentials(t *testing.T) {
 		t.Errorf("withoutCredentials changed a message without credentials: %q", withoutCredentials(msg, cfg, ctx))
 	}
 }
+
+// TestForbidInsecureSkipTLSVerify: with the operator's switch on, a kubeconfig that turns off
+// certificate checks is refused, naming the cluster entry and the flag; without it, it is used.
+func TestForbidInsecureSkipTLSVerify(t *testing.T) {
+	insecure := kubeconfig(t, func(c *clientcmdapi.Config) {
+		c.Clusters["c"].CertificateAuthorityData, c.Clusters["c"].InsecureSkipTLSVerify = nil, true
+	})
+	if _, err := (KubeconfigPolicy{}).RESTConfig(insecure); err != nil {
+		t.Fatalf("without the switch: %v", err)
+	}
+	_, err := KubeconfigPolicy{ForbidInsecureSkipTLSVerify: true}.RESTConfig(insecure)
+	if !errors.Is(err, ErrInvalidKubeconfig) || !strings.Contains(err.Error(), `cluster "c" sets insecure-skip-tls-verify`) ||
+		!strings.Contains(err.Error(), "--forbid-insecure-skip-tls-verify") {
+		t.Fatalf("with the switch: %v, want a refusal naming the cluster and the flag", err)
+	}
+	if _, err := (KubeconfigPolicy{ForbidInsecureSkipTLSVerify: true}).RESTConfig(kubeconfig(t, nil)); err != nil {
+		t.Fatalf("a kubeconfig that checks certificates, with the switch: %v", err)
+	}
+}

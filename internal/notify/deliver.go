@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"holdfast.dev/holdfast/internal/metrics"
+	"holdfast.dev/holdfast/internal/netpolicy"
 )
 
 // StatusError is a response outside 2xx.
@@ -32,6 +33,13 @@ func (e *StatusError) Error() string {
 // retryable reports whether another attempt may succeed: on network errors, server errors,
 // timeouts (408) and rate limits (429). Other client errors mean the request itself is wrong.
 func retryable(err error) bool {
+	var (
+		denied     *netpolicy.DeniedError
+		redirected *netpolicy.RedirectError
+	)
+	if errors.As(err, &denied) || errors.As(err, &redirected) {
+		return false // the operator's policy or the receiver's answer will not change by itself
+	}
 	var se *StatusError
 	if !errors.As(err, &se) {
 		return true
@@ -180,7 +188,16 @@ func networkReason(err error) string {
 		hostErr x509.HostnameError
 		recErr  tls.RecordHeaderError
 	)
+	var (
+		denied     *netpolicy.DeniedError
+		redirected *netpolicy.RedirectError
+	)
 	switch {
+	case errors.As(err, &denied):
+		// The rule, not the host: a webhook's URL is a secret.
+		return "refused by the egress policy: " + string(denied.Rule)
+	case errors.As(err, &redirected):
+		return "redirected to another host, not followed"
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
 		return "timed out"
 	case errors.As(err, &dnsErr):
