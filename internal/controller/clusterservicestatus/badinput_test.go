@@ -84,7 +84,7 @@ func TestBadInput(t *testing.T) {
 		name: "object over 1 MiB",
 		template: func(ns string) holdfastv1.ServiceTemplateSpec {
 			return holdfastv1.ServiceTemplateSpec{Templating: holdfastv1.TemplatingGoTemplate,
-				Inline: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: huge\n  namespace: " + ns + "\ndata:\n  v: '{{ repeat 1100000 \"x\" }}'\n"}
+				Inline: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: huge\n  namespace: " + ns + "\ndata:\n  v: '{{ repeat 600000 \"x\" }}'\n  w: '{{ repeat 600000 \"y\" }}'\n"}
 		},
 		condition: holdfastv1.RenderedCondition, reason: "ObjectTooLarge", mention: []string{"huge"},
 	}, {
