@@ -36,6 +36,14 @@ func endTable(tw *tabwriter.Writer, w io.Writer, summary string) error {
 	return err
 }
 
+// modeString is a row's sync mode, and whether the service set or the Cluster is paused.
+func modeString(r ServiceState) string {
+	if r.Paused {
+		return OrDash(r.SyncMode) + " (paused)"
+	}
+	return OrDash(r.SyncMode)
+}
+
 // PrintFleetStatus writes one row per (cluster, service set, service) and a summary line.
 func PrintFleetStatus(w io.Writer, fs FleetStatus, now time.Time) error {
 	tw, err := newTable(w, len(fs.Items), "No service set is deployed to a matching cluster.",
@@ -44,10 +52,7 @@ func PrintFleetStatus(w io.Writer, fs FleetStatus, now time.Time) error {
 		return err
 	}
 	for _, r := range fs.Items {
-		mode := OrDash(r.SyncMode)
-		if r.Paused {
-			mode += " (paused)"
-		}
+		mode := modeString(r)
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", clusterString(r.Location), r.ServiceSet, OrDash(r.Service),
 			r.Ready, OrDash(r.Reason), mode, r.Objects, r.DriftedObjects, ago(r.LastDriftTime, now), OrDash(Truncate(r.Message, 60)))
 	}

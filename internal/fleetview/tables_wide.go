@@ -22,10 +22,7 @@ func PrintFleetStatusWide(w io.Writer, fs FleetStatus, now time.Time) error {
 		return err
 	}
 	for _, r := range fs.Items {
-		mode := OrDash(r.SyncMode)
-		if r.Paused {
-			mode += " (paused)"
-		}
+		mode := modeString(r)
 		generation := "-"
 		if r.ObservedServiceSetGeneration > 0 {
 			generation = strconv.FormatInt(r.ObservedServiceSetGeneration, 10)
