@@ -101,6 +101,14 @@ func TestReplacedObjectsAreDrift(t *testing.T) {
 		})
 		replacements[kind] = liveObject(NewWithT(t), "cluster-1", obj.GetAPIVersion(), kind, ns, obj.GetName()).GetUID()
 	}
+	// The deletions are reported (Report mode) before the correction is asked for, so that the
+	// request is what handles them, however late the watches deliver the events.
+	eventually(t, func(g Gomega) {
+		drifts := statusOf(g, name, "cluster-1").Status.Drifts
+		for _, kind := range []string{"Job", "Deployment", "PersistentVolumeClaim"} {
+			g.Expect(drifts).To(ContainElement(And(HaveField("Kind", kind), HaveField("Type", holdfastv1.DriftDeleted))), "deletion of the %s reported", kind)
+		}
+	})
 	requestCorrection(t, name, "replace-1")
 
 	names := map[string]string{"Job": "once", "Deployment": "web", "PersistentVolumeClaim": "data"}
