@@ -35,10 +35,9 @@ type Response struct {
 	// corrected while Contested (InSync when it is corrected otherwise).
 	State   holdfastv1.ResourceState
 	Message string
-	// Contested is true when the object became Contested now.
+	// Contested is true when the object became Contested now. When its correction waits for
+	// the fight backoff, Fights.Next says until when.
 	Contested bool
-	// RetryAt, when set, is when a correction waiting for the fight backoff may go ahead.
-	RetryAt time.Time
 }
 
 // Respond decides what to do about one object whose cluster copy changed or is gone, in this
@@ -86,5 +85,5 @@ func (p *Policy) Respond(v Verdict, s Situation, fights *Fights) Response {
 		msg += fmt.Sprintf("; next correction at %s (backoff, up to %s)", d.Next.UTC().Format(time.RFC3339), p.FightMaxBackoff)
 	}
 	return Response{Correct: d.Correct, Record: true, State: holdfastv1.ResourceContested, Message: msg,
-		Contested: d.NewlyContested, RetryAt: d.Next}
+		Contested: d.NewlyContested}
 }
