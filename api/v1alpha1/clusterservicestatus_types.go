@@ -74,6 +74,10 @@ type ResourceStatus struct {
 	Desired string `json:"desired,omitempty"`
 	// +optional
 	Owned string `json:"owned,omitempty"`
+	// Adopted reports that the object existed on the cluster before Holdfast applied it (spec
+	// adoption Adopt): it is left in place, never deleted, when withdrawn or pruned.
+	// +optional
+	Adopted bool `json:"adopted,omitempty"`
 	// LastDrift is the drift that left the object Drifted, Missing or Contested; cleared once
 	// the object is back in sync.
 	// +optional

@@ -43,6 +43,28 @@ const (
 	DeletionOrphan DeletionPolicy = "Orphan"
 )
 
+// AdoptionPolicy says what happens to a declared object that already exists on a target and
+// that Holdfast did not create: it lacks Holdfast's managed-by label or owner annotation, or
+// another service set adopted it (AdoptedAnnotation). Objects in the inventory are Holdfast's.
+// +kubebuilder:validation:Enum=Never;Adopt
+type AdoptionPolicy string
+
+const (
+	// AdoptionNever leaves such an object untouched: its status entry is Conflict, naming it,
+	// until someone deletes it on the cluster (Holdfast then creates its own) or sets Adopt.
+	AdoptionNever AdoptionPolicy = "Never"
+	// AdoptionAdopt takes such an object over (Holdfast applies its fields and labels) and
+	// records it as adopted (status.resources[].adopted). An adopted object is never deleted:
+	// pruning, withdrawal and deletion of the service set leave it in place, without Holdfast's
+	// labels and annotations.
+	AdoptionAdopt AdoptionPolicy = "Adopt"
+)
+
+// AdoptedAnnotation ("true") marks an object on a target that Holdfast adopted rather than
+// created, so that no service set takes it for Holdfast's own: another one must adopt it too.
+// Holdfast removes it, with its labels, when it lets the object go.
+const AdoptedAnnotation = "holdfast.dev/adopted"
+
 // DefaultReconcileInterval is the longest time between two full reconciles of a cluster's
 // services when nothing asks for one sooner.
 const DefaultReconcileInterval = 10 * time.Hour
@@ -135,6 +157,12 @@ type MultiClusterServiceSpec struct {
 	// +kubebuilder:default=Delete
 	// +optional
 	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`
+	// Adoption says what happens to a declared object that already exists on a target and that
+	// Holdfast did not create: Never (default) leaves it untouched and reports a Conflict; Adopt
+	// takes it over but never deletes it. Objects Holdfast created are not affected.
+	// +kubebuilder:default=Never
+	// +optional
+	Adoption AdoptionPolicy `json:"adoption,omitempty"`
 	// Drift says how drift is handled in ContinuousWithDriftDetection mode; by default it is
 	// corrected at once.
 	// +optional

@@ -80,6 +80,7 @@ type item struct {
 	liveKnown     bool
 	current       *unstructured.Unstructured // the object in the cluster after this call
 	unvalidated   string                     // dry run: why the server cannot check it yet
+	adopted       bool                       // taken over now, or before (its entry says so)
 	result        ObjectResult
 	entry         *InventoryEntry // set when the object is applied
 	done          bool
@@ -217,6 +218,16 @@ func (r *run) applyOne(ctx context.Context, it *item) {
 			return
 		}
 	}
+	if r.foreign(it) {
+		if !r.opts.Adopt {
+			it.result.Action, it.result.Foreign = Conflict, true
+			it.result.Message = foreignMessage(it.live)
+			it.done = true
+			return
+		}
+		it.adopted, it.result.Adopted = true, true
+		log.Info("Adopting an object Holdfast did not create", "managers", managers(it.live, 3))
+	}
 	if it.live != nil && r.opts.Claim != nil {
 		if owner, ok := r.opts.Claim(it.live); !ok {
 			it.result.Action, it.result.ConflictWith = Conflict, owner
@@ -236,7 +247,8 @@ func (r *run) applyOne(ctx context.Context, it *item) {
 			if err == nil && owned == prev.OwnedDigest {
 				it.result.Action, it.result.Applied = Unchanged, !r.opts.DryRun
 				it.current = it.live
-				it.entry = &InventoryEntry{Ref: it.ref, DesiredDigest: it.desiredDigest, OwnedDigest: owned}
+				it.entry = r.entry(it, owned)
+				r.markAdopted(ctx, it, it.live)
 				return
 			}
 			if err != nil {
@@ -293,7 +305,8 @@ func (r *run) applyOne(ctx context.Context, it *item) {
 	}
 	it.current = obj
 	it.result.Applied = true
-	it.entry = &InventoryEntry{Ref: it.ref, DesiredDigest: it.desiredDigest, OwnedDigest: owned}
+	it.entry = r.entry(it, owned)
+	r.markAdopted(ctx, it, obj)
 	switch {
 	case it.live == nil:
 		it.result.Action = Created
@@ -303,6 +316,12 @@ func (r *run) applyOne(ctx context.Context, it *item) {
 		it.result.Action = Configured
 	}
 	log.V(1).Info("Applied object", "action", it.result.Action)
+}
+
+// entry is the inventory entry of an applied item; it stays Adopted once it was.
+func (r *run) entry(it *item, owned string) *InventoryEntry {
+	return &InventoryEntry{Ref: it.ref, DesiredDigest: it.desiredDigest, OwnedDigest: owned,
+		Adopted: it.adopted || r.prev[it.ref.key()].Adopted}
 }
 
 // previous returns the inventory entry of it from the last apply. With Options.Corrections an

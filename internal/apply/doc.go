@@ -35,6 +35,13 @@
 // the live object still carries the caller's labels and the caller's Claim agrees it is its own;
 // an object that changed hands is dropped from the inventory and left in place.
 //
+// Objects that exist on the cluster but that Holdfast did not create are never taken over
+// silently: with Options.Foreign, a declared object Holdfast never applied is read first (one
+// GET, on its first apply only) and, when Foreign says it is someone else's, left untouched and
+// reported Conflict, unless Options.Adopt. An adopted object is marked in its inventory entry
+// and, when pruned or withdrawn, let go instead of deleted: left in place without Holdfast's
+// labels.
+//
 // Secret values are never shown: dry-run diffs mask Secret data, stringData and kubectl's
 // last-applied annotation, and the inventory holds only digests.
 package apply

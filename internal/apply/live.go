@@ -3,6 +3,7 @@ package apply
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -21,7 +22,9 @@ type listKey struct {
 // readLive reads the live objects of items cheaply: where two or more objects share a kind and
 // namespace, one List selected by Options.Labels returns all of those Holdfast still labels.
 // Objects not found that way (new ones, relabelled ones, single ones, and corrections: see
-// Options.Corrections) are read with a GET when they are applied. Reads never count against "nothing written when nothing changed".
+// Options.Corrections) are read with a GET when they are applied, except those a List by
+// Options.ClaimSelector did not return and that need no reading (see there). Reads never count
+// against "nothing written when nothing changed".
 func (r *run) readLive(ctx context.Context, items []*item) {
 	if len(r.listLabels()) == 0 || r.opts.Corrections {
 		return
@@ -41,7 +44,11 @@ func (r *run) readLive(ctx context.Context, items []*item) {
 	}
 	for _, k := range order {
 		g := groups[k]
-		if (len(g) < 2 && !assumeAbsent) || ctx.Err() != nil {
+		// A List pays when it replaces two GETs or more, or tells what was applied before from
+		// what is gone without reading either. Objects never applied are read with a GET when
+		// Options.Foreign must judge them (unless the List returns them).
+		pays := len(g) >= 2 || (assumeAbsent && (r.opts.Foreign == nil || slices.ContainsFunc(g, r.inPrevious)))
+		if !pays || ctx.Err() != nil {
 			continue
 		}
 		found, err := r.list(ctx, k)
@@ -53,7 +60,7 @@ func (r *run) readLive(ctx context.Context, items []*item) {
 		for _, it := range g {
 			if live, ok := found[it.ref.Name]; ok {
 				it.live, it.liveKnown = live, true
-			} else if assumeAbsent {
+			} else if assumeAbsent && (r.opts.Foreign == nil || r.inPrevious(it)) {
 				it.live, it.liveKnown = nil, true
 			}
 		}

@@ -19,7 +19,9 @@ import (
 // is still managed afterwards: objects whose deletion failed (or, in a dry run, all of them).
 //
 // Namespaces in the inventory are deleted too, with everything in them: a Namespace Holdfast
-// declared is Holdfast's to withdraw. Use Claim to keep one.
+// created is Holdfast's to withdraw. Use Claim to keep one. Adopted objects (their entry says
+// so, or Options.AdoptedAnnotation) are never deleted: they are left in place without Holdfast's
+// labels and reported Orphaned.
 func (a *Applier) Delete(ctx context.Context, inventory []InventoryEntry, opts Options) (*Result, error) {
 	r := newRun(a, opts)
 	objs, kept, deleted := r.prune(ctx, inventory)
@@ -98,6 +100,19 @@ func (r *run) pruneOne(ctx context.Context, e InventoryEntry) (res ObjectResult,
 	if missing := missingLabels(live, r.opts.Labels); missing != "" {
 		res.Action = Orphaned
 		res.Message = fmt.Sprintf("label %s no longer marks it as ours: left in place, no longer managed", missing)
+		return res, false, false
+	}
+	if e.Adopted || r.markedAdopted(live) {
+		res.Action = Orphaned
+		if r.opts.DryRun {
+			res.Message = "adopted, not created by Holdfast: would be left in place"
+			return res, true, false
+		}
+		if err := r.release(ctx, live); client.IgnoreNotFound(err) != nil {
+			return fail(fmt.Errorf("releasing adopted object: %w", err))
+		}
+		res.Message = "adopted, not created by Holdfast: left in place, Holdfast's labels removed"
+		log.V(1).Info("Released adopted object")
 		return res, false, false
 	}
 	if r.opts.DryRun {

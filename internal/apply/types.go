@@ -73,6 +73,9 @@ type InventoryEntry struct {
 	// OwnedDigest is the digest of the values of the fields Holdfast owned in the object the API
 	// server returned from the last apply (see OwnedDigest).
 	OwnedDigest string `json:"ownedDigest"`
+	// Adopted records that the object existed before Holdfast first applied it and was taken
+	// over (see Options.Adopt): pruning and Delete leave it in place instead of deleting it.
+	Adopted bool `json:"adopted,omitempty"`
 }
 
 // Action is what happened to one object, or in a dry run, what would happen.
@@ -87,7 +90,8 @@ const (
 	Unchanged Action = "Unchanged"
 	// Deleted: the object was pruned or withdrawn (or was already gone).
 	Deleted Action = "Deleted"
-	// Conflict: Options.Claim said the live object belongs to someone else; it was not touched
+	// Conflict: Options.Claim said the live object belongs to someone else, or it exists and
+	// Holdfast did not create it (ObjectResult.Foreign, see Options.Foreign); it was not touched
 	// and is not in the inventory.
 	Conflict Action = "Conflict"
 	// Failed: the object could not be applied or deleted; Err says why.
@@ -108,8 +112,9 @@ const (
 	// now. It was not touched and keeps its place in the inventory.
 	Drifted Action = "Drifted"
 	Missing Action = "Missing"
-	// Orphaned: the object is no longer managed (not declared and not pruned, or it no longer
-	// carries Holdfast's labels); it was left in the cluster and dropped from the inventory.
+	// Orphaned: the object is no longer managed (not declared and not pruned, it no longer
+	// carries Holdfast's labels, or it was adopted); it was left in the cluster and dropped from
+	// the inventory.
 	Orphaned Action = "Orphaned"
 )
 
@@ -140,6 +145,12 @@ type ObjectResult struct {
 	Recreated bool `json:"recreated,omitempty"`
 	// ConflictWith names the owner Options.Claim reported for a Conflict.
 	ConflictWith string `json:"conflictWith,omitempty"`
+	// Foreign reports a Conflict with an object that exists on the cluster but that Holdfast did
+	// not create, left untouched because Options.Adopt is off.
+	Foreign bool `json:"foreign,omitempty"`
+	// Adopted reports that the object exists and Holdfast did not create it, and that this call
+	// took it over (Options.Adopt) or, unless Applied, tried to.
+	Adopted bool `json:"adopted,omitempty"`
 }
 
 // Result is the outcome of Apply or Delete.
@@ -245,9 +256,28 @@ type Options struct {
 	// ClaimSelector, if set, are labels that every live object Claim could refuse carries
 	// (for example holdfast.dev/managed-by alone, without the owner). Live objects are then
 	// listed by it instead of Labels, and outside a dry run an object the list does not return
-	// is applied without reading it first: it is new, or unlabelled and claimable anyway. This
-	// saves one GET per new object on a first deployment.
+	// is applied without reading it first: it was deleted or relabelled since Holdfast applied
+	// it, or, without Foreign, it is new or unlabelled and claimable anyway. With Foreign, an
+	// object Previous does not hold is read with a GET when the list does not return it, to
+	// learn whether it exists: one GET per new object, on its first apply only.
 	ClaimSelector map[string]string
+	// Foreign, if set, reports whether a live object that Previous does not hold was not created
+	// by Holdfast (it lacks Holdfast's marks, say its managed-by label). Such an object is taken
+	// over only with Adopt; otherwise it is reported Conflict with ObjectResult.Foreign and never
+	// written. Objects Previous holds were applied before and are never foreign; nor are
+	// Corrections. nil: every existing object is applied over, as if it were Holdfast's.
+	Foreign func(live *unstructured.Unstructured) bool
+	// Adopt applies foreign objects (see Foreign) and marks their inventory entries Adopted:
+	// pruning and Delete then leave them in place, with Labels, the keys of Annotations and
+	// AdoptedAnnotation removed, instead of deleting them. The mark stays as long as the entry
+	// does.
+	Adopt bool
+	// AdoptedAnnotation, if set, is an annotation set to "true" on every object whose entry is
+	// Adopted, so that the live object says it was not created by Holdfast even to those without
+	// this inventory (another service set taking it over, a later declaration of an object left
+	// in place): Foreign should report objects carrying it. It is written by field manager
+	// "holdfast-adoption", apart from the applied configuration, once per object (when missing).
+	AdoptedAnnotation string
 	// Corrections says that desired are objects applied before and declared as they were then
 	// (the caller knows the declaration did not change), handed over because their live copies
 	// changed: each is read on its own (never by listing its kind), and one whose live copy is

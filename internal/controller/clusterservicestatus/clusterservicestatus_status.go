@@ -169,6 +169,11 @@ func setApplied(s *scope) {
 			case apply.Failed:
 				failed = append(failed, fmt.Sprintf("%s (service %q): %s", r.Ref, o.name, firstNonEmpty(r.Message, errString(r.Err))))
 			case apply.Conflict:
+				if r.Foreign {
+					conflicts = append(conflicts, fmt.Sprintf("%s (service %q) exists on the cluster and Holdfast did not create it "+
+						"(delete it there, or set spec.adoption to Adopt)", r.Ref, o.name))
+					break
+				}
 				conflicts = append(conflicts, fmt.Sprintf("%s (service %q) is owned by MultiClusterService %s", r.Ref, o.name, r.ConflictWith))
 			case apply.WouldCreate, apply.WouldUpdate, apply.WouldDelete:
 				would = append(would, fmt.Sprintf("%s %s", r.Action, r.Ref))
@@ -237,12 +242,14 @@ func serviceStatuses(s *scope) []holdfastv1.ServiceStatus {
 }
 
 func serviceReadiness(s *scope, o serviceOutcome) (metav1.ConditionStatus, string, string) {
-	var failed, conflicts int
+	var failed, conflicts, foreign int
 	for _, r := range o.result.Objects {
-		switch r.Action {
-		case apply.Failed:
+		switch {
+		case r.Action == apply.Failed:
 			failed++
-		case apply.Conflict:
+		case r.Action == apply.Conflict && r.Foreign:
+			foreign++
+		case r.Action == apply.Conflict:
 			conflicts++
 		}
 	}
@@ -252,6 +259,9 @@ func serviceReadiness(s *scope, o serviceOutcome) (metav1.ConditionStatus, strin
 		return metav1.ConditionFalse, holdfastv1.ApplyFailedReason, fmt.Sprintf("%d of %d objects failed", failed, total)
 	case conflicts > 0:
 		return metav1.ConditionFalse, holdfastv1.ConflictReason, fmt.Sprintf("%d objects owned by another MultiClusterService", conflicts)
+	case foreign > 0:
+		return metav1.ConditionFalse, holdfastv1.ConflictReason,
+			fmt.Sprintf("%d objects exist on the cluster and Holdfast did not create them (adoption %s)", foreign, adoptionOf(s.mcs))
 	case s.mcs.Spec.SyncMode == holdfastv1.SyncModeDryRun:
 		return metav1.ConditionFalse, holdfastv1.DryRunReason, "DryRun: nothing applied"
 	}

@@ -154,6 +154,26 @@ func ensuredNamespace(svc holdfastv1.Service) string {
 	return svc.Namespace
 }
 
+// foreignRetry is how often a service whose objects exist on the cluster without Holdfast having
+// created them (adoption Never) looks again: watches select only Holdfast's objects, so nothing
+// tells when someone deletes such an object for Holdfast to create its own.
+const foreignRetry = time.Minute
+
+// waitsForForeign reports whether an object was left untouched because Holdfast did not create it.
+func (s *scope) waitsForForeign() bool {
+	for _, o := range s.services {
+		if o.result == nil {
+			continue
+		}
+		for _, r := range o.result.Objects {
+			if r.Action == apply.Conflict && r.Foreign {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // waitsForNamespace reports whether an object failed because its namespace does not exist.
 func (s *scope) waitsForNamespace() bool {
 	for _, o := range s.services {
@@ -171,11 +191,15 @@ func (s *scope) waitsForNamespace() bool {
 
 // comeBackAfter shortens the wait until the next full reconcile to the opening of a correction
 // window some drift waits for, the retry of a refused correction, the correction of a Contested
-// object after its backoff, or the next look for a namespace objects wait for, if sooner.
+// object after its backoff, or the next look for a namespace objects wait for or for objects
+// Holdfast did not create, if sooner.
 func (r *Reconciler) comeBackAfter(s *scope, nextFull time.Duration) time.Duration {
 	after := nextFull
 	if s.waitsForNamespace() && namespaceRetry < after {
 		after = namespaceRetry
+	}
+	if s.waitsForForeign() && foreignRetry < after {
+		after = foreignRetry
 	}
 	if !s.nextWindow.IsZero() && s.nextWindow.Sub(s.now) < after {
 		after = s.nextWindow.Sub(s.now)
@@ -381,8 +405,9 @@ func renderProblem(err error) (*problem, bool) {
 	return &problem{holdfastv1.RenderFailedReason, err.Error()}, false
 }
 
-// applyOptions labels every object with Holdfast's marks and its owner, and resolves conflicts
-// with other MultiClusterServices by priority.
+// applyOptions labels every object with Holdfast's marks and its owner, resolves conflicts
+// with other MultiClusterServices by priority, and takes over objects Holdfast did not create
+// only as the adoption policy says.
 func (r *Reconciler) applyOptions(ctx context.Context, s *scope, svc holdfastv1.Service, prev []holdfastv1.ResourceStatus) apply.Options {
 	return apply.Options{
 		DefaultNamespace: svc.Namespace,
@@ -398,6 +423,10 @@ func (r *Reconciler) applyOptions(ctx context.Context, s *scope, svc holdfastv1.
 		Prune:         true,
 		DryRun:        s.mcs.Spec.SyncMode == holdfastv1.SyncModeDryRun,
 		Claim:         r.claim(ctx, s),
+		Foreign:       notCreatedByHoldfast,
+		Adopt:         adoptionOf(s.mcs) == holdfastv1.AdoptionAdopt,
+		// Adopted objects say so on the cluster, for other service sets and later declarations.
+		AdoptedAnnotation: holdfastv1.AdoptedAnnotation,
 		// A missing target namespace is created unless the service says otherwise.
 		EnsureNamespace: ensuredNamespace(svc),
 		Ignore:          func(live *unstructured.Unstructured) bool { return drift.Exempt(live) },
@@ -405,7 +434,9 @@ func (r *Reconciler) applyOptions(ctx context.Context, s *scope, svc holdfastv1.
 }
 
 // withdrawRemoved deletes (or, with UnmatchPolicy Leave, orphans) the objects of services that
-// are no longer declared or are disabled. It returns the entries still to be withdrawn.
+// are no longer declared or are disabled. Adopted objects are never deleted: they are left in
+// place without Holdfast's labels (see apply.Options.Adopt). It returns the entries still to be
+// withdrawn.
 func (r *Reconciler) withdrawRemoved(ctx context.Context, s *scope, applier *apply.Applier, previous []holdfastv1.ResourceStatus, declared map[string]bool) []holdfastv1.ResourceStatus {
 	byService := map[string][]holdfastv1.ResourceStatus{}
 	var order []string
@@ -427,7 +458,9 @@ func (r *Reconciler) withdrawRemoved(ctx context.Context, s *scope, applier *app
 		}
 		opts := r.applyOptions(ctx, s, holdfastv1.Service{Name: name}, prev)
 		// Withdraw only what is still ours: another service set may have taken an object over
-		// (for example while this one was being deleted), and its object must stay.
+		// (for example while this one was being deleted), and its object must stay. Without an
+		// owner annotation an object is deleted only if it still carries all of this service
+		// set's labels (apply checks them) and was not adopted (apply lets those go).
 		opts.Claim = func(live *unstructured.Unstructured) (string, bool) {
 			owner := live.GetAnnotations()[holdfastv1.OwnerAnnotation]
 			return owner, owner == "" || owner == s.mcs.Name
@@ -466,6 +499,24 @@ func (r *Reconciler) withdrawAll(ctx context.Context, s *scope) (bool, error) {
 		return false, fmt.Errorf("%d objects of ClusterServiceStatus %s not withdrawn yet", len(left), klog.KObj(s.css))
 	}
 	return true, nil
+}
+
+// notCreatedByHoldfast reports whether a live object lacks the marks Holdfast applies to what it
+// creates (the managed-by label and an owner annotation) or carries the one it sets on what it
+// adopted. It is asked only about objects not in this inventory (see apply.Options.Foreign):
+// one another service set adopted must be adopted here too, whatever the priorities.
+func notCreatedByHoldfast(live *unstructured.Unstructured) bool {
+	return live.GetLabels()[holdfastv1.ManagedByLabel] != holdfastv1.ManagedByValue ||
+		live.GetAnnotations()[holdfastv1.OwnerAnnotation] == "" ||
+		live.GetAnnotations()[holdfastv1.AdoptedAnnotation] != ""
+}
+
+// adoptionOf is the adoption policy of mcs, defaulted.
+func adoptionOf(mcs *holdfastv1.MultiClusterService) holdfastv1.AdoptionPolicy {
+	if mcs.Spec.Adoption == "" {
+		return holdfastv1.AdoptionNever
+	}
+	return mcs.Spec.Adoption
 }
 
 // claim decides, for an object another MultiClusterService may own, who keeps it: the higher

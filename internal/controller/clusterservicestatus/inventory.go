@@ -25,7 +25,7 @@ func inventoryOf(all []holdfastv1.ResourceStatus, service string) []apply.Invent
 		if rs.Desired == "" || (service != "" && rs.Service != service) {
 			continue
 		}
-		out = append(out, apply.InventoryEntry{Ref: toRef(rs.ResourceRef), DesiredDigest: rs.Desired, OwnedDigest: rs.Owned})
+		out = append(out, apply.InventoryEntry{Ref: toRef(rs.ResourceRef), DesiredDigest: rs.Desired, OwnedDigest: rs.Owned, Adopted: rs.Adopted})
 	}
 	return out
 }
@@ -59,11 +59,12 @@ func resourcesFromResult(service string, res *apply.Result, prev []holdfastv1.Re
 		seen[k] = true
 		rs := holdfastv1.ResourceStatus{ResourceRef: fromRef(o.Ref), Service: service, Message: o.Message}
 		if e, ok := inv[k]; ok {
-			rs.Desired, rs.Owned = e.DesiredDigest, e.OwnedDigest
+			// Corrections are applied without the inventory: the status entry keeps the mark.
+			rs.Desired, rs.Owned, rs.Adopted = e.DesiredDigest, e.OwnedDigest, e.Adopted || prevState[k].Adopted
 		} else if p, ok := prevState[k]; ok && o.Action.KeepsPrevious() {
 			// Not applied now, but still in the cluster from before (apply.Result.Inventory
 			// holds it, unless the apply was handed only corrections: see apply.Options).
-			rs.Desired, rs.Owned = p.Desired, p.Owned
+			rs.Desired, rs.Owned, rs.Adopted = p.Desired, p.Owned, p.Adopted
 		}
 		switch o.Action {
 		case apply.Created, apply.Configured, apply.Unchanged:
@@ -75,7 +76,11 @@ func resourcesFromResult(service string, res *apply.Result, prev []holdfastv1.Re
 			}
 		case apply.Conflict:
 			rs.State, rs.ConflictWith = holdfastv1.ResourceConflict, o.ConflictWith
-			rs.Desired, rs.Owned = "", ""
+			rs.Desired, rs.Owned, rs.Adopted = "", "", false
+			if o.Foreign {
+				rs.Message = foreignAdvice(o.Message)
+				break
+			}
 			if rs.Message == "" {
 				rs.Message = "owned by MultiClusterService " + o.ConflictWith + ", which has the same or a higher priority"
 			}
@@ -98,7 +103,15 @@ func resourcesFromResult(service string, res *apply.Result, prev []holdfastv1.Re
 				break
 			}
 			rs = p
-		default: // Deleted, Orphaned
+		case apply.Orphaned:
+			p, still := prevState[k]
+			if _, kept := inv[k]; !kept || !still {
+				continue
+			}
+			// A dry run lets nothing go: the entry stays as it was, saying what would happen.
+			rs = p
+			rs.Message = o.Message
+		default: // Deleted
 			if _, still := inv[k]; !still {
 				continue
 			}
@@ -120,6 +133,16 @@ func resourcesFromResult(service string, res *apply.Result, prev []holdfastv1.Re
 		out = append(out, rs)
 	}
 	return out
+}
+
+// foreignAdvice completes apply's message about an object Holdfast did not create with what to
+// do about it.
+func foreignAdvice(msg string) string {
+	if msg == "" {
+		msg = "exists on the cluster and Holdfast did not create it: left untouched"
+	}
+	return msg + ". Delete it on the cluster for Holdfast to create its own, or set spec.adoption to Adopt " +
+		"to take it over (an adopted object is never deleted by Holdfast)"
 }
 
 // unversioned identifies an object regardless of the API version it is served at.
