@@ -23,8 +23,10 @@ type listKey struct {
 // namespace, one List selected by Options.Labels returns all of those Holdfast still labels.
 // Objects not found that way (new ones, relabelled ones, single ones, and corrections: see
 // Options.Corrections) are read with a GET when they are applied, except those a List by
-// Options.ClaimSelector did not return and that need no reading (see there). Reads never count
-// against "nothing written when nothing changed".
+// Options.ClaimSelector did not return and that need no reading (see there). An object applied
+// before that the List does not return is always read: it may have been replaced by one without
+// Holdfast's labels, which is a change, not a deletion. Reads never count against "nothing
+// written when nothing changed".
 func (r *run) readLive(ctx context.Context, items []*item) {
 	if len(r.listLabels()) == 0 || r.opts.Corrections {
 		return
@@ -47,7 +49,7 @@ func (r *run) readLive(ctx context.Context, items []*item) {
 		// A List pays when it replaces two GETs or more, or tells what was applied before from
 		// what is gone without reading either. Objects never applied are read with a GET when
 		// Options.Foreign must judge them (unless the List returns them).
-		pays := len(g) >= 2 || (assumeAbsent && (r.opts.Foreign == nil || slices.ContainsFunc(g, r.inPrevious)))
+		pays := len(g) >= 2 || (assumeAbsent && r.opts.Foreign == nil && !slices.ContainsFunc(g, r.inPrevious))
 		if !pays || ctx.Err() != nil {
 			continue
 		}
@@ -60,7 +62,7 @@ func (r *run) readLive(ctx context.Context, items []*item) {
 		for _, it := range g {
 			if live, ok := found[it.ref.Name]; ok {
 				it.live, it.liveKnown = live, true
-			} else if assumeAbsent && (r.opts.Foreign == nil || r.inPrevious(it)) {
+			} else if assumeAbsent && r.opts.Foreign == nil && !r.inPrevious(it) {
 				it.live, it.liveKnown = nil, true
 			}
 		}

@@ -256,10 +256,10 @@ type Options struct {
 	// ClaimSelector, if set, are labels that every live object Claim could refuse carries
 	// (for example holdfast.dev/managed-by alone, without the owner). Live objects are then
 	// listed by it instead of Labels, and outside a dry run an object the list does not return
-	// is applied without reading it first: it was deleted or relabelled since Holdfast applied
-	// it, or, without Foreign, it is new or unlabelled and claimable anyway. With Foreign, an
-	// object Previous does not hold is read with a GET when the list does not return it, to
-	// learn whether it exists: one GET per new object, on its first apply only.
+	// is applied without reading it first when, without Foreign, it is new (unlabelled and
+	// claimable anyway). One Previous holds is read with a GET when the list does not return it
+	// (it was deleted, or replaced by one without Holdfast's labels: the drift verdict differs),
+	// and so, with Foreign, is a new one, to learn whether it exists.
 	ClaimSelector map[string]string
 	// Foreign, if set, reports whether a live object that Previous does not hold was not created
 	// by Holdfast (it lacks Holdfast's marks, say its managed-by label). Such an object is taken

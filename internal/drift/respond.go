@@ -44,7 +44,8 @@ type Response struct {
 // order: a service that opted out keeps the change; a change that does not count (only ignored
 // fields, see Decide) is re-applied, which leaves ignored fields to their owner; a manual request
 // corrects (and resumes a Contested object); a Contested object waits for one when the fight
-// action is Stop; in Report mode outside a correction window the drift is reported and waits;
+// action is Stop; in Report mode outside a correction window a refused correction stays
+// Uncorrectable and any other drift is reported and waits;
 // an object corrected FightMax times within FightWindow becomes Contested and is corrected with
 // a backoff (or, with Stop, no more); anything else is corrected. fights counts the corrections.
 func (p *Policy) Respond(v Verdict, s Situation, fights *Fights) Response {
@@ -60,6 +61,10 @@ func (p *Policy) Respond(v Verdict, s Situation, fights *Fights) Response {
 		return Response{Correct: true, Record: true, State: holdfastv1.ResourceInSync}
 	case contestedBefore && p.FightStop:
 		return Response{Record: true, State: holdfastv1.ResourceContested, Message: s.PreviousMessage}
+	case !p.CorrectsNow(s.Now) && s.Previous == holdfastv1.ResourceUncorrectable:
+		// A correction someone asked for was refused: it stays refused, with the API server's
+		// reason, until the next request or window (not reported as a new drift).
+		return Response{Record: true, State: holdfastv1.ResourceUncorrectable, Message: s.PreviousMessage}
 	case !p.CorrectsNow(s.Now):
 		state := holdfastv1.ResourceDrifted
 		if v.Deleted {

@@ -151,11 +151,12 @@ func newlyIn(s *scope, states ...holdfastv1.ResourceState) []holdfastv1.Resource
 }
 
 // retryUncorrectable returns when the reconcile should come back to retry refused corrections
-// (drift.RetryAfter of the oldest), or 0 when there are none.
+// (drift.RetryAfter of the oldest), or 0 when there are none. Corrections a service's policy
+// makes only on request (Report outside its windows) are not retried on their own.
 func retryUncorrectable(s *scope) time.Duration {
 	var after time.Duration
 	for _, rs := range s.resources {
-		if rs.State != holdfastv1.ResourceUncorrectable || rs.LastDrift == nil {
+		if rs.State != holdfastv1.ResourceUncorrectable || rs.LastDrift == nil || !s.correctsNow(rs.Service) {
 			continue
 		}
 		if d := drift.RetryAfter(rs.LastDrift.DetectedTime.Time, s.now); after == 0 || d < after {
@@ -232,4 +233,15 @@ func keepDrifts(s *scope, rendered []renderedService) []holdfastv1.DriftRecord {
 		out = append(out, d)
 	}
 	return out
+}
+
+// correctsNow reports whether the drift policy of the named service corrects drift now on its
+// own; false for a service the service set no longer declares.
+func (s *scope) correctsNow(service string) bool {
+	for _, svc := range s.mcs.Spec.Services {
+		if svc.Name == service {
+			return s.policy(svc).CorrectsNow(s.now)
+		}
+	}
+	return false
 }

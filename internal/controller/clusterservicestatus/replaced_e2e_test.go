@@ -130,9 +130,13 @@ func TestReplacedObjectsAreDrift(t *testing.T) {
 		}
 		g.Expect(condition(css.Status.Conditions, holdfastv1.DriftedCondition).Reason).To(Equal(holdfastv1.CorrectionFailedReason))
 	})
-	consistently(t, 2*time.Second, func(g Gomega) {
+	// Longer than the first retry of a refused correction (5 s): in Report mode nothing retries it
+	// on its own, and the refusal is not turned back into a fresh "reported" drift.
+	consistently(t, 7*time.Second, func(g Gomega) {
+		css := statusOf(g, name, "cluster-1")
 		for kind, obj := range names {
 			g.Expect(liveObject(g, "cluster-1", apiVersions[kind], kind, ns, obj).GetUID()).To(Equal(replacements[kind]), "%s was touched by default", kind)
+			g.Expect(resourceNamed(css.Status.Resources, kind, obj).State).To(Equal(holdfastv1.ResourceUncorrectable), "state of %s stays", kind)
 		}
 	})
 
