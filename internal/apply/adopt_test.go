@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"holdfast.dev/holdfast/internal/apply"
+	"holdfast.dev/holdfast/internal/drift"
 )
 
 const adoptedMark = "holdfast.dev/adopted"
@@ -168,4 +169,28 @@ func TestAdoptedObjectsAreNeverDeleted(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(actions(res)).To(Equal(map[string]apply.Action{"ConfigMap/marked": apply.Orphaned}))
 	g.Expect(live(t, "v1", "ConfigMap", ns, "marked")).NotTo(BeNil())
+}
+
+// TestCorrectionOfAReplacedObject: a correction (Options.Corrections, no inventory) of an object
+// someone deleted and created again by hand, so that Holdfast owns none of its fields, is a drift
+// handed to Correct and applied, never taken for an object left as applied.
+func TestCorrectionOfAReplacedObject(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	createByHand(t, ns, "replaced", nil)
+
+	var asked []string
+	opts := apply.Options{DefaultNamespace: ns, Labels: ownerLabels, Corrections: true,
+		Correct: func(desired *unstructured.Unstructured, _ drift.Verdict) bool {
+			asked = append(asked, desired.GetName())
+			return true
+		}}
+	a, _ := newApplier(t)
+	res, err := a.Apply(ctx, configMaps(t, "replaced"), opts)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(actions(res)).To(Equal(map[string]apply.Action{"ConfigMap/replaced": apply.Configured}))
+	g.Expect(asked).To(Equal([]string{"replaced"}), "the replaced object is a drift for the policy to decide")
+	o, _ := res.Object(apply.Ref{Version: "v1", Kind: "ConfigMap", Namespace: ns, Name: "replaced"})
+	g.Expect(o.Drift).To(BeTrue())
 }

@@ -244,7 +244,9 @@ func (r *run) applyOne(ctx context.Context, it *item) {
 	if prev, ok := r.previous(it); ok && !r.opts.Force && prev.DesiredDigest == it.desiredDigest {
 		if it.live != nil {
 			owned, err := fieldset.OwnedDigest(it.live, fieldset.FieldManager)
-			if err == nil && owned == prev.OwnedDigest {
+			// An empty digest means Holdfast owns nothing on the live object (someone replaced
+			// it): never as applied, even when the entry holds no digest (Corrections).
+			if err == nil && owned != "" && owned == prev.OwnedDigest {
 				it.result.Action, it.result.Applied = Unchanged, !r.opts.DryRun
 				it.current = it.live
 				it.entry = r.entry(it, owned)
