@@ -102,6 +102,12 @@ const (
 	ClustersReadyReason = "ClustersReady"
 	// DeletingReason: the object is being deleted and its services withdrawn.
 	DeletingReason = "Deleting"
+	// NotSelectedReason: the MultiClusterService does not select the status object's Cluster
+	// (its labels, or the tenancy policy: see package tenancy); nothing is deployed.
+	NotSelectedReason = "NotSelected"
+	// CrossNamespaceReferenceReason: a ServiceSet, or a service set on a hub shared with
+	// tenants, names a Cluster namespace, template or Secret it may not use; the message names it.
+	CrossNamespaceReferenceReason = "CrossNamespaceReference"
 )
 
 // InvalidSelectorReason: spec.clusterSelector cannot be parsed.

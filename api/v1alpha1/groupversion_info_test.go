@@ -25,6 +25,8 @@ func TestAddToSchemeRegistersEveryKind(t *testing.T) {
 		{&holdfastv1.MultiClusterServiceList{}, "MultiClusterServiceList"},
 		{&holdfastv1.ClusterServiceStatus{}, "ClusterServiceStatus"},
 		{&holdfastv1.ClusterServiceStatusList{}, "ClusterServiceStatusList"},
+		{&holdfastv1.ServiceSet{}, "ServiceSet"},
+		{&holdfastv1.ServiceSetList{}, "ServiceSetList"},
 	} {
 		gvks, _, err := s.ObjectKinds(tt.obj)
 		if err != nil {

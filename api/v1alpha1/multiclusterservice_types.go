@@ -89,6 +89,20 @@ type TemplateReference struct {
 	Namespace string `json:"namespace"`
 }
 
+// ServiceAccountReference names a ServiceAccount on every target cluster.
+type ServiceAccountReference struct {
+	// Namespace of the ServiceAccount on the target cluster.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Namespace string `json:"namespace"`
+	// Name of the ServiceAccount.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name"`
+}
+
 // Service is one template deployed to every selected cluster.
 type Service struct {
 	// Name identifies the service within the MultiClusterService; objects carry it as a label.
@@ -167,6 +181,17 @@ type MultiClusterServiceSpec struct {
 	// corrected at once.
 	// +optional
 	Drift *DriftPolicy `json:"drift,omitempty"`
+	// ServiceAccount, if set, is who Holdfast acts as on each target cluster for this service
+	// set: every read and write it makes there to apply, correct, prune or withdraw the set's
+	// objects (creating a missing target namespace included) is made as
+	// system:serviceaccount:<namespace>:<name> (impersonation), so the set gets only that
+	// ServiceAccount's rights on the cluster. Create the ServiceAccount and its Roles on every
+	// target, and give Holdfast's own identity there the impersonate verb on it. A request the
+	// ServiceAccount may not make fails for that object only, saying what to grant; it is tried
+	// again every minute. Drift watches keep Holdfast's own identity: they only read, and serve
+	// every service set of the cluster. Unset: Holdfast's own identity does everything.
+	// +optional
+	ServiceAccount *ServiceAccountReference `json:"serviceAccount,omitempty"`
 	// Notifications are outbound webhooks told about drift (detected, corrected, contested).
 	// They are sent in the background with retries and never hold up reconciliation.
 	// +kubebuilder:validation:MaxItems=8

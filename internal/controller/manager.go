@@ -31,6 +31,7 @@ import (
 	"holdfast.dev/holdfast/internal/controller/clusterservicestatus"
 	"holdfast.dev/holdfast/internal/controller/index"
 	"holdfast.dev/holdfast/internal/controller/multiclusterservice"
+	"holdfast.dev/holdfast/internal/controller/serviceset"
 	"holdfast.dev/holdfast/internal/controller/servicetemplate"
 	"holdfast.dev/holdfast/internal/drift"
 	"holdfast.dev/holdfast/internal/fleet"
@@ -39,6 +40,7 @@ import (
 	"holdfast.dev/holdfast/internal/notify"
 	"holdfast.dev/holdfast/internal/render"
 	"holdfast.dev/holdfast/internal/render/chartsource"
+	"holdfast.dev/holdfast/internal/tenancy"
 )
 
 // DefaultReconcileTimeout bounds one Reconcile call: far above what a healthy reconcile takes
@@ -112,6 +114,12 @@ type Options struct {
 	// names, *.domains, IP addresses, CIDRs) are allowed whatever the rules say.
 	EgressDenyPrivate  bool
 	EgressAllowedHosts []string
+	// PlatformNamespaces, when set, make the hub one shared with tenants: platform service sets
+	// select Clusters and read templates and Secrets only there (see package tenancy).
+	PlatformNamespaces []string
+	// TenantServiceAccount is the ServiceAccount ServiceSets act as on their targets by default
+	// (see tenancy.Policy).
+	TenantServiceAccount string
 	// ForbidInsecureSkipTLSVerify refuses every Helm source that sets insecureSkipTLSVerify
 	// (reason InsecureSkipTLSVerifyForbidden). It is meant to cover Clusters' kubeconfigs
 	// with insecure-skip-tls-verify as well, once package fleet reads it.
@@ -297,11 +305,20 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 	if err := index.Setup(ctx, mgr); err != nil {
 		return nil, nil, err
 	}
+	tenants := tenancy.Policy{PlatformNamespaces: opts.PlatformNamespaces, TenantServiceAccount: opts.TenantServiceAccount}
 	if err := (&multiclusterservice.Reconciler{
 		Client:   mgr.GetClient(),
 		Recorder: mgr.GetEventRecorder("holdfast-multiclusterservice"),
+		Tenancy:  tenants,
 	}).SetupWithManager(mgr, ctrlOpts); err != nil {
 		return nil, nil, fmt.Errorf("setting up the MultiClusterService controller: %w", err)
+	}
+	if err := (&serviceset.Reconciler{
+		Client:   mgr.GetClient(),
+		Recorder: mgr.GetEventRecorder("holdfast-serviceset"),
+		Tenancy:  tenants,
+	}).SetupWithManager(mgr, ctrlOpts); err != nil {
+		return nil, nil, fmt.Errorf("setting up the ServiceSet controller: %w", err)
 	}
 	if opts.Charts == nil {
 		opts.Charts = chartsource.New(chartsource.Options{Egress: egress, ForbidInsecureSkipTLSVerify: opts.ForbidInsecureSkipTLSVerify})
@@ -323,6 +340,7 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 		Charts:    opts.Charts,
 		Recorder:  mgr.GetEventRecorder("holdfast-deploy"),
 		Clock:     opts.Clock,
+		Tenancy:   tenants,
 	}).SetupWithManager(mgr, ctrlOpts); err != nil {
 		return nil, nil, fmt.Errorf("setting up the ClusterServiceStatus controller: %w", err)
 	}

@@ -26,6 +26,16 @@
 // Likewise, the server a kubeconfig names may be any endpoint the controller reaches: a probe
 // error reports what it answered by HTTP status, never by quoting its body (probe.go, redact).
 //
+// # Impersonation
+//
+// Connection.Client acts as Holdfast's own identity on the cluster, the one its kubeconfig
+// authenticates. Connection.ClientAs acts as a ServiceAccount of the cluster instead
+// (impersonation: Holdfast's identity needs the impersonate verb on that ServiceAccount), for a
+// service set that must get only that ServiceAccount's rights there. Those clients share the
+// connection's transport and REST mapper, are kept per ServiceAccount (a bounded number per
+// connection, impersonation.go) and go with the connection. The API server's refusals while
+// impersonating come back as ImpersonationError, saying whom to grant what.
+//
 // The registry tells the functions given to OnClosed of each connection it lets go, so that
 // what others keep about its cache (drift watch handlers) goes with it.
 package fleet

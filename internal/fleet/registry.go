@@ -285,6 +285,8 @@ type Connection struct {
 	origin       atomic.Value
 	health       health
 	recoveries   *listeners[types.NamespacedName]
+	// impersonating are the clients of ClientAs.
+	impersonating clientCache
 }
 
 // Origin is the origin given to the Connect call that last returned this connection.
@@ -300,8 +302,9 @@ func (c *Connection) Key() types.NamespacedName { return c.key }
 func (c *Connection) RESTConfig() *rest.Config { return rest.CopyConfig(c.config) }
 
 // Client reads from the cluster's cache (Holdfast-managed objects only, when the registry has a
-// cache selector) and writes to its API server. Unstructured objects are read from the API
-// server: with a CacheTransform, the cache may hold something other than the objects.
+// cache selector) and writes to its API server, as Holdfast's own identity (see ClientAs).
+// Unstructured objects are read from the API server: with a CacheTransform, the cache may hold
+// something other than the objects.
 func (c *Connection) Client() client.Client { return c.cluster.GetClient() }
 
 // APIReader reads straight from the cluster's API server.
@@ -320,5 +323,6 @@ func (c *Connection) Probe(ctx context.Context) (ProbeResult, error) {
 func (c *Connection) close() {
 	c.cancel()
 	<-c.done
+	c.impersonating.close()
 	c.transport.closeIdle()
 }

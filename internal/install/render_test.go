@@ -37,6 +37,7 @@ func nonDefault() map[string]any {
 		"serviceAccount":  map[string]any{"name": "fleet-keeper", "annotations": map[string]any{"eks.amazonaws.com/role-arn": "arn:aws:iam::1:role/x"}},
 		"controller": map[string]any{
 			"leader-elect": true, "concurrency": 20, "target-qps": 50.5, "cluster-probe-interval": "30s", "leader-election-id": "fleet",
+			"platform-namespaces": "holdfast-system,platform",
 		},
 		"logFormat": "console",
 		"serviceMonitor": map[string]any{"enabled": true, "labels": map[string]any{"release": "prometheus"},
@@ -121,6 +122,16 @@ func TestRenderDefaults(t *testing.T) {
 		if _, ok := objs[present]; !ok {
 			t.Errorf("%s is not rendered", present)
 		}
+	}
+	// Tenants get their own kinds and read status; never MultiClusterServices or another
+	// namespace's objects (the role is bound per namespace).
+	tenant := as[rbacv1.ClusterRole](t, objs, "ClusterRole/holdfast-tenant")
+	var granted []string
+	for _, r := range tenant.Rules {
+		granted = append(granted, r.Resources...)
+	}
+	if !slices.Contains(granted, "servicesets") || slices.ContainsFunc(granted, func(r string) bool { return strings.HasPrefix(r, "multiclusterservices") }) {
+		t.Errorf("tenant role grants %v: want servicesets and no multiclusterservices", granted)
 	}
 	for key, o := range objs {
 		if o.GetLabels()["app.kubernetes.io/name"] != "holdfast" {
@@ -212,7 +223,8 @@ func TestRenderNonDefault(t *testing.T) {
 		t.Errorf("Deployment: %d replicas, image %s, service account %s, node selector %v", *d.Spec.Replicas, c.Image,
 			d.Spec.Template.Spec.ServiceAccountName, d.Spec.Template.Spec.NodeSelector)
 	}
-	for _, arg := range []string{"--concurrency=20", "--target-qps=50.5", "--cluster-probe-interval=30s", "--leader-election-id=fleet", "--log-format=console"} {
+	for _, arg := range []string{"--concurrency=20", "--target-qps=50.5", "--cluster-probe-interval=30s", "--leader-election-id=fleet", "--log-format=console",
+		"--platform-namespaces=holdfast-system,platform"} {
 		if !slices.Contains(c.Args, arg) {
 			t.Errorf("args %q lack %s", c.Args, arg)
 		}

@@ -28,6 +28,7 @@ import (
 	"holdfast.dev/holdfast/internal/naming"
 	"holdfast.dev/holdfast/internal/notify"
 	"holdfast.dev/holdfast/internal/render"
+	"holdfast.dev/holdfast/internal/tenancy"
 )
 
 // Defaults of the Reconciler.
@@ -58,6 +59,9 @@ type Reconciler struct {
 	Notifier *notify.Dispatcher
 	// Clock is injectable, so tests can prove the periodic reconcile without waiting hours.
 	Clock clock.PassiveClock
+	// Tenancy limits the Clusters, templates and Secrets a service set may use (package
+	// tenancy): a status object its service set would not select deploys nothing.
+	Tenancy tenancy.Policy
 
 	// recheck receives status objects to reconcile again: those whose objects another
 	// MultiClusterService just took over, so they report the Conflict at once, and those whose
@@ -149,6 +153,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	if mcs.Spec.Paused {
 		return ctrl.Result{}, nil
 	}
+	if s.cluster != nil && !r.selects(mcs, s.cluster) {
+		// Not made by a selection (or no longer matching, and about to be withdrawn by the
+		// MultiClusterService controller): nothing is deployed through it.
+		s.clusterProblem = &problem{holdfastv1.NotSelectedReason, fmt.Sprintf(
+			"MultiClusterService %s does not select Cluster %s/%s: nothing is deployed", mcs.Name, s.cluster.Namespace, s.cluster.Name)}
+		return ctrl.Result{}, nil
+	}
 	switch {
 	case s.clusterProblem != nil && s.awaitingConnection:
 		return ctrl.Result{RequeueAfter: connectionWait}, nil
@@ -156,6 +167,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		return ctrl.Result{RequeueAfter: DefaultClusterWait}, nil
 	}
 	return r.reconcileDeploy(ctx, s)
+}
+
+// selects reports whether mcs selects c, as the MultiClusterService controller decides.
+func (r *Reconciler) selects(mcs *holdfastv1.MultiClusterService, c *holdfastv1.Cluster) bool {
+	sel, err := metav1.LabelSelectorAsSelector(&mcs.Spec.ClusterSelector.LabelSelector)
+	return err == nil && r.Tenancy.Selects(mcs, sel, c)
 }
 
 // loadCluster reads the Cluster and its connection; a problem is a wait, not an error.

@@ -32,7 +32,10 @@ func (r *Reconciler) correctDrifts(ctx context.Context, s *scope, rendered []ren
 		s.previous = byRef(s.css.Status.Resources)
 	}
 
-	applier := apply.New(s.conn.Client())
+	applier, err := s.applier()
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	results := map[string]*apply.Result{}
 	var transient []error
 	for _, rs := range rendered {

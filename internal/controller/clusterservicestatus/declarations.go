@@ -113,8 +113,8 @@ func (d *declaration) find(refs []apply.Ref, defaultNamespace string) (map[apply
 // inputDigest is the digest of everything rendering svc for cluster reads (see
 // rendercache.InputDigest): equal digests give equal renderings, up to what a Helm chart
 // generates, which the hub keeps (package rendercache).
-func (r *Reconciler) inputDigest(ctx context.Context, svc holdfastv1.Service, cluster *holdfastv1.Cluster) (string, error) {
-	req, err := r.renderRequest(ctx, svc, cluster)
+func (r *Reconciler) inputDigest(ctx context.Context, mcs *holdfastv1.MultiClusterService, svc holdfastv1.Service, cluster *holdfastv1.Cluster) (string, error) {
+	req, err := r.renderRequest(ctx, mcs, svc, cluster)
 	if err != nil {
 		return "", err
 	}

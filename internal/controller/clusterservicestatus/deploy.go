@@ -66,8 +66,11 @@ func (r *Reconciler) reconcileDeploy(ctx context.Context, s *scope) (ctrl.Result
 	}
 	css := s.css
 
+	applier, err := s.applier()
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	s.deployed = true
-	applier := apply.New(s.conn.Client())
 	previous := css.Status.Resources
 	s.previous = map[apply.Ref]holdfastv1.ResourceStatus{}
 	for _, rs := range previous {
@@ -191,8 +194,8 @@ func (s *scope) waitsForNamespace() bool {
 
 // comeBackAfter shortens the wait until the next full reconcile to the opening of a correction
 // window some drift waits for, the retry of a refused correction, the correction of a Contested
-// object after its backoff, or the next look for a namespace objects wait for or for objects
-// Holdfast did not create, if sooner.
+// object after its backoff, or the next look for a namespace objects wait for, for objects
+// Holdfast did not create or for permissions the service set's ServiceAccount lacked, if sooner.
 func (r *Reconciler) comeBackAfter(s *scope, nextFull time.Duration) time.Duration {
 	after := nextFull
 	if s.waitsForNamespace() && namespaceRetry < after {
@@ -200,6 +203,9 @@ func (r *Reconciler) comeBackAfter(s *scope, nextFull time.Duration) time.Durati
 	}
 	if s.waitsForForeign() && foreignRetry < after {
 		after = foreignRetry
+	}
+	if s.waitsForPermission() && permissionRetry < after {
+		after = permissionRetry
 	}
 	if !s.nextWindow.IsZero() && s.nextWindow.Sub(s.now) < after {
 		after = s.nextWindow.Sub(s.now)
@@ -280,7 +286,7 @@ func (r *Reconciler) renderAll(ctx context.Context, s *scope) []renderedService 
 			continue
 		}
 		rs := renderedService{svc: svc}
-		req, err := r.renderRequest(ctx, svc, s.cluster)
+		req, err := r.renderRequest(ctx, s.mcs, svc, s.cluster)
 		if err == nil {
 			var res *render.Result
 			if res, err = kept.Render(ctx, svc.Name, req); err == nil {
@@ -357,7 +363,7 @@ func (r *Reconciler) rememberedDeclarations(ctx context.Context, s *scope) ([]re
 		if d == nil {
 			return nil, false
 		}
-		if in, err := r.inputDigest(ctx, svc, s.cluster); err != nil || in != d.input {
+		if in, err := r.inputDigest(ctx, s.mcs, svc, s.cluster); err != nil || in != d.input {
 			return nil, false
 		}
 		rs := renderedService{svc: svc, count: d.objects, digest: d.revision}
@@ -489,7 +495,10 @@ func (r *Reconciler) withdrawAll(ctx context.Context, s *scope) (bool, error) {
 		mcs.Name = s.css.Spec.MultiClusterService
 		s.mcs = mcs
 	}
-	applier := apply.New(s.conn.Client())
+	applier, err := s.applier()
+	if err != nil {
+		return false, err
+	}
 	left := r.withdrawRemoved(ctx, s, applier, s.css.Status.Resources, map[string]bool{})
 	s.resources = left
 	if s.withdrawErr != nil {

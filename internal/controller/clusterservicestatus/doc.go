@@ -7,4 +7,9 @@
 // runs a full reconcile at least every reconcileInterval — measured from the time persisted in
 // status, so a restart neither postpones nor repeats it — or at once when
 // holdfast.dev/reconcile-requested-at changes.
+//
+// Everything it reads and writes on the cluster for a service set's objects goes through one
+// client, chosen in one place (scope.targetClient, identity.go): the connection's own, or, when
+// the service set names spec.serviceAccount, one that impersonates that ServiceAccount
+// (fleet.Connection.ClientAs). Drift watches stay on the connection's own identity.
 package clusterservicestatus

@@ -114,7 +114,10 @@ func (r *Reconciler) notificationTargets(ctx context.Context, s *scope) []notify
 	for _, spec := range s.mcs.Spec.Notifications {
 		sec := &corev1.Secret{}
 		key := client.ObjectKey{Namespace: spec.SecretRef.Namespace, Name: spec.SecretRef.Name}
-		err := r.APIReader.Get(ctx, key, sec)
+		err := r.Tenancy.Secret(s.mcs, spec.Name, key.Namespace)
+		if err == nil {
+			err = r.APIReader.Get(ctx, key, sec)
+		}
 		var t notify.Target
 		if err == nil {
 			t, err = notify.TargetFromSecret(spec, sec)

@@ -24,9 +24,10 @@ type sourceError struct {
 
 func (e *sourceError) Error() string { return e.message }
 
-// renderRequest builds the render request for one service on one cluster, reading the template
-// and what it references from the hub. Secrets are read from the API server, never cached.
-func (r *Reconciler) renderRequest(ctx context.Context, svc holdfastv1.Service, cluster *holdfastv1.Cluster) (render.Request, error) {
+// renderRequest builds the render request for one service of mcs on one cluster, reading the
+// template and what it references from the hub, if the tenancy policy lets mcs use it. Secrets
+// are read from the API server, never cached.
+func (r *Reconciler) renderRequest(ctx context.Context, mcs *holdfastv1.MultiClusterService, svc holdfastv1.Service, cluster *holdfastv1.Cluster) (render.Request, error) {
 	req := render.Request{
 		Service: svc.Name,
 		Cluster: render.Cluster{
@@ -36,6 +37,9 @@ func (r *Reconciler) renderRequest(ctx context.Context, svc holdfastv1.Service, 
 		TargetNamespace: svc.Namespace,
 		KubeVersion:     cluster.Status.Version,
 		ServiceValues:   svc.Values,
+	}
+	if err := r.Tenancy.Template(mcs, svc.Name, svc.Template.Namespace); err != nil {
+		return req, &sourceError{reason: holdfastv1.CrossNamespaceReferenceReason, message: err.Error()}
 	}
 	tkey := types.NamespacedName{Namespace: svc.Template.Namespace, Name: svc.Template.Name}
 	tpl := &holdfastv1.ServiceTemplate{}

@@ -3,12 +3,10 @@ package multiclusterservice
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
@@ -21,6 +19,7 @@ import (
 	"holdfast.dev/holdfast/internal/controller/index"
 	"holdfast.dev/holdfast/internal/controller/interrupt"
 	"holdfast.dev/holdfast/internal/naming"
+	"holdfast.dev/holdfast/internal/tenancy"
 )
 
 // Reconciler keeps the ClusterServiceStatuses of a MultiClusterService in line with the
@@ -28,6 +27,8 @@ import (
 type Reconciler struct {
 	Client   client.Client
 	Recorder events.EventRecorder
+	// Tenancy limits which Clusters a service set may select (package tenancy).
+	Tenancy tenancy.Policy
 }
 
 // +kubebuilder:rbac:groups=holdfast.dev,resources=multiclusterservices,verbs=get;list;watch;update;patch
@@ -90,7 +91,7 @@ func (r *Reconciler) reconcileClusters(ctx context.Context, s *scope) error {
 		return fmt.Errorf("listing Clusters: %w", err)
 	}
 	for i := range clusters.Items {
-		if matches(&s.mcs.Spec.ClusterSelector, selector, &clusters.Items[i]) {
+		if r.Tenancy.Selects(s.mcs, selector, &clusters.Items[i]) {
 			s.matching = append(s.matching, clusters.Items[i])
 		}
 	}
@@ -136,15 +137,6 @@ func (r *Reconciler) reconcileClusters(ctx context.Context, s *scope) error {
 		}
 	}
 	return kerrors.NewAggregate(errs)
-}
-
-// matches reports whether the Cluster is selected: it is in one of sel's namespaces, when sel
-// lists any, and selector (sel's label selector, parsed) matches its labels.
-func matches(sel *holdfastv1.ClusterSelector, selector labels.Selector, c *holdfastv1.Cluster) bool {
-	if len(sel.Namespaces) > 0 && !slices.Contains(sel.Namespaces, c.Namespace) {
-		return false
-	}
-	return selector.Matches(labels.Set(c.Labels))
 }
 
 func (r *Reconciler) createStatus(ctx context.Context, mcs *holdfastv1.MultiClusterService, c *holdfastv1.Cluster) (*holdfastv1.ClusterServiceStatus, error) {

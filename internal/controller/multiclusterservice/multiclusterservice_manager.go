@@ -64,7 +64,7 @@ func (r *Reconciler) serviceSetsForCluster(ctx context.Context, obj client.Objec
 	for i := range list.Items {
 		m := &list.Items[i]
 		sel, err := metav1.LabelSelectorAsSelector(&m.Spec.ClusterSelector.LabelSelector)
-		if err == nil && matches(&m.Spec.ClusterSelector, sel, c) {
+		if err == nil && r.Tenancy.Selects(m, sel, c) {
 			names[m.Name] = true
 		}
 	}

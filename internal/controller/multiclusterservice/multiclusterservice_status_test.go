@@ -9,6 +9,7 @@ import (
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/conditions"
+	"holdfast.dev/holdfast/internal/tenancy"
 )
 
 // generation is the MultiClusterService's generation in every computeStatus case.
@@ -301,8 +302,9 @@ func TestMatches(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := matches(&tt.sel, selector, &prod); got != tt.want {
-				t.Errorf("matches = %t, want %t", got, tt.want)
+			mcs := &holdfastv1.MultiClusterService{Spec: holdfastv1.MultiClusterServiceSpec{ClusterSelector: tt.sel}}
+			if got := (tenancy.Policy{}).Selects(mcs, selector, &prod); got != tt.want {
+				t.Errorf("Selects = %t, want %t", got, tt.want)
 			}
 		})
 	}

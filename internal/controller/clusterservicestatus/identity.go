@@ -1,0 +1,60 @@
+package clusterservicestatus
+
+import (
+	"errors"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"holdfast.dev/holdfast/internal/apply"
+	"holdfast.dev/holdfast/internal/fleet"
+)
+
+// permissionRetry is how often a service set whose ServiceAccount was refused something on the
+// cluster looks again: its RBAC there is fixed out of band, and nothing tells Holdfast.
+const permissionRetry = time.Minute
+
+// targetClient is the client through which every read and write on the cluster for the service
+// set's objects goes (deployment, drift correction, pruning, withdrawal and deletion): as the
+// ServiceAccount spec.serviceAccount names, when it names one, else as Holdfast's own identity.
+// Drift watches are not this: they read every service set's objects as Holdfast's identity.
+//
+// A status object whose service set is gone (its finalizer removed by hand) is withdrawn as
+// Holdfast's identity: the ServiceAccount went with the declaration, and the inventory holds
+// only objects the set applied.
+func (s *scope) targetClient() (client.Client, error) {
+	if s.mcs == nil || s.mcs.Spec.ServiceAccount == nil {
+		return s.conn.Client(), nil
+	}
+	sa := s.mcs.Spec.ServiceAccount
+	return s.conn.ClientAs(fleet.ServiceAccount{Namespace: sa.Namespace, Name: sa.Name})
+}
+
+// applier is the Applier of this reconcile, writing through targetClient.
+func (s *scope) applier() (*apply.Applier, error) {
+	c, err := s.targetClient()
+	if err != nil {
+		return nil, err
+	}
+	return apply.New(c), nil
+}
+
+// waitsForPermission reports whether an object failed to apply or to be withdrawn because the
+// service set's ServiceAccount, or Holdfast acting as it, was refused on the cluster.
+func (s *scope) waitsForPermission() bool {
+	var ie *fleet.ImpersonationError
+	if errors.As(s.withdrawErr, &ie) {
+		return true
+	}
+	for _, o := range s.services {
+		if o.result == nil {
+			continue
+		}
+		for _, r := range o.result.Failed() {
+			if errors.As(r.Err, &ie) {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,137 @@
+// Package tenancy decides what a service set may reach on a hub shared by teams: which Clusters
+// it may select and from which namespaces it may read templates and notification Secrets.
+//
+// A namespace is a tenant boundary. A ServiceSet (namespaced) runs as a MultiClusterService
+// labelled with its namespace (holdfastv1.TenantNamespaceLabel); such a service set reaches only
+// that namespace. Other MultiClusterServices belong to platform admins. On a hub where the
+// operator names the platform namespaces (Policy.PlatformNamespaces, the controller's
+// --platform-namespaces), a platform service set selects Clusters only in those namespaces and
+// in namespaces it lists itself (clusterSelector.namespaces), and reads templates and Secrets
+// only in platform namespaces: a tenant can neither register a Cluster that receives platform
+// services by labelling it, nor change what a platform service set deploys by editing a template
+// in its own namespace. Without platform namespaces the hub has one team and every namespace is
+// a platform namespace, as before tenancy.
+//
+// The MultiClusterService controller selects with Selects, and the ClusterServiceStatus
+// controller checks Selects, Template and Secret again before it deploys or notifies, so that a
+// status object nobody's selection created deploys nothing.
+package tenancy
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/labels"
+
+	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+)
+
+// Policy is the operator's tenancy setting.
+type Policy struct {
+	// PlatformNamespaces are the namespaces platform service sets select Clusters in and read
+	// templates and Secrets from. Empty: every namespace (a hub with one team).
+	PlatformNamespaces []string
+	// TenantServiceAccount, when set, is the ServiceAccount every ServiceSet acts as on its
+	// targets unless it names another one of its own namespace: <ServiceSet namespace>/<this>
+	// (the controller's --tenant-service-account, as Flux's --default-service-account). A
+	// ServiceSet may then name only ServiceAccounts of a namespace named as its own.
+	TenantServiceAccount string
+}
+
+// Shared reports whether the hub is shared with tenants: platform namespaces are named.
+func (p Policy) Shared() bool { return len(p.PlatformNamespaces) > 0 }
+
+// TenantOf returns the namespace a service set is limited to, or "" for a platform service set.
+func TenantOf(mcs *holdfastv1.MultiClusterService) string {
+	return mcs.Labels[holdfastv1.TenantNamespaceLabel]
+}
+
+// platform reports whether ns is a platform namespace.
+func (p Policy) platform(ns string) bool {
+	return !p.Shared() || slices.Contains(p.PlatformNamespaces, ns)
+}
+
+// AdmitsNamespace reports whether the service set may select Clusters in namespace ns: a
+// tenant's only in its own; a platform one in the namespaces it lists, if it lists any, else in
+// the platform namespaces.
+func (p Policy) AdmitsNamespace(mcs *holdfastv1.MultiClusterService, ns string) bool {
+	if t := TenantOf(mcs); t != "" {
+		return ns == t
+	}
+	if listed := mcs.Spec.ClusterSelector.Namespaces; len(listed) > 0 {
+		return slices.Contains(listed, ns)
+	}
+	return p.platform(ns)
+}
+
+// Selects reports whether the service set selects the Cluster: its namespace is admitted and
+// selector (the service set's label selector, parsed) matches its labels.
+func (p Policy) Selects(mcs *holdfastv1.MultiClusterService, selector labels.Selector, c *holdfastv1.Cluster) bool {
+	return p.AdmitsNamespace(mcs, c.Namespace) && selector.Matches(labels.Set(c.Labels))
+}
+
+// Template returns an error naming what to fix when the service set may not use a template of
+// namespace ns: a tenant's only its own namespace's, a platform one only a platform namespace's.
+func (p Policy) Template(mcs *holdfastv1.MultiClusterService, service, ns string) error {
+	return p.reads(mcs, ns, fmt.Sprintf("service %q: template namespace %q", service, ns))
+}
+
+// Secret returns an error naming what to fix when the service set may not read a notification
+// Secret of namespace ns, on the same rule as Template.
+func (p Policy) Secret(mcs *holdfastv1.MultiClusterService, target, ns string) error {
+	return p.reads(mcs, ns, fmt.Sprintf("notification %q: Secret namespace %q", target, ns))
+}
+
+func (p Policy) reads(mcs *holdfastv1.MultiClusterService, ns, what string) error {
+	if t := TenantOf(mcs); t != "" {
+		if ns != t {
+			return fmt.Errorf("%s is outside the ServiceSet's namespace %q: a ServiceSet uses only objects of its own namespace", what, t)
+		}
+		return nil
+	}
+	if !p.platform(ns) {
+		return fmt.Errorf("%s is not a platform namespace (%v): a MultiClusterService uses only templates and Secrets of platform namespaces, which tenants cannot change", what, p.PlatformNamespaces)
+	}
+	return nil
+}
+
+// ServiceSet returns an error naming every reference of a ServiceSet outside its own namespace:
+// such a ServiceSet is refused as a whole.
+func (p Policy) ServiceSet(ss *holdfastv1.ServiceSet) error {
+	var errs []error
+	if sa := ss.Spec.ServiceAccount; p.TenantServiceAccount != "" && sa != nil && sa.Namespace != ss.Namespace {
+		errs = append(errs, fmt.Errorf("serviceAccount names namespace %q: a ServiceSet acts on its targets only as a ServiceAccount of namespace %q", sa.Namespace, ss.Namespace))
+	}
+	for _, ns := range ss.Spec.ClusterSelector.Namespaces {
+		if ns != ss.Namespace {
+			errs = append(errs, fmt.Errorf("clusterSelector.namespaces names %q: a ServiceSet selects Clusters only in its own namespace %q", ns, ss.Namespace))
+		}
+	}
+	as := &holdfastv1.MultiClusterService{}
+	as.Labels = map[string]string{holdfastv1.TenantNamespaceLabel: ss.Namespace}
+	for _, svc := range ss.Spec.Services {
+		if err := p.Template(as, svc.Name, svc.Template.Namespace); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, n := range ss.Spec.Notifications {
+		if err := p.Secret(as, n.Name, n.SecretRef.Namespace); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ServiceAccount returns who a ServiceSet acts as on its targets: the ServiceAccount it names,
+// else TenantServiceAccount in a namespace named as the ServiceSet's, else nil (Holdfast's own
+// identity, that is the rights of the kubeconfig its Cluster was registered with).
+func (p Policy) ServiceAccount(ss *holdfastv1.ServiceSet) *holdfastv1.ServiceAccountReference {
+	switch {
+	case ss.Spec.ServiceAccount != nil:
+		return ss.Spec.ServiceAccount.DeepCopy()
+	case p.TenantServiceAccount != "":
+		return &holdfastv1.ServiceAccountReference{Namespace: ss.Namespace, Name: p.TenantServiceAccount}
+	}
+	return nil
+}
