@@ -186,7 +186,10 @@ func (s *scope) driftDetail(ref apply.Ref, v drift.Verdict) (detail *holdfastv1.
 // keepDrifts drops the drifts watches reported that the policy exempts: all of them outside
 // ContinuousWithDriftDetection mode (another service set's watch on the same kind saw them:
 // Continuous waits for a declaration change or a full reconcile), those of services that opted
-// out, and changes only to ignored fields. The rest keep only their fields not ignored.
+// out, and changes only to ignored fields. It drops what Holdfast's own change of declaration
+// did, which a watch compares with the declaration before: objects no longer declared (pruned)
+// and fields gone that the declaration no longer names. The rest keep only their fields not
+// ignored.
 func keepDrifts(s *scope, rendered []renderedService) []holdfastv1.DriftRecord {
 	if len(s.drifts) == 0 || s.mcs.Spec.SyncMode != holdfastv1.SyncModeContinuousWithDriftDetection {
 		return nil
@@ -196,7 +199,11 @@ func keepDrifts(s *scope, rendered []renderedService) []holdfastv1.DriftRecord {
 		obj *unstructured.Unstructured
 	}
 	byRef := map[apply.Ref]declared{}
+	complete := true // every service rendered: what is not in byRef is not declared
 	for _, rs := range rendered {
+		if rs.err != nil {
+			complete = false
+		}
 		pol := s.policy(rs.svc)
 		for _, o := range rs.objects {
 			ref := unversioned(apply.RefOf(o))
@@ -210,7 +217,11 @@ func keepDrifts(s *scope, rendered []renderedService) []holdfastv1.DriftRecord {
 	var out []holdfastv1.DriftRecord
 	for _, d := range s.drifts {
 		decl, ok := byRef[unversioned(toRef(d.ResourceRef))]
-		if !ok {
+		switch {
+		case !ok && complete:
+			// Not declared any more: Holdfast pruned or let it go, its watch saw that.
+			continue
+		case !ok:
 			out = append(out, d)
 			continue
 		}
@@ -221,6 +232,10 @@ func keepDrifts(s *scope, rendered []renderedService) []holdfastv1.DriftRecord {
 			ignored := decl.pol.IgnoredPaths(decl.obj)
 			var fields []holdfastv1.FieldChange
 			for _, f := range d.Fields {
+				// A field gone that the declaration no longer names went with a new revision.
+				if f.New == "" && !drift.Declares(decl.obj, f.Path) {
+					continue
+				}
 				if !drift.Covered(f.Path, ignored) {
 					fields = append(fields, f)
 				}
