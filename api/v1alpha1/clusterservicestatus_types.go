@@ -129,7 +129,8 @@ type DriftRecord struct {
 	// +optional
 	Service     string `json:"service,omitempty"`
 	DriftDetail `json:",inline"`
-	// CorrectedTime is when Holdfast put the object back; empty while it is not.
+	// CorrectedTime is when the object was found back as declared, mostly because Holdfast put it
+	// back (a correction, or a deploy of a new revision); empty while it is not.
 	// +optional
 	CorrectedTime *metav1.MicroTime `json:"correctedTime,omitempty"`
 }

@@ -241,6 +241,13 @@ func (r *run) applyOne(ctx context.Context, it *item) {
 		it.done = true
 		return
 	}
+	if it.live != nil && it.live.GetDeletionTimestamp() != nil && !r.opts.DryRun {
+		// Applying to an object on its way out changes nothing lasting: it is written again
+		// once it is gone.
+		it.fail(fmt.Errorf("%w: %s since %s; applied again once it is gone", ErrBeingDeleted,
+			it.ref.Kind, it.live.GetDeletionTimestamp().UTC().Format(time.RFC3339)))
+		return
+	}
 	if prev, ok := r.previous(it); ok && !r.opts.Force && prev.DesiredDigest == it.desiredDigest {
 		if it.live != nil {
 			owned, err := fieldset.OwnedDigest(it.live, fieldset.FieldManager)

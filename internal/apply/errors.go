@@ -31,6 +31,9 @@ var (
 	ErrDuplicate = errors.New("duplicate object")
 	// ErrNotEstablished: a CRD was applied but did not become Established in time.
 	ErrNotEstablished = errors.New("CustomResourceDefinition not established")
+	// ErrBeingDeleted: the live object is being deleted (it has a deletionTimestamp, waiting for
+	// finalizers); it is created again once it is gone, so it is transient.
+	ErrBeingDeleted = errors.New("being deleted")
 )
 
 // MaxObjectSize is the largest object, in bytes of JSON, that Applier sends. It is etcd's default
@@ -49,7 +52,7 @@ func IsTransient(err error) bool {
 		return false
 	}
 	switch {
-	case errors.Is(err, ErrNotEstablished):
+	case errors.Is(err, ErrNotEstablished), errors.Is(err, ErrBeingDeleted):
 		return true
 	case errors.Is(err, ErrInvalidObject), errors.Is(err, ErrUnknownKind), errors.Is(err, ErrNoNamespace),
 		errors.Is(err, ErrTooLarge), errors.Is(err, ErrDuplicate), errors.Is(err, context.Canceled):

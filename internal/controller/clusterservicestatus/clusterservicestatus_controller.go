@@ -160,11 +160,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 			"MultiClusterService %s does not select Cluster %s/%s: nothing is deployed", mcs.Name, s.cluster.Namespace, s.cluster.Name)}
 		return ctrl.Result{}, nil
 	}
-	switch {
-	case s.clusterProblem != nil && s.awaitingConnection:
-		return ctrl.Result{RequeueAfter: connectionWait}, nil
-	case s.clusterProblem != nil:
-		return ctrl.Result{RequeueAfter: DefaultClusterWait}, nil
+	if s.clusterProblem != nil {
+		return ctrl.Result{RequeueAfter: s.clusterWait()}, nil
 	}
 	return r.reconcileDeploy(ctx, s)
 }
@@ -226,7 +223,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 		// The Cluster is gone: there is nothing left to withdraw from.
 		log.Info("Cluster deleted; nothing to withdraw from")
 	case s.clusterProblem != nil:
-		return ctrl.Result{RequeueAfter: DefaultClusterWait}, nil
+		return ctrl.Result{RequeueAfter: s.clusterWait()}, nil
 	default:
 		done, err := r.withdrawAll(ctx, s)
 		if err != nil || !done {

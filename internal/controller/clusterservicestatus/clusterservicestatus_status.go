@@ -331,9 +331,10 @@ func (r *Reconciler) recordTransitions(ctx context.Context, s *scope) {
 
 // recordDrifts adds the drifts seen since the last reconcile (by watches, and by comparison in
 // this one) to the bounded history, newest first, each marked corrected when this reconcile put
-// its object back in sync; older records of objects corrected now are marked too.
+// its object back in sync; older records of objects corrected now are marked too, as are those
+// of objects a deploy put back.
 func recordDrifts(s *scope) {
-	seen := append(append([]holdfastv1.DriftRecord{}, s.drifts...), s.decisions.found...)
+	seen := append(append([]holdfastv1.DriftRecord{}, unappliedDeletionsDropped(s)...), s.decisions.found...)
 	st := &s.css.Status
 	now := metav1.NewMicroTime(s.end)
 	corrected := map[apply.Ref]bool{}
@@ -350,7 +351,7 @@ func recordDrifts(s *scope) {
 			}
 		}
 	}
-	if len(seen) == 0 && len(corrected) == 0 {
+	if len(seen) == 0 && len(corrected) == 0 && len(inSync) == 0 {
 		return
 	}
 	drifts := make([]holdfastv1.DriftRecord, 0, len(seen)+len(st.Drifts))
@@ -366,7 +367,10 @@ func recordDrifts(s *scope) {
 		add(seen[i], corrected[ref] || inSync[ref])
 	}
 	for _, d := range st.Drifts {
-		add(d, d.CorrectedTime == nil && corrected[unversioned(toRef(d.ResourceRef))])
+		// An object a deploy put back (a new revision, a requested full reconcile) is corrected
+		// as much as one a drift correction put back.
+		ref := unversioned(toRef(d.ResourceRef))
+		add(d, d.CorrectedTime == nil && (corrected[ref] || inSync[ref]))
 	}
 	if len(drifts) > holdfastv1.MaxDriftRecords {
 		drifts = drifts[:holdfastv1.MaxDriftRecords]
@@ -374,4 +378,24 @@ func recordDrifts(s *scope) {
 	s.freshDrifts = min(len(seen), len(drifts))
 	st.DriftCount += int64(len(seen))
 	st.Drifts = drifts
+}
+
+// unappliedDeletionsDropped returns the drifts watches saw but the deletions of objects this
+// status object never applied: those did not drift from anything it deployed. That is how a
+// deletion Holdfast began itself ends when a cluster is unmatched and matched again at once: the
+// namespace the withdrawal deleted is still terminating when the new status object deploys,
+// which does not take it for applied (apply.ErrBeingDeleted), and goes only later. Without the
+// status entries from before (no deploy or correction ran) nothing is dropped.
+func unappliedDeletionsDropped(s *scope) []holdfastv1.DriftRecord {
+	if s.previous == nil {
+		return s.drifts
+	}
+	var out []holdfastv1.DriftRecord
+	for _, d := range s.drifts {
+		if d.Type == holdfastv1.DriftDeleted && s.previous[unversioned(toRef(d.ResourceRef))].Desired == "" {
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
 }

@@ -132,3 +132,13 @@ func (s *scope) policy(svc holdfastv1.Service) *drift.Policy {
 	s.policies[svc.Name] = &p
 	return &p
 }
+
+// clusterWait is how soon a reconcile that cannot reach its cluster comes back: at once when
+// only this process's connection is awaited (the Cluster is Connected: a restart), else after
+// DefaultClusterWait. Deploying and withdrawing wait alike.
+func (s *scope) clusterWait() time.Duration {
+	if s.awaitingConnection {
+		return connectionWait
+	}
+	return DefaultClusterWait
+}

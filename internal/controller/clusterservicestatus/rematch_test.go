@@ -1,0 +1,74 @@
+package clusterservicestatus
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+)
+
+// TestDriftRecords: the deletion of an object the status object never applied is no drift of
+// it (a quick rematch: the namespace its withdrawal deleted goes after the new status object
+// deployed), and an older record of an object a deploy put back is marked corrected.
+func TestDriftRecords(t *testing.T) {
+	ref := func(kind, name string) holdfastv1.ResourceRef {
+		return holdfastv1.ResourceRef{Version: "v1", Kind: kind, Namespace: "demo", Name: name}
+	}
+	record := func(kind, name string, typ holdfastv1.DriftType) holdfastv1.DriftRecord {
+		return holdfastv1.DriftRecord{ResourceRef: ref(kind, name), Service: "app", DriftDetail: holdfastv1.DriftDetail{Type: typ}}
+	}
+	resources := []holdfastv1.ResourceStatus{
+		{ResourceRef: ref("Namespace", "demo"), Service: "app", State: holdfastv1.ResourceFailed, Message: "being deleted"},
+		{ResourceRef: ref("ConfigMap", "a"), Service: "app", State: holdfastv1.ResourceMissing, Desired: "d1"},
+		{ResourceRef: ref("ConfigMap", "b"), Service: "app", State: holdfastv1.ResourceInSync, Desired: "d2"},
+	}
+	css := statusObject("fleet", "web.c1", "web", "c1")
+	css.Status.Resources = resources
+	css.Status.Drifts = []holdfastv1.DriftRecord{record("ConfigMap", "b", holdfastv1.DriftDeleted)} // left by Report mode
+	s := &scope{css: css, deployed: true, previous: byRef(resources), end: time.Now(),
+		drifts: []holdfastv1.DriftRecord{record("Namespace", "demo", holdfastv1.DriftDeleted), record("ConfigMap", "a", holdfastv1.DriftDeleted)}}
+	recordDrifts(s)
+
+	got := map[string]bool{} // name: corrected
+	for _, d := range css.Status.Drifts {
+		got[d.Name] = d.CorrectedTime != nil
+	}
+	want := map[string]bool{"a": false, "b": true}
+	if len(got) != len(want) || got["a"] != want["a"] || got["b"] != want["b"] {
+		t.Fatalf("records (name: corrected) = %v, want %v", got, want)
+	}
+	if css.Status.DriftCount != 1 {
+		t.Fatalf("driftCount = %d, want 1 (the namespace's deletion is none)", css.Status.DriftCount)
+	}
+}
+
+// TestWithdrawalAwaitingTheConnectionComesBackSoon: after a restart the Cluster is Connected but
+// this process has not connected yet; a status object being deleted then waits as long as one
+// deploying (about a second), not DefaultClusterWait (bench/soak saw a withdrawal wait 61 s).
+func TestWithdrawalAwaitingTheConnectionComesBackSoon(t *testing.T) {
+	for _, awaiting := range []bool{true, false} {
+		css := statusObject("fleet", "web.c1", "web", "c1")
+		css.Finalizers = []string{holdfastv1.CleanupFinalizer}
+		css.DeletionTimestamp = new(metav1.Now())
+		css.Status.Resources = []holdfastv1.ResourceStatus{{ResourceRef: holdfastv1.ResourceRef{Version: "v1", Kind: "ConfigMap", Namespace: "demo", Name: "a"},
+			Service: "app", Desired: "d1", State: holdfastv1.ResourceInSync}}
+		r := driftReconciler(t, css)
+		r.APIReader = r.Client
+		s := &scope{css: css, before: css.DeepCopy(), cluster: &holdfastv1.Cluster{}, awaitingConnection: awaiting,
+			clusterProblem: &problem{holdfastv1.ClusterNotReadyReason, "no connection to Cluster fleet/c1 yet"}}
+		res, err := r.reconcileDelete(context.Background(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := DefaultClusterWait
+		if awaiting {
+			want = connectionWait
+		}
+		if res.RequeueAfter != want {
+			t.Fatalf("awaiting the connection %v: comes back after %v, want %v", awaiting, res.RequeueAfter, want)
+		}
+	}
+}
