@@ -70,6 +70,9 @@ const (
 	ClusterNotFoundReason = "ClusterNotFound"
 	// ClusterNotReadyReason: the Cluster is not Connected; Holdfast waits for it.
 	ClusterNotReadyReason = "ClusterNotReady"
+	// ClusterUnresponsiveReason: the Cluster's API server let requests time out lately; nothing
+	// is sent to it until its backoff ends, then one request at a time until one is answered.
+	ClusterUnresponsiveReason = "ClusterUnresponsive"
 	// ClusterPausedReason: the Cluster is paused.
 	ClusterPausedReason = "ClusterPaused"
 	// RenderedReason: every service rendered.

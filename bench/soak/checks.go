@@ -29,16 +29,19 @@ const (
 	cHubStatus   = "1. converged: MultiClusterService counts the matched clusters Ready"
 	cRecords     = "2. drift record marked corrected: the object was back by then"
 	cExplained   = "2. drift record explained by a change this program made (no false drift)"
+	cOnce        = "2. drift made by this program recorded once (not twice, not missed)"
+	cAuthor      = "2. drift record of a field edit names its field manager (soak-editor)"
 	cReported    = "2. Report mode: a drifted object is reported, not marked corrected"
 	cNoExit      = "3. controller never exited on its own (per round)"
 	cNoPanic     = "3. no panic in the controller's log (per round)"
+	cMemory      = "3. controller peak RSS within max(2 × baseline, baseline + 150 MiB) (per round after 3)"
 	cWithdrawn   = "4. unmatched cluster: objects, namespace and status object gone"
 	cLogLeak     = "5. no planted Secret value in the controller's log (per round)"
 	cStatusLeak  = "5. no planted Secret value in status objects and Events (per round)"
 	cRequestDone = "1. Report round: the correction request handled by every matched cluster"
 )
 
-var checkOrder = []string{cConverged, cStatus, cHubStatus, cRequestDone, cRecords, cExplained, cReported, cNoExit, cNoPanic, cWithdrawn, cLogLeak, cStatusLeak}
+var checkOrder = []string{cConverged, cStatus, cHubStatus, cRequestDone, cRecords, cExplained, cOnce, cAuthor, cReported, cNoExit, cNoPanic, cMemory, cWithdrawn, cLogLeak, cStatusLeak}
 
 // clusterResult is what one look at a target found wrong, by check.
 type clusterResult struct {
@@ -382,7 +385,14 @@ func (s *soak) settlePhase(ctx context.Context) error {
 	s.records.pollOnce(ctx, s.hub, s.fleet.Namespace)
 	s.checkRecords(time.Now().Add(-s.cfg.tolerance))
 	s.checkExplained(time.Now().Add(-s.cfg.tolerance))
+	// The changes of the rounds before: their records came before the last round converged.
+	judgeBefore := time.Now().Add(-recordWindow - s.cfg.tolerance)
+	if s.roundStart.Before(judgeBefore) {
+		judgeBefore = s.roundStart
+	}
+	s.judgeRecordedOnce(judgeBefore)
 	s.checkController()
+	s.checkMemory()
 	s.checkLeaks(ctx)
 	state := "converged in " + took.Round(100*time.Millisecond).String()
 	if !ok {
@@ -561,7 +571,10 @@ func (s *soak) checkRecords(cutoff time.Time) {
 // controller's for a drift.
 func (s *soak) checkExplained(cutoff time.Time) {
 	for _, rec := range s.records.detectedBefore(cutoff) {
-		verdict, detail := s.explain(rec)
+		verdict, detail, cause := s.explain(rec)
+		if cause != nil {
+			s.attribute(rec, *cause, verdict, detail)
+		}
 		switch verdict {
 		case "pass":
 			s.checks.pass(cExplained)
@@ -598,10 +611,12 @@ func (s *soak) context(cluster string, r objRef, t time.Time) string {
 	return out
 }
 
-func (s *soak) explain(rec seenRecord) (verdict, detail string) {
+// explain finds the change of this program a record is about (see checkExplained) and says
+// whether the record is explained by it; cause is that change, nil when none was found.
+func (s *soak) explain(rec seenRecord) (verdict, detail string, cause *faultEvent) {
 	r := objRef{rec.rec.Kind, rec.rec.Name}
 	if _, ok := gvrs[r.Kind]; !ok || !(rec.rec.Namespace == appNamespace || (r.Kind == kindNamespace && r.Name == appNamespace)) {
-		return "fail", "not an object this soak declares"
+		return "fail", "not an object this soak declares", nil
 	}
 	detected := rec.rec.DetectedTime.Time
 	wantDelete := rec.rec.Type == holdfastv1.DriftDeleted
@@ -619,17 +634,17 @@ func (s *soak) explain(rec seenRecord) (verdict, detail string) {
 	}
 	s.eventsMu.Unlock()
 	if f == nil {
-		return "fail", fmt.Sprintf("no %s of it by this program before detectedTime (a false drift?)%s", map[bool]string{true: "deletion", false: "change"}[wantDelete], s.context(rec.cluster, r, detected))
+		return "fail", fmt.Sprintf("no %s of it by this program before detectedTime (a false drift?)%s", map[bool]string{true: "deletion", false: "change"}[wantDelete], s.context(rec.cluster, r, detected)), nil
 	}
 	if s.tl.gapOverlaps(rec.cluster, r.Kind, f.at, detected) {
-		return "inconclusive", "this program's watch listed again in the interval"
+		return "inconclusive", "this program's watch listed again in the interval", f
 	}
 	obs := s.tl.observations(rec.cluster, r)
 	threshold := f.rv
 	if f.deleted {
 		i := slices.IndexFunc(obs, func(o observation) bool { return !o.exists && !o.at.Before(f.at) })
 		if i < 0 {
-			return "inconclusive", "this program's watch did not see the deletion"
+			return "inconclusive", "this program's watch did not see the deletion", f
 		}
 		threshold = obs[i].rv
 	}
@@ -637,10 +652,10 @@ func (s *soak) explain(rec seenRecord) (verdict, detail string) {
 	for _, o := range obs {
 		if o.rv > threshold && o.at.Before(detected.Add(-time.Second)) && s.matchesRevision(r, o.obj, revs) {
 			return "fail", fmt.Sprintf("the last %s by this program (sent %s) was undone at %s (rv %d), before the drift was detected (a false drift?)%s",
-				f.kind, stamp(f.at), stamp(o.at), o.rv, s.context(rec.cluster, r, detected))
+				f.kind, stamp(f.at), stamp(o.at), o.rv, s.context(rec.cluster, r, detected)), f
 		}
 	}
-	return "pass", ""
+	return "pass", "", f
 }
 
 // checkRecord checks one record marked corrected against this program's watch of the object.

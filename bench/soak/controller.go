@@ -29,6 +29,8 @@ type controllerProc struct {
 	starts  int
 	running bool
 	started time.Time // of the running or last incarnation
+	// runs are the incarnations' lifetimes (to zero while it runs), for the recorded-once check.
+	runs []span
 	// unexpected lists every exit this program did not cause.
 	unexpected []string
 }
@@ -91,7 +93,8 @@ func (p *controllerProc) start() error {
 		return fmt.Errorf("starting %s: %w", p.binary, err)
 	}
 	p.cmd, p.killed, p.running, p.started = cmd, false, true, time.Now()
-	n := p.starts
+	p.runs = append(p.runs, span{from: p.started})
+	n, run := p.starts, len(p.runs)-1
 	go func() {
 		err := cmd.Wait()
 		_ = f.Close()
@@ -100,6 +103,7 @@ func (p *controllerProc) start() error {
 		if p.cmd == cmd {
 			p.running = false
 		}
+		p.runs[run].to = time.Now()
 		if !p.killed {
 			p.unexpected = append(p.unexpected, fmt.Sprintf("incarnation #%d (pid %d) exited on its own at %s: %v",
 				n, cmd.Process.Pid, time.Now().UTC().Format(time.RFC3339), err))
@@ -144,6 +148,41 @@ func (p *controllerProc) runningFor() time.Duration {
 		return 0
 	}
 	return time.Since(p.started)
+}
+
+// pid is the process id of the running incarnation; 0 when none runs.
+func (p *controllerProc) pid() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.running || p.cmd == nil || p.cmd.Process == nil {
+		return 0
+	}
+	return p.cmd.Process.Pid
+}
+
+// ranThrough says whether one incarnation ran from from until to (or still runs).
+func (p *controllerProc) ranThrough(from, to time.Time) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, r := range p.runs {
+		if !r.from.After(from) && (r.to.IsZero() || !r.to.Before(to)) {
+			return true
+		}
+	}
+	return false
+}
+
+// startsIn counts the incarnations started in (from, to].
+func (p *controllerProc) startsIn(from, to time.Time) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, r := range p.runs {
+		if r.from.After(from) && !r.from.After(to) {
+			n++
+		}
+	}
+	return n
 }
 
 func (p *controllerProc) isRunning() bool {

@@ -152,7 +152,22 @@ func (s *soak) hubIsDown() bool {
 func (s *soak) recordEvent(e faultEvent) {
 	s.eventsMu.Lock()
 	defer s.eventsMu.Unlock()
+	e.seq = len(s.events)
 	s.events = append(s.events, e)
+}
+
+// outageBegins remembers that an API server (cluster "" for the hub's) is being stopped; the
+// returned function marks it back. The recorded-once check needs every server up around a drift.
+func (s *soak) outageBegins(cluster string) func() {
+	s.eventsMu.Lock()
+	defer s.eventsMu.Unlock()
+	i := len(s.outages)
+	s.outages = append(s.outages, outage{cluster: cluster, span: span{from: time.Now()}})
+	return func() {
+		s.eventsMu.Lock()
+		defer s.eventsMu.Unlock()
+		s.outages[i].to = time.Now()
+	}
 }
 
 func key(name string) client.ObjectKey { return client.ObjectKey{Namespace: appNamespace, Name: name} }
@@ -206,7 +221,7 @@ func (s *soak) driftConfigMap(ctx context.Context) (string, error) {
 		return nil
 	})
 	if err == nil {
-		s.recordEvent(faultEvent{at: at, cluster: t.name, ref: objRef{kindConfigMap, name}, rv: parseRV(cm.ResourceVersion), kind: kind})
+		s.recordEvent(faultEvent{at: at, cluster: t.name, ref: objRef{kindConfigMap, name}, rv: parseRV(cm.ResourceVersion), kind: kind, manager: editor})
 		s.logFault("%s: %s ConfigMap %s data.%s=%s (rv %s)", kind, t.name, name, k, value, cm.ResourceVersion)
 	}
 	return kind, err
@@ -229,7 +244,7 @@ func (s *soak) driftSecret(ctx context.Context) (string, error) {
 		return nil
 	})
 	if err == nil {
-		s.recordEvent(faultEvent{at: at, cluster: t.name, ref: objRef{kindSecret, "app-secret"}, rv: parseRV(sec.ResourceVersion), kind: kind})
+		s.recordEvent(faultEvent{at: at, cluster: t.name, ref: objRef{kindSecret, "app-secret"}, rv: parseRV(sec.ResourceVersion), kind: kind, manager: editor})
 		s.logFault("%s: %s Secret app-secret data.token=<planted value %d> (rv %s)", kind, t.name, len(s.sec.issued), sec.ResourceVersion)
 	}
 	return kind, err
@@ -254,7 +269,7 @@ func (s *soak) driftScale(ctx context.Context) (string, error) {
 	if err := t.c.SubResource("scale").Update(ctx, dep, client.WithSubResourceBody(scale), client.FieldOwner(editor)); err != nil {
 		return kind, err
 	}
-	s.recordEvent(faultEvent{at: at, cluster: t.name, ref: objRef{kindDeployment, "web"}, rv: parseRV(scale.ResourceVersion), kind: kind})
+	s.recordEvent(faultEvent{at: at, cluster: t.name, ref: objRef{kindDeployment, "web"}, rv: parseRV(scale.ResourceVersion), kind: kind, manager: editor})
 	s.logFault("%s: %s Deployment web replicas=%d (rv %s)", kind, t.name, replicas, scale.ResourceVersion)
 	s.nextDrift()
 	return kind, nil
@@ -305,7 +320,7 @@ func (s *soak) driftDeployment(ctx context.Context, kind string, change func(*ap
 		return nil
 	})
 	if err == nil {
-		s.recordEvent(faultEvent{at: at, cluster: t.name, ref: objRef{kindDeployment, "web"}, rv: parseRV(dep.ResourceVersion), kind: kind})
+		s.recordEvent(faultEvent{at: at, cluster: t.name, ref: objRef{kindDeployment, "web"}, rv: parseRV(dep.ResourceVersion), kind: kind, manager: editor})
 		s.logFault("%s: %s Deployment web %s (rv %s)", kind, t.name, what, dep.ResourceVersion)
 	}
 	return err
@@ -328,7 +343,7 @@ func (s *soak) driftServicePort(ctx context.Context) (string, error) {
 		return nil
 	})
 	if err == nil {
-		s.recordEvent(faultEvent{at: at, cluster: t.name, ref: objRef{kindService, "web"}, rv: parseRV(svc.ResourceVersion), kind: kind})
+		s.recordEvent(faultEvent{at: at, cluster: t.name, ref: objRef{kindService, "web"}, rv: parseRV(svc.ResourceVersion), kind: kind, manager: editor})
 		s.logFault("%s: %s Service web targetPort=%d (rv %s)", kind, t.name, port, svc.ResourceVersion)
 	}
 	return kind, err
@@ -360,7 +375,7 @@ func (s *soak) driftLabel(ctx context.Context) (string, error) {
 		}
 		return kind, err
 	}
-	s.recordEvent(faultEvent{at: at, cluster: t.name, ref: r, rv: parseRV(obj.GetResourceVersion()), kind: kind})
+	s.recordEvent(faultEvent{at: at, cluster: t.name, ref: r, rv: parseRV(obj.GetResourceVersion()), kind: kind, manager: editor})
 	s.logFault("%s: %s %s label %s=%s (rv %s)", kind, t.name, r, label, value, obj.GetResourceVersion())
 	return kind, nil
 }
@@ -488,6 +503,7 @@ func (s *soak) targetOutage(ctx context.Context) (string, error) {
 	done := t.done
 	t.mu.Unlock()
 	s.logFault("%s: %s stopping for %s", kind, t.name, outage.Round(time.Millisecond))
+	back := s.outageBegins(t.name)
 	go func() {
 		defer close(done)
 		if err := t.cp.StopAPIServer(); err != nil {
@@ -506,6 +522,7 @@ func (s *soak) targetOutage(ctx context.Context) (string, error) {
 			time.Sleep(2 * time.Second)
 		}
 		s.logFault("%s: API server of %s is back", kind, t.name)
+		back()
 		t.mu.Lock()
 		t.down = false
 		t.mu.Unlock()
@@ -532,6 +549,7 @@ func (s *soak) hubOutage(ctx context.Context) (string, error) {
 	done := s.hubDone
 	s.hubMu.Unlock()
 	s.logFault("%s: stopping for %s", kind, outage.Round(time.Millisecond))
+	back := s.outageBegins("")
 	go func() {
 		defer close(done)
 		if err := s.fleet.Hub.StopAPIServer(); err != nil {
@@ -550,6 +568,7 @@ func (s *soak) hubOutage(ctx context.Context) (string, error) {
 			time.Sleep(2 * time.Second)
 		}
 		s.logFault("%s: the hub's API server is back", kind)
+		back()
 		s.hubMu.Lock()
 		s.hubDown = false
 		s.hubMu.Unlock()

@@ -60,8 +60,23 @@
 //     mode, before the correction request and after -report-quiet (15s) without faults, every
 //     object whose content matches no revision ever declared (that is, it carries a drift) must
 //     be reported: its status entry not InSync and its newest drift record not marked corrected.
+//     Recorded once: the records a change of this program explains (as above) are counted per
+//     change; two of one change fail ("recorded twice") unless they may be about two drifts
+//     (records of two status objects, the object back as declared before the later one was
+//     detected, disjoint fields; two of one object after a namespace deletion are inconclusive).
+//     A change with no record fails only when one was certainly due: the object was as declared
+//     right before, and for 15 s after it nothing else changed the object, no template revision
+//     came, the cluster stayed matched, one controller incarnation ran throughout (from 10 s
+//     before), no API server was stopped, this program's watch listed nothing again, and the
+//     polls saw every record of the cluster; else inconclusive. Right author: a record of the
+//     change type explained by an edit names the field manager it was made with (soak-editor);
+//     a comparison naming another is inconclusive (managedFields after a merge or a restart),
+//     deletions have no author and are not counted.
 //  3. The controller never exits except by this program's SIGKILL, and its log never says
-//     "panic".
+//     "panic". Its memory is bounded: the resident set (VmRSS) of whichever incarnation runs is
+//     read about once a second; the highest peak of rounds 1-3 is the baseline, and every later
+//     round's peak must stay within max(2 × baseline, baseline + 150 MiB) (inconclusive for a
+//     round without a sample).
 //  4. Withdrawn: every unmatched target holds none of the service set's objects, its namespace is
 //     gone and so is its ClusterServiceStatus, within the same settle time.
 //  5. No planted Secret value (the declared tokens of every revision and every value a drift

@@ -23,6 +23,7 @@ type recordKey struct {
 
 type seenRecord struct {
 	cluster   string
+	statusUID string
 	rec       holdfastv1.DriftRecord
 	firstSeen time.Time
 	checked   bool // against the corrected check
@@ -84,7 +85,7 @@ func (b *recordBook) pollOnce(ctx context.Context, hub client.Client, namespace 
 				}
 				continue
 			}
-			b.records[k] = &seenRecord{cluster: css.Spec.Cluster, rec: *rec.DeepCopy(), firstSeen: now}
+			b.records[k] = &seenRecord{cluster: css.Spec.Cluster, statusUID: uid, rec: *rec.DeepCopy(), firstSeen: now}
 		}
 	}
 }
@@ -163,6 +164,42 @@ func (b *recordBook) detectedBefore(cutoff time.Time) []seenRecord {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].rec.DetectedTime.Before(&out[j].rec.DetectedTime) })
 	return out
+}
+
+// about returns the records of one object on one cluster, by detectedTime.
+func (b *recordBook) about(cluster string, r objRef) []seenRecord {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []seenRecord
+	for _, rec := range b.records {
+		if rec.cluster == cluster && rec.rec.Kind == r.Kind && rec.rec.Name == r.Name &&
+			(rec.rec.Namespace == appNamespace || r.Kind == kindNamespace) {
+			out = append(out, *rec)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].rec.DetectedTime.Before(&out[j].rec.DetectedTime) })
+	return out
+}
+
+// missedSome says whether a status object of the cluster counted more drifts (status.driftCount)
+// than the polls saw records: some left status.drifts (the newest 20) between two polls.
+func (b *recordBook) missedSome(cluster string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	seen := map[string]int64{}
+	clusterOf := map[string]string{}
+	for _, r := range b.records {
+		seen[r.statusUID]++
+		clusterOf[r.statusUID] = r.cluster
+	}
+	for uid, n := range b.maxCount {
+		if c, ok := clusterOf[uid]; (ok && c != cluster) || seen[uid] >= n {
+			continue
+		}
+		// A status object without a record seen is of an unknown cluster: count it against all.
+		return true
+	}
+	return false
 }
 
 func (r seenRecord) String() string {

@@ -46,6 +46,7 @@ func (s *soak) report(code string, soakTime time.Duration) string {
 	run.Row("rounds (faults, then settle and checks)", fmt.Sprint(s.rounds))
 	run.Row("time with faults being injected", s.faultTime.Round(time.Second).String())
 	run.Row("controller starts (first one included)", fmt.Sprint(s.ctrl.starts))
+	s.memoryRows(run)
 	run.Row("template revisions reached (config, web)", fmt.Sprintf("%d, %d", s.revs[configTemplate], s.revs[webTemplate]))
 	if len(s.settles) > 0 {
 		sp := measure.SpreadOf(s.settles)

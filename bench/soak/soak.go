@@ -54,6 +54,7 @@ func (t *target) isDown() bool {
 // object (ref set, rv the revision it produced when known), or to every object of a cluster
 // (whole: a namespace deletion).
 type faultEvent struct {
+	seq     int // its index in soak.events
 	at      time.Time
 	cluster string
 	ref     objRef
@@ -61,6 +62,14 @@ type faultEvent struct {
 	deleted bool
 	rv      int64
 	kind    string
+	manager string // the field manager of an edit; empty for a deletion
+}
+
+// outage is a stop of a target's API server (cluster "" for the hub's); to is zero until it is
+// back.
+type outage struct {
+	cluster string
+	span
 }
 
 // revChange is when a template got a revision.
@@ -89,6 +98,7 @@ type soak struct {
 	revHistory []revChange
 	action     holdfastv1.DriftAction
 	events     []faultEvent
+	outages    []outage
 	eventsMu   sync.Mutex
 	declCache  map[string]map[int]declaration
 	driftCount int
@@ -101,6 +111,12 @@ type soak struct {
 
 	faults     *counter
 	checks     *checkCounter
+	tally      *tally
+	rss        *rssSampler
+	peaks      []roundPeak
+	baseline   int64     // the highest RSS peak of the warm-up rounds
+	endPeak    rssSample // after the last round's checks
+	roundStart time.Time
 	violations []string
 	settles    []time.Duration
 	rounds     int
@@ -108,7 +124,7 @@ type soak struct {
 }
 
 func (s *soak) run(ctx context.Context) (retErr error) {
-	s.faults, s.checks = newCounter(), newCheckCounter()
+	s.faults, s.checks, s.tally, s.rss = newCounter(), newCheckCounter(), newTally(), &rssSampler{}
 	s.revs = revisions{configTemplate: 0, webTemplate: 0}
 	s.action = holdfastv1.DriftActionCorrect
 	s.declCache = map[string]map[int]declaration{}
@@ -192,6 +208,8 @@ func (s *soak) run(ctx context.Context) (retErr error) {
 	s.records = newRecordBook()
 	var poller sync.WaitGroup
 	poller.Go(func() { s.records.poll(pollCtx, s.hub, s.fleet.Namespace) })
+	poller.Go(func() { s.rss.run(pollCtx, s.ctrl.pid) })
+	s.rss.take() // the first deployment is not part of round 1
 	defer func() { stopPoll(); poller.Wait() }()
 
 	soakStart := time.Now()
@@ -207,6 +225,7 @@ func (s *soak) run(ctx context.Context) (retErr error) {
 			break
 		}
 		faultStart := time.Now()
+		s.roundStart = faultStart
 		s.faultPhase(ctx, roundEnd)
 		s.faultTime += time.Since(faultStart)
 		if ctx.Err() != nil {
@@ -224,8 +243,10 @@ func (s *soak) run(ctx context.Context) (retErr error) {
 	s.records.pollOnce(ctx, s.hub, s.fleet.Namespace)
 	s.checkRecords(time.Now())
 	s.checkExplained(time.Now())
+	s.judgeRecordedOnce(time.Now())
 	s.checkController()
 	s.checkLeaks(ctx)
+	s.endPeak, _ = s.rss.take()
 	soakTime := time.Since(soakStart)
 
 	fmt.Print(s.report(code, soakTime))

@@ -262,6 +262,7 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 		ReadIdleTimeout: opts.TargetReadIdleTimeout,
 		PingTimeout:     opts.TargetPingTimeout,
 		RequestTimeout:  opts.TargetRequestTimeout,
+		Clock:           opts.Clock,
 		Kubeconfigs: fleet.KubeconfigPolicy{AllowedExecPlugins: opts.AllowedExecPlugins,
 			ForbidInsecureSkipTLSVerify: opts.ForbidInsecureSkipTLSVerify},
 	})

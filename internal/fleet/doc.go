@@ -12,7 +12,10 @@
 // and closed when the ping is not answered; 10s and 5s by default), instead of client-go's
 // process-wide environment variables and defaults (30s and 15s); closing it fails the watches on it, and their informers list and watch again on a
 // new one. Requests other than watches are bounded by RequestTimeout, which rest.Config.Timeout
-// cannot do without ending watches too. The client, the cache and the probe share the
+// cannot do without ending watches too. A cluster that let one time out gets no more requests
+// (but watches and probes) for a backoff, then one at a time until one is answered
+// (breaker.go, Connection.Unresponsive): a target that answers probes but hangs on writes
+// holds one worker per backoff, not every worker that reaches it. The client, the cache and the probe share the
 // transport, so a probe fails while the connection everything else uses is dead.
 //
 // The Cluster controller records each probe on the Connection (health.go). A success after

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
@@ -68,6 +69,9 @@ type Options struct {
 	// OnWatch, if set, is called for every watch request sent to a target cluster, with the
 	// resource as "v1/configmaps" or "apps/v1/deployments"; see WatchRequests.
 	OnWatch func(cluster types.NamespacedName, resource string)
+	// Clock tells the time of the breakers of unresponsive clusters (breaker.go); the real
+	// clock when nil.
+	Clock clock.PassiveClock
 }
 
 // DialFunc opens a network connection, as net.Dialer.DialContext does.
@@ -104,6 +108,9 @@ func NewRegistry(opts Options) *Registry {
 	}
 	if opts.QPS == 0 {
 		opts.QPS = DefaultQPS
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
 	}
 	if opts.Burst == 0 {
 		opts.Burst = DefaultBurst
@@ -237,6 +244,10 @@ func (r *Registry) newConnection(key types.NamespacedName, fp string, cfg *rest.
 
 	probeCfg := rest.CopyConfig(cfg)
 	probeCfg.Timeout = r.opts.ProbeTimeout
+	// After the probe's copy: probes say whether the cluster answers at all, the breaker only
+	// spares workers the requests bound to time out.
+	brk := &breaker{clock: r.opts.Clock}
+	cfg.Wrap(brk.wrap)
 	probeClient, err := kubernetes.NewForConfig(probeCfg)
 	if err != nil {
 		return nil, fmt.Errorf("building the probe client for cluster %s: %w", key, err)
@@ -255,7 +266,7 @@ func (r *Registry) newConnection(key types.NamespacedName, fp string, cfg *rest.
 	ctx, cancel := context.WithCancel(r.ctx)
 	conn := &Connection{
 		key: key, fingerprint: fp, config: cfg, transport: transport, probeClient: probeClient, probeTimeout: r.opts.ProbeTimeout,
-		cluster: cl, cancel: cancel, done: make(chan struct{}), recoveries: &r.recoveries,
+		cluster: cl, cancel: cancel, done: make(chan struct{}), recoveries: &r.recoveries, breaker: brk,
 	}
 	go func() {
 		defer close(conn.done)
@@ -287,6 +298,8 @@ type Connection struct {
 	recoveries   *listeners[types.NamespacedName]
 	// impersonating are the clients of ClientAs.
 	impersonating clientCache
+	// breaker fails requests at once while the cluster lets them time out (breaker.go).
+	breaker *breaker
 }
 
 // Origin is the origin given to the Connect call that last returned this connection.

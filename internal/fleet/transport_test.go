@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/pem"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -230,6 +231,15 @@ func TestRequestTimeout(t *testing.T) {
 	if took := time.Since(start); took > 2*time.Second {
 		t.Errorf("the request failed after %s, want about 300ms", took)
 	}
+	// The timeout opened the connection's breaker: the next request fails at once, unsent.
+	var ue *UnresponsiveError
+	if resp, err := hc.Get(srv.URL + "/fast"); !errors.As(err, &ue) {
+		if err == nil {
+			_ = resp.Body.Close()
+		}
+		t.Fatalf("a request right after a timeout: %v, want an UnresponsiveError", err)
+	}
+	hc = connectTo(t, srv, Options{RequestTimeout: 300 * time.Millisecond})
 	for _, path := range []string{"/late?watch=true", "/fast"} {
 		resp, err := hc.Get(srv.URL + path)
 		if err != nil {

@@ -199,6 +199,12 @@ func (r *Reconciler) loadCluster(ctx context.Context, s *scope) {
 		if s.conn = r.Fleet.Get(key); s.conn == nil {
 			s.clusterProblem = &problem{holdfastv1.ClusterNotReadyReason, fmt.Sprintf("no connection to Cluster %s yet", key)}
 			s.awaitingConnection = true
+		} else if retry, ok := s.conn.Unresponsive(); ok {
+			// Its requests would fail at once: wait without holding a worker.
+			s.clusterProblem = &problem{holdfastv1.ClusterUnresponsiveReason, fmt.Sprintf(
+				"Cluster %s let requests time out: nothing is sent to it until %s, then one request at a time until one is answered",
+				key, retry.UTC().Format(time.RFC3339))}
+			s.unresponsiveUntil = retry
 		}
 	}
 }

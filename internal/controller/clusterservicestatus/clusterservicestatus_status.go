@@ -334,7 +334,7 @@ func (r *Reconciler) recordTransitions(ctx context.Context, s *scope) {
 // its object back in sync; older records of objects corrected now are marked too, as are those
 // of objects a deploy put back.
 func recordDrifts(s *scope) {
-	seen := append(append([]holdfastv1.DriftRecord{}, unappliedDeletionsDropped(s)...), s.decisions.found...)
+	seen := append(append([]holdfastv1.DriftRecord{}, newDrifts(s)...), s.decisions.found...)
 	st := &s.css.Status
 	now := metav1.NewMicroTime(s.end)
 	corrected := map[apply.Ref]bool{}
@@ -380,19 +380,26 @@ func recordDrifts(s *scope) {
 	st.Drifts = drifts
 }
 
-// unappliedDeletionsDropped returns the drifts watches saw but the deletions of objects this
-// status object never applied: those did not drift from anything it deployed. That is how a
-// deletion Holdfast began itself ends when a cluster is unmatched and matched again at once: the
-// namespace the withdrawal deleted is still terminating when the new status object deploys,
-// which does not take it for applied (apply.ErrBeingDeleted), and goes only later. Without the
-// status entries from before (no deploy or correction ran) nothing is dropped.
-func unappliedDeletionsDropped(s *scope) []holdfastv1.DriftRecord {
+// newDrifts returns the drifts watches saw but deletions that are none, or none new:
+//   - of an object this status object never applied: it did not drift from anything deployed.
+//     That is how a deletion Holdfast began itself ends when a cluster is unmatched and matched
+//     again at once: the namespace the withdrawal deleted is still terminating when the new
+//     status object deploys, which does not take it for applied (apply.ErrBeingDeleted), and
+//     goes only later;
+//   - of an object whose deletion is recorded already and that was not put back since: a
+//     comparison found it gone before the watch event arrived (bench/soak saw both recorded
+//     while a terminating namespace refused the correction).
+//
+// Without the status entries from before (no deploy or correction ran) nothing is dropped.
+func newDrifts(s *scope) []holdfastv1.DriftRecord {
 	if s.previous == nil {
 		return s.drifts
 	}
 	var out []holdfastv1.DriftRecord
 	for _, d := range s.drifts {
-		if d.Type == holdfastv1.DriftDeleted && s.previous[unversioned(toRef(d.ResourceRef))].Desired == "" {
+		prev := s.previous[unversioned(toRef(d.ResourceRef))]
+		stillGone := prev.LastDrift != nil && prev.LastDrift.Type == holdfastv1.DriftDeleted && prev.State != holdfastv1.ResourceInSync
+		if d.Type == holdfastv1.DriftDeleted && (prev.Desired == "" || stillGone) {
 			continue
 		}
 		out = append(out, d)

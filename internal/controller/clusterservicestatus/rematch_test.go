@@ -2,6 +2,8 @@ package clusterservicestatus
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -24,24 +26,29 @@ func TestDriftRecords(t *testing.T) {
 		{ResourceRef: ref("Namespace", "demo"), Service: "app", State: holdfastv1.ResourceFailed, Message: "being deleted"},
 		{ResourceRef: ref("ConfigMap", "a"), Service: "app", State: holdfastv1.ResourceMissing, Desired: "d1"},
 		{ResourceRef: ref("ConfigMap", "b"), Service: "app", State: holdfastv1.ResourceInSync, Desired: "d2"},
+		// A comparison found c gone (recorded, the correction refused) before the watch's event came.
+		{ResourceRef: ref("ConfigMap", "c"), Service: "app", State: holdfastv1.ResourceUncorrectable, Desired: "d3",
+			LastDrift: &holdfastv1.DriftDetail{Type: holdfastv1.DriftDeleted, Detection: holdfastv1.DriftDetectedByComparison}},
 	}
 	css := statusObject("fleet", "web.c1", "web", "c1")
 	css.Status.Resources = resources
-	css.Status.Drifts = []holdfastv1.DriftRecord{record("ConfigMap", "b", holdfastv1.DriftDeleted)} // left by Report mode
+	css.Status.Drifts = []holdfastv1.DriftRecord{record("ConfigMap", "c", holdfastv1.DriftDeleted), // by the comparison
+		record("ConfigMap", "b", holdfastv1.DriftDeleted)} // left by Report mode
 	s := &scope{css: css, deployed: true, previous: byRef(resources), end: time.Now(),
-		drifts: []holdfastv1.DriftRecord{record("Namespace", "demo", holdfastv1.DriftDeleted), record("ConfigMap", "a", holdfastv1.DriftDeleted)}}
+		drifts: []holdfastv1.DriftRecord{record("Namespace", "demo", holdfastv1.DriftDeleted), record("ConfigMap", "a", holdfastv1.DriftDeleted),
+			record("ConfigMap", "c", holdfastv1.DriftDeleted)}}
 	recordDrifts(s)
 
-	got := map[string]bool{} // name: corrected
+	var got []string // name: corrected
 	for _, d := range css.Status.Drifts {
-		got[d.Name] = d.CorrectedTime != nil
+		got = append(got, fmt.Sprintf("%s: %v", d.Name, d.CorrectedTime != nil))
 	}
-	want := map[string]bool{"a": false, "b": true}
-	if len(got) != len(want) || got["a"] != want["a"] || got["b"] != want["b"] {
+	want := []string{"a: false", "c: false", "b: true"}
+	if !slices.Equal(got, want) {
 		t.Fatalf("records (name: corrected) = %v, want %v", got, want)
 	}
 	if css.Status.DriftCount != 1 {
-		t.Fatalf("driftCount = %d, want 1 (the namespace's deletion is none)", css.Status.DriftCount)
+		t.Fatalf("driftCount = %d, want 1 (the namespace's deletion is none, c's is recorded already)", css.Status.DriftCount)
 	}
 }
 

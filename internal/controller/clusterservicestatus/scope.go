@@ -76,6 +76,9 @@ type scope struct {
 	clusterProblem *problem
 	// awaitingConnection: the Cluster is Connected, this process has not connected yet.
 	awaitingConnection bool
+	// unresponsiveUntil: the cluster let requests time out, and its requests fail at once
+	// until then (fleet.Connection.Unresponsive).
+	unresponsiveUntil time.Time
 
 	deleting bool
 	gone     bool
@@ -134,11 +137,15 @@ func (s *scope) policy(svc holdfastv1.Service) *drift.Policy {
 }
 
 // clusterWait is how soon a reconcile that cannot reach its cluster comes back: at once when
-// only this process's connection is awaited (the Cluster is Connected: a restart), else after
-// DefaultClusterWait. Deploying and withdrawing wait alike.
+// only this process's connection is awaited (the Cluster is Connected: a restart), when the
+// backoff of a cluster that let requests time out ends, else after DefaultClusterWait.
+// Deploying and withdrawing wait alike.
 func (s *scope) clusterWait() time.Duration {
-	if s.awaitingConnection {
+	switch {
+	case s.awaitingConnection:
 		return connectionWait
+	case !s.unresponsiveUntil.IsZero():
+		return max(s.unresponsiveUntil.Sub(s.now), connectionWait)
 	}
 	return DefaultClusterWait
 }

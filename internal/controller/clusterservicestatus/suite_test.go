@@ -344,6 +344,9 @@ func (c *shiftedClock) SetTime(t time.Time) {
 // apply), as a hostile or broken target may.
 var hanging sync.Map
 
+// hungWrites counts the writes a hanging target held, by cluster name.
+var hungWrites sync.Map
+
 // partitioned holds the names of target clusters the controller cannot reach (a network
 // partition between Holdfast and the cluster; the tests' own clients still reach it).
 var partitioned sync.Map
@@ -408,6 +411,8 @@ func partitionable(cluster types.NamespacedName, rt http.RoundTripper) http.Roun
 		if _, hangs := hanging.Load(cluster.Name); hangs && req.Method == http.MethodPatch {
 			// A target that answers reads but never answers writes: the request holds its
 			// caller until the caller's context (the reconcile's timeout) gives up.
+			n, _ := hungWrites.LoadOrStore(cluster.Name, new(atomic.Int64))
+			n.(*atomic.Int64).Add(1)
 			<-req.Context().Done()
 			return nil, req.Context().Err()
 		}
