@@ -489,7 +489,7 @@ func (s *soak) checkReported(ctx context.Context) {
 
 // lastFault is the last change this program made to an object on a cluster before t (a
 // withdrawal excepted): the drift a record detected at t is about.
-func (s *soak) lastFault(cluster string, r objRef, t time.Time) *faultEvent {
+func (s *soak) lastFault(cluster string, r objRef, t time.Time, wantDelete bool) *faultEvent {
 	s.eventsMu.Lock()
 	defer s.eventsMu.Unlock()
 	for i := len(s.events) - 1; i >= 0; i-- {
@@ -497,11 +497,19 @@ func (s *soak) lastFault(cluster string, r objRef, t time.Time) *faultEvent {
 		if e.cluster != cluster || e.kind == fUnmatch || e.at.After(t) {
 			continue
 		}
-		if e.whole || e.ref == r {
+		if (e.whole || e.ref == r) && e.canCause(wantDelete) {
 			return &e
 		}
 	}
 	return nil
+}
+
+// canCause reports whether e can be the cause of a drift record of a deletion (wantDelete) or
+// of a change: a deletion only of a deletion, a change of a change (or of its namespace's
+// deletion). An edit made after a comparison found the object deleted is not what its record
+// is about.
+func (e faultEvent) canCause(wantDelete bool) bool {
+	return e.deleted == wantDelete || (e.whole && !wantDelete)
 }
 
 // causeBefore is the latest time a change can have been sent and still be the one a record is
@@ -627,7 +635,7 @@ func (s *soak) explain(rec seenRecord) (verdict, detail string, cause *faultEven
 		if e.cluster != rec.cluster || e.kind == fUnmatch || e.at.After(causeBefore(rec)) || !(e.whole || e.ref == r) {
 			continue
 		}
-		if e.deleted == wantDelete || (e.whole && !wantDelete) {
+		if e.canCause(wantDelete) {
 			f = &e
 			break
 		}
@@ -677,7 +685,7 @@ func (s *soak) checkRecord(rec seenRecord) (verdict, detail string) {
 	detected, corrected := rec.rec.DetectedTime.Time, rec.rec.CorrectedTime.Time
 	limit := corrected.Add(s.cfg.tolerance)
 	obs := s.tl.observations(rec.cluster, r)
-	f := s.lastFault(rec.cluster, r, causeBefore(rec))
+	f := s.lastFault(rec.cluster, r, causeBefore(rec), rec.rec.Type == holdfastv1.DriftDeleted)
 	from := detected.Add(-time.Second)
 	threshold := int64(0)
 	cause := "no change by this program before detectedTime"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -30,9 +31,16 @@ type Watches struct {
 	// OnChange is called, from informer goroutines, for every change that matters. It must not
 	// block.
 	OnChange func(cluster types.NamespacedName, c Change)
+	// OnSynced, if set, is called once a new handler has seen every object of its kind that
+	// existed when it started (from a goroutine of its own). A change made between the apply
+	// and that first list (a restart, a new kind) reaches no handler as a change: whoever uses
+	// the watch compares with the cluster then.
+	OnSynced func(cluster types.NamespacedName)
 
 	mu      sync.Mutex
 	watched map[watchKey]cache.Informer
+	// namespaced are the informers of EnsureIn.
+	namespaced map[namespacedKey]namespacedInformer
 }
 
 type watchKey struct {
@@ -66,9 +74,11 @@ func (w *Watches) Ensure(ctx context.Context, cluster types.NamespacedName, c ca
 	if err != nil {
 		return fmt.Errorf("watching %s on cluster %s: %w", gvk, cluster, err)
 	}
-	if _, err := inf.AddEventHandler(w.handler(cluster)); err != nil {
+	reg, err := inf.AddEventHandler(w.handler(cluster))
+	if err != nil {
 		return fmt.Errorf("watching %s on cluster %s: %w", gvk, cluster, err)
 	}
+	go w.whenSynced(cluster, reg, inf.IsStopped)
 	w.watched[k] = inf
 	ctrl.LoggerFrom(ctx).V(1).Info("Watching managed objects", "cluster", cluster.String(), "kind", gvk.String())
 	return nil
@@ -112,4 +122,22 @@ func (w *Watches) Forget(c cache.Cache) {
 			delete(w.watched, k)
 		}
 	}
+	w.forgetNamespaced(c)
+}
+
+// syncPoll is how often whenSynced looks whether a handler has synced.
+const syncPoll = 50 * time.Millisecond
+
+// whenSynced calls OnSynced once reg has synced, unless its informer stops first.
+func (w *Watches) whenSynced(cluster types.NamespacedName, reg toolscache.ResourceEventHandlerRegistration, stopped func() bool) {
+	if w.OnSynced == nil {
+		return
+	}
+	for !reg.HasSynced() {
+		if stopped() {
+			return
+		}
+		time.Sleep(syncPoll)
+	}
+	w.OnSynced(cluster)
 }

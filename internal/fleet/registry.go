@@ -266,7 +266,7 @@ func (r *Registry) newConnection(key types.NamespacedName, fp string, cfg *rest.
 	ctx, cancel := context.WithCancel(r.ctx)
 	conn := &Connection{
 		key: key, fingerprint: fp, config: cfg, transport: transport, probeClient: probeClient, probeTimeout: r.opts.ProbeTimeout,
-		cluster: cl, cancel: cancel, done: make(chan struct{}), recoveries: &r.recoveries, breaker: brk,
+		cluster: cl, cancel: cancel, done: make(chan struct{}), recoveries: &r.recoveries, breaker: brk, ctxDone: ctx.Done(),
 	}
 	go func() {
 		defer close(conn.done)
@@ -300,6 +300,9 @@ type Connection struct {
 	impersonating clientCache
 	// breaker fails requests at once while the cluster lets them time out (breaker.go).
 	breaker *breaker
+	// access: what the identity may do, and the clients that ask (access.go).
+	access  access
+	ctxDone <-chan struct{}
 }
 
 // Origin is the origin given to the Connect call that last returned this connection.

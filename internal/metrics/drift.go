@@ -20,6 +20,10 @@ var (
 		Help:    "Time from a change on a target cluster to Holdfast noticing it as drift.",
 		Buckets: latencyBuckets,
 	}, []string{labelKind})
+	driftEventsIgnored = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "holdfast_drift_events_ignored_total",
+		Help: "Changes to labelled objects on target clusters that brought no reconcile, by reason: UnknownOwner (the owner annotation names no status object of the cluster), NotDeclared (not an object the service set declares on the cluster).",
+	}, []string{"reason"})
 	correctionSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "holdfast_drift_correction_seconds",
 		Help:    "Time from detecting a drift to the corrected object being applied.",
@@ -48,4 +52,15 @@ func ObserveDetection(kind string, d time.Duration) {
 // it was detected.
 func ObserveCorrection(kind string, d time.Duration) {
 	correctionSeconds.WithLabelValues(kind).Observe(d.Seconds())
+}
+
+// Reasons of DriftEventIgnored.
+const (
+	IgnoredUnknownOwner = "UnknownOwner"
+	IgnoredNotDeclared  = "NotDeclared"
+)
+
+// DriftEventIgnored counts one change to a labelled object that brought no reconcile.
+func DriftEventIgnored(reason string) {
+	driftEventsIgnored.WithLabelValues(reason).Inc()
 }

@@ -17,6 +17,8 @@ func TestDriftCounters(t *testing.T) {
 		{"DriftDetected, another type", "holdfast_drifts_detected_total",
 			map[string]string{"cluster": "fleet/a", "service": "web", "kind": "Deployment", "type": "Deleted"},
 			func() { DriftDetected("fleet/a", "web", "Deployment", "Deleted") }},
+		{"DriftEventIgnored", "holdfast_drift_events_ignored_total", map[string]string{"reason": "NotDeclared"},
+			func() { DriftEventIgnored(IgnoredNotDeclared) }},
 		{"DriftCorrected", "holdfast_drifts_corrected_total",
 			map[string]string{"cluster": "fleet/a", "service": "web", "kind": "Deployment"},
 			func() { DriftCorrected("fleet/a", "web", "Deployment") }},

@@ -19,7 +19,7 @@ var latencyBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1
 
 func init() {
 	ctrlmetrics.Registry.MustRegister(
-		driftsDetected, driftsCorrected, detectionSeconds, correctionSeconds,
+		driftsDetected, driftsCorrected, detectionSeconds, correctionSeconds, driftEventsIgnored,
 		managedObjects, contestedObjects, watchStarts,
 		clusterConnected, clusterProbeFailures,
 		notifications,

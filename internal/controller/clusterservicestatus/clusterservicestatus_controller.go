@@ -64,9 +64,10 @@ type Reconciler struct {
 	Tenancy tenancy.Policy
 
 	// recheck receives status objects to reconcile again: those whose objects another
-	// MultiClusterService just took over, so they report the Conflict at once, and those whose
-	// objects drifted.
+	// MultiClusterService just took over, so they report the Conflict at once; drifted those
+	// whose objects drifted, queued first (DriftPriority).
 	recheck chan event.TypedGenericEvent[*holdfastv1.ClusterServiceStatus]
+	drifted chan event.TypedGenericEvent[*holdfastv1.ClusterServiceStatus]
 	// recovered receives Clusters whose link recovered (see onRecovered).
 	recovered chan event.TypedGenericEvent[*holdfastv1.Cluster]
 	// watches report changes to managed objects in ContinuousWithDriftDetection mode.
@@ -117,6 +118,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 			retErr = kerrors.NewAggregate([]error{retErr, err})
 		}
 	}()
+	// Runs before the status patch above, which may still ask to come back at once, with the
+	// priority this reconcile had.
+	defer func() { res = withRoutinePriority(res) }()
 
 	mcs := &holdfastv1.MultiClusterService{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: css.Spec.MultiClusterService}, mcs); err != nil {
@@ -269,6 +273,7 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope) error {
 		return err
 	}
 	s.end = r.Clock.Now()
+	s.watchNotes = r.memory.watchNotes(client.ObjectKeyFromObject(s.css))
 	computeStatus(s)
 	r.recordTransitions(ctx, s)
 	// After the patch, so the previous owner reads a status that lists what we took.
@@ -355,13 +360,23 @@ func (r *Reconciler) onDrift(cluster types.NamespacedName, c drift.Change) {
 	key := types.NamespacedName{Namespace: cluster.Namespace, Name: naming.StatusName(owner, cluster.Name)}
 	if !r.ownsDrift(key, owner, cluster) {
 		// Debug only: a flood of forged owners must not flood the log either.
+		metrics.DriftEventIgnored(metrics.IgnoredUnknownOwner)
 		ctrl.Log.WithName("drift").V(1).Info("Ignoring a change to an object whose owner annotation names no status object of its cluster",
 			"cluster", cluster.String(), "statusObject", key.String(), "kind", c.Object.GetKind())
 		return
 	}
+	ref := apply.RefOf(c.Object)
+	service := c.Object.GetLabels()[holdfastv1.ServiceLabel]
+	if declared, known := r.memory.declares(key, service, unversioned(ref)); known && !declared {
+		// Labelled as the service set's, but not one of its objects on this cluster: another
+		// cluster's on the same API server (a cluster registered twice, a shared test server),
+		// an object it no longer declares (being pruned), or a copy someone labelled.
+		metrics.DriftEventIgnored(metrics.IgnoredNotDeclared)
+		return
+	}
 	rec := holdfastv1.DriftRecord{
-		ResourceRef: fromRef(apply.RefOf(c.Object)),
-		Service:     c.Object.GetLabels()[holdfastv1.ServiceLabel],
+		ResourceRef: fromRef(ref),
+		Service:     service,
 		DriftDetail: drift.DetailOf(c.Verdict, r.Clock.Now(), holdfastv1.DriftDetectedByWatch),
 	}
 	if !c.Deleted && !c.Author.Time.IsZero() {
@@ -375,7 +390,7 @@ func (r *Reconciler) onDrift(cluster types.NamespacedName, c drift.Change) {
 		}
 		ctrl.Log.WithName("drift").V(1).Info(msg, "statusObject", key.String())
 	}
-	r.enqueue(key)
+	r.enqueueDrifted(key)
 }
 
 // ownsDrift reports whether the status object key, named after owner, the service set an
@@ -404,11 +419,17 @@ func (r *Reconciler) enqueueRecheck(key types.NamespacedName, cluster string) bo
 
 // enqueue asks for a reconcile of a status object without blocking; false when the queue is
 // full.
-func (r *Reconciler) enqueue(key types.NamespacedName) bool {
+func (r *Reconciler) enqueue(key types.NamespacedName) bool { return send(r.recheck, key) }
+
+// enqueueDrifted asks for a reconcile of a status object whose objects drifted, before routine
+// work (DriftPriority), without blocking; false when the queue is full.
+func (r *Reconciler) enqueueDrifted(key types.NamespacedName) bool { return send(r.drifted, key) }
+
+func send(ch chan event.TypedGenericEvent[*holdfastv1.ClusterServiceStatus], key types.NamespacedName) bool {
 	css := &holdfastv1.ClusterServiceStatus{}
 	css.Namespace, css.Name = key.Namespace, key.Name
 	select {
-	case r.recheck <- event.TypedGenericEvent[*holdfastv1.ClusterServiceStatus]{Object: css}:
+	case ch <- event.TypedGenericEvent[*holdfastv1.ClusterServiceStatus]{Object: css}:
 		return true
 	default:
 		return false

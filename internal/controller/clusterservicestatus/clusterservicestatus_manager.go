@@ -34,9 +34,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		r.Clock = clock.RealClock{}
 	}
 	r.recheck = make(chan event.TypedGenericEvent[*holdfastv1.ClusterServiceStatus], 1024)
+	r.drifted = make(chan event.TypedGenericEvent[*holdfastv1.ClusterServiceStatus], 4096)
 	r.recovered = make(chan event.TypedGenericEvent[*holdfastv1.Cluster], 1024)
 	r.Fleet.OnRecovered(r.onRecovered)
-	r.watches = &drift.Watches{OnChange: r.onDrift}
+	r.watches = &drift.Watches{OnChange: r.onDrift, OnSynced: r.onWatchSynced}
 	r.Fleet.OnClosed(forgetCacheOf(r.watches.Forget))
 	r.memory = newMemory()
 	return ctrl.NewControllerManagedBy(mgr).
@@ -53,6 +54,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		Watches(&holdfastv1.ClusterServiceStatus{}, handler.EnqueueRequestsFromMapFunc(r.conflictingNeighbours),
 			builder.WithPredicates(inventoryChanged())).
 		WatchesRawSource(source.Channel(r.recheck, &handler.TypedEnqueueRequestForObject[*holdfastv1.ClusterServiceStatus]{})).
+		WatchesRawSource(source.Channel(r.drifted, enqueueDrifted())).
 		WatchesRawSource(source.Channel(r.recovered, handler.TypedEnqueueRequestsFromMapFunc(r.watchedOnCluster))).
 		WithOptions(opts).
 		Named("clusterservicestatus").
@@ -121,6 +123,19 @@ func (r *Reconciler) onRecovered(cluster types.NamespacedName) {
 	default:
 		ctrl.Log.WithName("drift").Info("Recovery queue full; drift made during the partition is found at the next full reconcile",
 			"cluster", cluster.String())
+	}
+}
+
+// onWatchSynced compares the cluster's status objects in drift-detection mode with the cluster
+// once a new watch has listed what exists: a change made between their apply and that list (at a
+// restart, a new kind) reached no watch as a change. It never blocks for long: the marks are in
+// memory and the queue is only asked.
+func (r *Reconciler) onWatchSynced(cluster types.NamespacedName) {
+	ctx := context.Background()
+	c := &holdfastv1.Cluster{}
+	c.Namespace, c.Name = cluster.Namespace, cluster.Name
+	for _, req := range r.watchedOnCluster(ctx, c) {
+		r.enqueueRecheck(req.NamespacedName, cluster.Name)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 
 	"github.com/klauspost/compress/zstd"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -44,12 +45,37 @@ type declaration struct {
 	objects int
 	// packed holds the objects, one line each (see pack).
 	packed []byte
+	// keys identify the declared objects (objectKey), so that a watch event on an object the
+	// service does not declare is told at once, without unpacking.
+	keys map[uint64]struct{}
 }
 
-// newDeclaration packs a rendering made from the inputs with digest input.
-func newDeclaration(input string, res *render.Result) (*declaration, error) {
+// keySeed makes objectKey's hashes; they live only in this process.
+var keySeed = maphash.MakeSeed()
+
+// objectKey is the hash of an object's identity, kind and group (not version) included.
+func objectKey(group, kind, namespace, name string) uint64 {
+	return maphash.String(keySeed, lineKey(group, kind, namespace, name))
+}
+
+// declares reports whether the service declares the object; an object declared without a
+// namespace is declared in the service's namespace, as apply defaults it, and cluster-wide.
+func (d *declaration) declares(ref apply.Ref) bool {
+	_, ok := d.keys[objectKey(ref.Group, ref.Kind, ref.Namespace, ref.Name)]
+	return ok
+}
+
+// newDeclaration packs a rendering made from the inputs with digest input, for a service whose
+// objects without a namespace go to defaultNamespace.
+func newDeclaration(input string, res *render.Result, defaultNamespace string) (*declaration, error) {
 	var raw bytes.Buffer
+	keys := make(map[uint64]struct{}, len(res.Objects))
 	for _, o := range res.Objects {
+		group, kind := o.GroupVersionKind().Group, o.GetKind()
+		keys[objectKey(group, kind, o.GetNamespace(), o.GetName())] = struct{}{}
+		if o.GetNamespace() == "" {
+			keys[objectKey(group, kind, defaultNamespace, o.GetName())] = struct{}{}
+		}
 		b, err := json.Marshal(o.Object)
 		if err != nil {
 			return nil, fmt.Errorf("encoding %s %s: %w", o.GetKind(), o.GetName(), err)
@@ -64,7 +90,7 @@ func newDeclaration(input string, res *render.Result) (*declaration, error) {
 	}
 	// EncodeAll sizes its output for the worst case: keep only what it wrote.
 	packed := bytes.Clone(packer.EncodeAll(raw.Bytes(), nil))
-	return &declaration{input: input, revision: res.Digest, objects: len(res.Objects), packed: packed}, nil
+	return &declaration{input: input, revision: res.Digest, objects: len(res.Objects), packed: packed, keys: keys}, nil
 }
 
 // lineKey starts an object's line: what find matches on.

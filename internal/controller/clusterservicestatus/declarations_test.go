@@ -35,7 +35,7 @@ func TestDeclarationFindsOnlyTheObjectsAskedFor(t *testing.T) {
 	for i := range 500 {
 		objs = append(objs, object("v1", "ConfigMap", "apps", fmt.Sprintf("cm-%03d", i), map[string]any{"i": int64(i)}))
 	}
-	d, err := newDeclaration("sha256:in", &render.Result{Objects: objs, Digest: "sha256:out"})
+	d, err := newDeclaration("sha256:in", &render.Result{Objects: objs, Digest: "sha256:out"}, "apps")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,6 +48,13 @@ func TestDeclarationFindsOnlyTheObjectsAskedFor(t *testing.T) {
 	ns := apply.Ref{Version: "v1", Kind: "Namespace", Name: "apps"}
 	absent := apply.Ref{Version: "v1", Kind: "ConfigMap", Namespace: "apps", Name: "cm-999"}
 	wrongKind := apply.Ref{Version: "v1", Kind: "Secret", Namespace: "apps", Name: "settings"}
+	// What a watch event is checked against: declared objects, in the namespace apply gives them.
+	elsewhere := apply.Ref{Version: "v1", Kind: "ConfigMap", Namespace: "team-b", Name: "settings"}
+	for ref, want := range map[apply.Ref]bool{settings: true, web: true, cm: true, ns: true, absent: false, wrongKind: false, elsewhere: false} {
+		if got := d.declares(ref); got != want {
+			t.Errorf("declares(%s) = %v, want %v", ref, got, want)
+		}
+	}
 	found, err := d.find([]apply.Ref{settings, web, cm, ns, absent, wrongKind}, "apps")
 	if err != nil {
 		t.Fatal(err)
@@ -144,7 +151,7 @@ func TestDeclarationIsCompact(t *testing.T) {
 	for i := range 2000 {
 		objs = append(objs, object("v1", "ConfigMap", "apps", fmt.Sprintf("settings-%04d", i), map[string]any{"key": "value", "i": int64(i)}))
 	}
-	d, err := newDeclaration("in", &render.Result{Objects: objs, Digest: "out"})
+	d, err := newDeclaration("in", &render.Result{Objects: objs, Digest: "out"}, "apps")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,8 +8,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -321,7 +319,7 @@ func (r *Reconciler) rememberDeclarations(ctx context.Context, s *scope, rendere
 			declared[rs.svc.Name] = d
 			continue
 		}
-		d, err := newDeclaration(in, &render.Result{Objects: rs.objects, Digest: rs.digest})
+		d, err := newDeclaration(in, &render.Result{Objects: rs.objects, Digest: rs.digest}, rs.svc.Namespace)
 		if err != nil {
 			ctrl.LoggerFrom(ctx).V(1).Info("Not keeping the service's declaration; its drift is corrected after a full render",
 				"service", rs.svc.Name, "reason", err.Error())
@@ -618,21 +616,4 @@ func serviceStatus(css *holdfastv1.ClusterServiceStatus, service string) *holdfa
 		}
 	}
 	return nil
-}
-
-// watchInventory makes sure every kind in the inventory is watched on the cluster, so a change
-// to a managed object brings this status object back at once.
-func (r *Reconciler) watchInventory(ctx context.Context, s *scope) {
-	key := types.NamespacedName{Namespace: s.cluster.Namespace, Name: s.cluster.Name}
-	seen := map[schema.GroupVersionKind]bool{}
-	for _, rs := range s.resources {
-		gvk := schema.GroupVersionKind{Group: rs.Group, Version: rs.Version, Kind: rs.Kind}
-		if seen[gvk] || rs.Desired == "" {
-			continue
-		}
-		seen[gvk] = true
-		if err := r.watches.Ensure(ctx, key, s.conn.Cluster().GetCache(), gvk); err != nil {
-			ctrl.LoggerFrom(ctx).Error(err, "Cannot watch managed objects; drift is found at the next full reconcile", "kind", gvk.String())
-		}
-	}
 }

@@ -48,7 +48,7 @@ func setDrifted(s *scope) {
 			keepOrUnknown(s, holdfastv1.DriftedCondition, "not compared with the cluster yet")
 			return
 		}
-		set(s, holdfastv1.DriftedCondition, metav1.ConditionFalse, holdfastv1.InSyncReason, "")
+		set(s, holdfastv1.DriftedCondition, metav1.ConditionFalse, holdfastv1.InSyncReason, strings.Join(s.watchNotes, "; "))
 		return
 	}
 	set(s, holdfastv1.DriftedCondition, metav1.ConditionTrue, holdfastv1.DriftReportedReason,

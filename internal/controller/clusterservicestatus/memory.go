@@ -75,6 +75,9 @@ type remembered struct {
 	declared map[string]*declaration
 	// recorded is what the status object held when this process last wrote or read it whole.
 	recorded *recorded
+	// watchNotes say what the cluster's watches of this status object's kinds cover less than
+	// everywhere (watchInventory).
+	watchNotes []string
 }
 
 // recorded is the part of a status object a drift correction needs before it may read the
@@ -115,7 +118,7 @@ func (m *memory) entry(key types.NamespacedName, cluster string) *remembered {
 
 // tidy drops e, the entry of key, when it holds nothing; the caller holds mu.
 func (m *memory) tidy(key types.NamespacedName, e *remembered) {
-	if len(e.drifts) == 0 && !e.recheck && e.compared.IsZero() && e.declared == nil && e.recorded == nil {
+	if len(e.drifts) == 0 && !e.recheck && e.compared.IsZero() && e.declared == nil && e.recorded == nil && e.watchNotes == nil {
 		delete(m.entries, key)
 	}
 }
@@ -237,6 +240,38 @@ func (m *memory) declarations(key types.NamespacedName) map[string]*declaration 
 		return e.declared
 	}
 	return nil
+}
+
+// setWatchNotes replaces what the status object's watches cover less than everywhere.
+func (m *memory) setWatchNotes(key types.NamespacedName, cluster string, notes []string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.entry(key, cluster)
+	e.watchNotes = notes
+	m.tidy(key, e)
+}
+
+// watchNotes returns what setWatchNotes was given last.
+func (m *memory) watchNotes(key types.NamespacedName) []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e := m.entries[key]; e != nil {
+		return e.watchNotes
+	}
+	return nil
+}
+
+// declares reports whether service of the status object key declares ref at its last render
+// (known), or nothing when memory does not hold that service's declaration (a restart, a
+// service that did not render, a service label that names none).
+func (m *memory) declares(key types.NamespacedName, service string, ref apply.Ref) (declared, known bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.entries[key]
+	if e == nil || e.declared[service] == nil {
+		return false, false
+	}
+	return e.declared[service].declares(ref), true
 }
 
 // setRecorded remembers the whole status object css as read, or as written over version

@@ -81,6 +81,7 @@ func driftReconciler(t *testing.T, objs ...*holdfastv1.ClusterServiceStatus) *Re
 		Clock:   clocktesting.NewFakePassiveClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)),
 		memory:  newMemory(),
 		recheck: make(chan event.TypedGenericEvent[*holdfastv1.ClusterServiceStatus], 16),
+		drifted: make(chan event.TypedGenericEvent[*holdfastv1.ClusterServiceStatus], 16),
 	}
 }
 
@@ -116,7 +117,7 @@ func TestDriftOfUnknownOwnersIsDropped(t *testing.T) {
 			if got := len(drifts) == 1; got != tc.want {
 				t.Fatalf("drift remembered = %v, want %v", got, tc.want)
 			}
-			if got := len(r.recheck) == 1; got != tc.want {
+			if got := len(r.drifted) == 1; got != tc.want {
 				t.Fatalf("reconcile asked for = %v, want %v", got, tc.want)
 			}
 			if !tc.want && len(r.memory.entries) != 0 {
@@ -132,9 +133,9 @@ func TestForgedOwnersLeaveNothingBehind(t *testing.T) {
 	for i := range 20000 {
 		r.onDrift(c1, changed(fmt.Sprint("made-up-", i)))
 	}
-	if len(r.memory.entries) != 0 || r.memory.pending.n != 0 || r.memory.rechecks.n != 0 || len(r.recheck) != 0 {
+	if len(r.memory.entries) != 0 || r.memory.pending.n != 0 || r.memory.rechecks.n != 0 || len(r.drifted) != 0 {
 		t.Fatalf("20,000 forged owners left %d entries (%d pending, %d rechecks) and %d requests",
-			len(r.memory.entries), r.memory.pending.n, r.memory.rechecks.n, len(r.recheck))
+			len(r.memory.entries), r.memory.pending.n, r.memory.rechecks.n, len(r.drifted))
 	}
 }
 

@@ -115,6 +115,8 @@ type scope struct {
 	policies map[string]*drift.Policy
 	// policyProblems are parts of the drift policy that cannot be used.
 	policyProblems []string
+	// watchNotes say what the drift watches cover less than everywhere (watchInventory).
+	watchNotes []string
 	// nextWindow: some drift waits for a correction window; the reconcile comes back when the
 	// next one opens.
 	nextWindow time.Time

@@ -1,0 +1,50 @@
+package clusterservicestatus
+
+import (
+	"context"
+
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+)
+
+// Priorities in the controller's queue (controller-runtime's priority queue: higher first).
+// A drift a watch saw goes before routine work: a template change rolling out to every cluster,
+// periodic full reconciles and the hub's own events (default priority, 0) and the initial list
+// of every status object at start (handler.LowPriority) never delay a correction.
+const (
+	// DriftPriority is the priority of a status object whose objects drifted.
+	DriftPriority = 100
+	// routinePriority is the priority a reconcile asks for when it comes back later on its own
+	// (next full reconcile, a correction window, a backoff): whatever brought it in, the visit
+	// due later is routine. A retry after an error keeps the priority it had.
+	routinePriority = 0
+)
+
+// enqueueDrifted queues the status objects sent on the drift channel at DriftPriority.
+func enqueueDrifted() handler.TypedEventHandler[*holdfastv1.ClusterServiceStatus, reconcile.Request] {
+	return handler.TypedFuncs[*holdfastv1.ClusterServiceStatus, reconcile.Request]{
+		GenericFunc: func(_ context.Context, e event.TypedGenericEvent[*holdfastv1.ClusterServiceStatus], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(e.Object)}
+			if pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request]); ok {
+				pq.AddWithOpts(priorityqueue.AddOpts{Priority: new(DriftPriority)}, req)
+				return
+			}
+			q.Add(req)
+		},
+	}
+}
+
+// withRoutinePriority gives a result that comes back later the routine priority.
+func withRoutinePriority(res ctrl.Result) ctrl.Result {
+	if res.RequeueAfter > 0 && res.Priority == nil {
+		res.Priority = new(routinePriority)
+	}
+	return res
+}
