@@ -557,16 +557,8 @@ func (s *soak) revisionsIn(template string, from, to time.Time) []int {
 func (s *soak) checkRecords(cutoff time.Time) {
 	for _, rec := range s.records.due(cutoff) {
 		verdict, detail := s.checkRecord(rec)
-		switch verdict {
-		case "pass":
-			s.checks.pass(cRecords)
-		case "inconclusive":
-			s.checks.inconclusive(cRecords)
-			s.logFault("record check inconclusive: %s: %s", rec, detail)
-		default:
-			s.checks.fail(cRecords)
-			s.violation("drift record %s: %s", rec, detail)
-		}
+		s.count(cRecords, verdict, fmt.Sprintf("record check inconclusive: %s: %s", rec, detail),
+			fmt.Sprintf("drift record %s: %s", rec, detail))
 	}
 }
 
@@ -583,16 +575,8 @@ func (s *soak) checkExplained(cutoff time.Time) {
 		if cause != nil {
 			s.attribute(rec, *cause, verdict, detail)
 		}
-		switch verdict {
-		case "pass":
-			s.checks.pass(cExplained)
-		case "inconclusive":
-			s.checks.inconclusive(cExplained)
-			s.logFault("cause check inconclusive: %s: %s", rec, detail)
-		default:
-			s.checks.fail(cExplained)
-			s.violation("drift record %s: %s", rec, detail)
-		}
+		s.count(cExplained, verdict, fmt.Sprintf("cause check inconclusive: %s: %s", rec, detail),
+			fmt.Sprintf("drift record %s: %s", rec, detail))
 	}
 }
 

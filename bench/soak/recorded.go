@@ -119,16 +119,8 @@ func (s *soak) judgeRecordedOnce(cutoff time.Time) {
 			}
 			verdict, why := s.judgeOne(f, a)
 			a.judged = verdict
-			switch verdict {
-			case "pass":
-				s.checks.pass(cOnce)
-			case "inconclusive":
-				s.checks.inconclusive(cOnce)
-				s.logFault("recorded-once check inconclusive: %s %s %s sent %s%s: %s", f.kind, f.cluster, f.ref, stamp(f.at), rvOf(f), why)
-			default:
-				s.checks.fail(cOnce)
-				s.violation("%s", why)
-			}
+			s.count(cOnce, verdict, fmt.Sprintf("recorded-once check inconclusive: %s %s %s sent %s%s: %s",
+				f.kind, f.cluster, f.ref, stamp(f.at), rvOf(f), why), why)
 		}
 	}
 }

@@ -33,6 +33,21 @@ func (c *checkCounter) pass(check string)         { c.passed[check]++ }
 func (c *checkCounter) fail(check string)         { c.failed[check]++ }
 func (c *checkCounter) inconclusive(check string) { c.unsure[check]++ }
 
+// count counts one verdict of check ("pass", "inconclusive" or a failure): an inconclusive one
+// is logged to the fault log as unsure says, a failure reported as a violation as violation says.
+func (s *soak) count(check, verdict, unsure, violation string) {
+	switch verdict {
+	case "pass":
+		s.checks.pass(check)
+	case "inconclusive":
+		s.checks.inconclusive(check)
+		s.logFault("%s", unsure)
+	default:
+		s.checks.fail(check)
+		s.violation("%s", violation)
+	}
+}
+
 func (s *soak) report(code string, soakTime time.Duration) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Code: %s\n\n", code)
