@@ -157,8 +157,8 @@ type bench struct {
 	cfg config
 	// cs is this program's own client of the target (uncounted): the editor's, and its reads.
 	cs    kubernetes.Interface
-	obs   *observer
-	ideal *ideal
+	obs   *measure.Observer
+	ideal *measure.Ideal
 }
 
 func run(ctx context.Context, cfg config) (retErr error) {
@@ -173,7 +173,7 @@ func run(ctx context.Context, cfg config) (retErr error) {
 	fleetUp := time.Since(began)
 	fmt.Fprintf(os.Stderr, "Fleet up in %s, load average %s\n", fleetUp.Round(time.Millisecond), measure.LoadAverage())
 
-	b := &bench{Harness: h, cfg: cfg, cs: h.Clientsets[0], obs: newObserver()}
+	b := &bench{Harness: h, cfg: cfg, cs: h.Clientsets[0], obs: measure.NewObserver()}
 	// The ideal corrector has a client of its own, not rate-limited, like this program's.
 	idealCfg := rest.CopyConfig(h.Fleet.Targets[0].RESTConfig())
 	idealCfg.QPS, idealCfg.Burst = -1, 0
@@ -181,13 +181,13 @@ func run(ctx context.Context, cfg config) (retErr error) {
 	if err != nil {
 		return fmt.Errorf("building the ideal corrector's client: %w", err)
 	}
-	b.ideal = newIdeal(idealCS)
+	b.ideal = measure.NewIdeal(idealCS, inventoryLabel, byIdeal, otherData)
 	watchCtx, stopWatches := context.WithCancel(ctx)
 	defer stopWatches()
-	if err := b.obs.start(watchCtx, b.cs); err != nil {
+	if err := b.obs.Start(watchCtx, b.cs, inventoryLabel); err != nil {
 		return err
 	}
-	if err := b.ideal.start(watchCtx); err != nil {
+	if err := b.ideal.Start(watchCtx); err != nil {
 		return err
 	}
 
@@ -210,7 +210,7 @@ func run(ctx context.Context, cfg config) (retErr error) {
 		r.print(b, results[0])
 	}
 	printSummary(b, results)
-	if f := b.ideal.failures(); f != "" {
+	if f := b.ideal.Failures(); f != "" {
 		fmt.Printf("The ideal corrector's applies that failed: %s\n\n", f)
 	}
 	fmt.Printf("Run time: %s (load average at the end: %s).\n", measure.Seconds(time.Since(began)), measure.LoadAverage())
@@ -224,10 +224,19 @@ func holdfastNS(n int) string    { return fmt.Sprintf("bench-inv-%d", n) }
 func idealNS(n int) string       { return fmt.Sprintf("bench-ideal-%d", n) }
 func configMapName(i int) string { return fmt.Sprintf("cm-%05d", i) }
 
+// configMapNames are the names of n ConfigMaps.
+func configMapNames(n int) []string {
+	names := make([]string, n)
+	for i := range n {
+		names[i] = configMapName(i)
+	}
+	return names
+}
+
 // sizeResult is what was measured of one size.
 type sizeResult struct {
 	n                  int
-	holdfast, ideal    []*editRun
+	holdfast, ideal    []*measure.EditRun
 	tails              []time.Duration
 	counts             measure.RequestCounts
 	window             time.Duration
@@ -244,7 +253,7 @@ func (b *bench) measureSize(ctx context.Context, n int) (*sizeResult, error) {
 
 	fmt.Fprintf(os.Stderr, "Size %d: deploying the ideal corrector's %d ConfigMaps\n", n, n)
 	began := time.Now()
-	if err := b.ideal.deploy(ctx, ins, n); err != nil {
+	if err := b.ideal.Deploy(ctx, ins, configMapNames(n)); err != nil {
 		return nil, err
 	}
 	r.idealDep = time.Since(began)
@@ -274,7 +283,7 @@ func (b *bench) measureSize(ctx context.Context, n int) (*sizeResult, error) {
 		return nil, err
 	}
 	for _, ns := range []string{hns, ins} {
-		if err := b.obs.waitCount(ctx, ns, n, time.Minute); err != nil {
+		if err := b.obs.WaitCount(ctx, ns, n, time.Minute); err != nil {
 			return nil, err
 		}
 	}
@@ -285,7 +294,7 @@ func (b *bench) measureSize(ctx context.Context, n int) (*sizeResult, error) {
 	}
 
 	fmt.Fprintf(os.Stderr, "Size %d: %d edits per corrector\n", n, b.cfg.edits)
-	appliesBefore := b.ideal.applies.Load()
+	appliesBefore := b.ideal.Applies()
 	pick := &picker{rng: rand.New(rand.NewPCG(uint64(b.cfg.seed), uint64(n))), n: n, prev: -1}
 	b.Counter.Reset()
 	stopProfile := func() {}
@@ -302,24 +311,24 @@ func (b *bench) measureSize(ctx context.Context, n int) (*sizeResult, error) {
 		}
 		name := configMapName(pick.next())
 
-		e := b.edit(ctx, hns, name, seq)
+		e := measure.Edit(ctx, b.cs, b.obs, editor, hns, name, seq, b.cfg.correctTimeout)
 		r.holdfast = append(r.holdfast, e)
-		if !e.corrected.IsZero() {
+		if !e.Corrected.IsZero() {
 			// The rest of the reconcile (e.g. the status patch) ends before the next edit.
 			if b.Counter.WaitQuiet(b.cfg.quiet, b.cfg.correctTimeout) {
-				r.tails = append(r.tails, max(b.Counter.Last().Sub(e.corrected), 0))
+				r.tails = append(r.tails, max(b.Counter.Last().Sub(e.Corrected), 0))
 			}
 		}
 		time.Sleep(b.cfg.gap)
 
-		r.ideal = append(r.ideal, b.edit(ctx, ins, name, seq))
+		r.ideal = append(r.ideal, measure.Edit(ctx, b.cs, b.obs, editor, ins, name, seq, b.cfg.correctTimeout))
 		time.Sleep(b.cfg.gap)
 	}
 	b.Counter.WaitQuiet(time.Second, time.Minute)
 	r.window = time.Since(windowStart)
 	stopProfile()
 	r.counts = b.Counter.Reset()
-	r.idealApplies = b.ideal.applies.Load() - appliesBefore
+	r.idealApplies = b.ideal.Applies() - appliesBefore
 
 	fmt.Fprintf(os.Stderr, "Size %d: withdrawing\n", n)
 	began = time.Now()
@@ -334,7 +343,7 @@ func (b *bench) measureSize(ctx context.Context, n int) (*sizeResult, error) {
 		return nil, err
 	}
 	r.withdrawn = time.Since(began)
-	if err := b.ideal.withdraw(ctx, ins); err != nil {
+	if err := b.ideal.Withdraw(ctx, ins); err != nil {
 		return nil, err
 	}
 	if err := b.waitNamespaceGone(ctx, ins); err != nil {
@@ -394,72 +403,4 @@ func (p *picker) next() int {
 	i := p.order[0]
 	p.order, p.prev = p.order[1:], i
 	return i
-}
-
-// editRun is one out-of-band edit and its correction.
-type editRun struct {
-	name string
-	// tSend is just before the Update, t0 when it returned; respRV is the version it wrote.
-	tSend, t0 time.Time
-	respRV    int64
-	corrected time.Time // zero: never seen corrected
-	err       error
-}
-
-// edit changes data.value of one ConfigMap as field manager bench-editor and waits until this
-// program's watch sees it back at its declared data.
-func (b *bench) edit(ctx context.Context, ns, name string, seq int) *editRun {
-	e := &editRun{name: name}
-	cms := b.cs.CoreV1().ConfigMaps(ns)
-	for attempt := 0; ; attempt++ {
-		cm, err := cms.Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			e.err = fmt.Errorf("reading %s/%s: %w", ns, name, err)
-			break
-		}
-		cm.Data[valueKey] = fmt.Sprintf("edited-%d", seq)
-		e.tSend = time.Now()
-		cm, err = cms.Update(ctx, cm, metav1.UpdateOptions{FieldManager: editor})
-		e.t0 = time.Now()
-		if apierrors.IsConflict(err) && attempt < 5 {
-			continue
-		}
-		if err != nil {
-			e.err = fmt.Errorf("editing %s/%s: %w", ns, name, err)
-		} else {
-			e.respRV = measure.ParseRV(cm.ResourceVersion)
-		}
-		break
-	}
-	if e.err != nil {
-		fmt.Fprintf(os.Stderr, "edit %d: %v\n", seq, e.err)
-		return e
-	}
-	deadline := e.t0.Add(b.cfg.correctTimeout)
-	for {
-		if at, ok := b.obs.correctedAfter(ns, name, e.respRV); ok {
-			e.corrected = at
-			return e
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			fmt.Fprintf(os.Stderr, "edit %d of %s/%s: not corrected after %s\n", seq, ns, name, b.cfg.correctTimeout)
-			return e
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
-// latencies are the correction latencies of the edits seen corrected, and how many were not.
-func latencies(runs []*editRun) (ds []time.Duration, failed, uncorrected int) {
-	for _, e := range runs {
-		switch {
-		case e.err != nil:
-			failed++
-		case e.corrected.IsZero():
-			uncorrected++
-		default:
-			ds = append(ds, e.corrected.Sub(e.t0))
-		}
-	}
-	return ds, failed, uncorrected
 }

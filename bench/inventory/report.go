@@ -21,8 +21,8 @@ func kib(b float64) string { return fmt.Sprintf("%.1f KiB", b/1024) }
 
 // p50s are the correction p50 of Holdfast and of the ideal corrector.
 func (r *sizeResult) p50s() (holdfast, ideal time.Duration) {
-	hd, _, _ := latencies(r.holdfast)
-	id, _, _ := latencies(r.ideal)
+	hd, _, _ := measure.Latencies(r.holdfast)
+	id, _, _ := measure.Latencies(r.ideal)
 	return measure.Percentile(hd, 50), measure.Percentile(id, 50)
 }
 
@@ -30,7 +30,7 @@ func (r *sizeResult) p50s() (holdfast, ideal time.Duration) {
 func (r *sizeResult) corrections() int {
 	n := 0
 	for _, e := range r.holdfast {
-		if e.err == nil {
+		if e.Err == nil {
 			n++
 		}
 	}
@@ -62,12 +62,12 @@ func (r *sizeResult) print(b *bench, small *sizeResult) {
 	setup.Row(fmt.Sprintf("MultiClusterService created until its status object is Ready with %d of %d in sync", r.n+1, r.n+1), measure.Seconds(r.deployed))
 	setup.Row("ClusterServiceStatus as served (JSON), once deployed", fmt.Sprintf("%d bytes", r.statusBytes))
 	setup.Row("the service set's fight limit (spec.drift.fight.maxCorrections; the edits per ConfigMap at most)", fmt.Sprintf("%d (%d)", fightMax, (b.cfg.edits+r.n-1)/r.n))
-	setup.Row(fmt.Sprintf("the ideal corrector's %d ConfigMaps applied (%d at a time)", r.n, idealWorkers), measure.Seconds(r.idealDep))
+	setup.Row(fmt.Sprintf("the ideal corrector's %d ConfigMaps applied (%d at a time)", r.n, measure.IdealWorkers), measure.Seconds(r.idealDep))
 	setup.Row("MultiClusterService deleted until it and its namespace are gone from the target", measure.Seconds(r.withdrawn))
 	fmt.Println(setup)
 
-	hd, hf, hu := latencies(r.holdfast)
-	id, ifl, iu := latencies(r.ideal)
+	hd, hf, hu := measure.Latencies(r.holdfast)
+	id, ifl, iu := measure.Latencies(r.ideal)
 	hp, ip := r.p50s()
 	sh, si := small.p50s()
 	t := measure.NewTable(append(measure.LatencyHeader(fmt.Sprintf("correction latency, %d ConfigMaps: t0 (edit returned) until this program's watch sees the declared data", r.n)),

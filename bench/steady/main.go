@@ -26,7 +26,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net/http"
 	"os"
 	"runtime"
 	"slices"
@@ -156,7 +155,7 @@ func run(ctx context.Context, cfg config) (retErr error) {
 			case k.Verb == "watch":
 				w += n
 				watched = append(watched, fmt.Sprintf("%s %d", k.Resource, n))
-			case isProbe(k):
+			case measure.IsProbe(k):
 				p += n
 			default:
 				o += n
@@ -217,12 +216,6 @@ func registryWatches(h *measure.Harness) map[string]int64 {
 	return out
 }
 
-// isProbe tells the Cluster controller's health probe.
-func isProbe(k measure.RequestKind) bool {
-	return (k.Method == http.MethodGet && k.Resource == "/version") ||
-		(k.Method == http.MethodPost && k.Resource == "selfsubjectreviews")
-}
-
 // waitSettled waits until the controller sent only watches and probes to the targets for quiet,
 // and returns how long that took.
 func waitSettled(ctx context.Context, h *measure.Harness, quiet, timeout time.Duration) (time.Duration, error) {
@@ -238,7 +231,7 @@ func waitSettled(ctx context.Context, h *measure.Harness, quiet, timeout time.Du
 		counts := h.Counter.Reset()
 		for _, s := range h.Names {
 			for k := range counts.Requests[s] {
-				if k.Verb != "watch" && !isProbe(k) {
+				if k.Verb != "watch" && !measure.IsProbe(k) {
 					lastBusy = time.Now()
 				}
 			}

@@ -284,7 +284,7 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 		Client:             mgr.GetClient(),
 		APIReader:          mgr.GetAPIReader(),
 		Fleet:              registry,
-		Recorder:           mgr.GetEventRecorder("holdfast-cluster"),
+		Recorder:           eventRecorder(mgr, "holdfast-cluster"),
 		Clock:              opts.Clock,
 		ProbeInterval:      opts.ProbeInterval,
 		ProbeRetryInterval: opts.ProbeRetryInterval,
@@ -309,14 +309,14 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 	tenants := tenancy.Policy{PlatformNamespaces: opts.PlatformNamespaces, TenantServiceAccount: opts.TenantServiceAccount}
 	if err := (&multiclusterservice.Reconciler{
 		Client:   mgr.GetClient(),
-		Recorder: mgr.GetEventRecorder("holdfast-multiclusterservice"),
+		Recorder: eventRecorder(mgr, "holdfast-multiclusterservice"),
 		Tenancy:  tenants,
 	}).SetupWithManager(mgr, ctrlOpts); err != nil {
 		return nil, nil, fmt.Errorf("setting up the MultiClusterService controller: %w", err)
 	}
 	if err := (&serviceset.Reconciler{
 		Client:   mgr.GetClient(),
-		Recorder: mgr.GetEventRecorder("holdfast-serviceset"),
+		Recorder: eventRecorder(mgr, "holdfast-serviceset"),
 		Tenancy:  tenants,
 	}).SetupWithManager(mgr, ctrlOpts); err != nil {
 		return nil, nil, fmt.Errorf("setting up the ServiceSet controller: %w", err)
@@ -339,7 +339,7 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 		APIReader: mgr.GetAPIReader(),
 		Fleet:     registry,
 		Charts:    opts.Charts,
-		Recorder:  mgr.GetEventRecorder("holdfast-deploy"),
+		Recorder:  eventRecorder(mgr, "holdfast-deploy"),
 		Clock:     opts.Clock,
 		Tenancy:   tenants,
 	}).SetupWithManager(mgr, ctrlOpts); err != nil {

@@ -145,9 +145,13 @@ subjects:
 // Docs builds the multi-document YAML of a benchmark's template.
 type Docs struct{ b strings.Builder }
 
-// NewDocs starts with the Namespace ns, labelled as part of the benchmarks.
+// NewDocs starts with the Namespace ns, labelled as part of the benchmarks; with ns "", it starts
+// empty (a template whose objects go to namespaces that exist already).
 func NewDocs(ns string) *Docs {
 	d := &Docs{}
+	if ns == "" {
+		return d
+	}
 	d.Add(`apiVersion: v1
 kind: Namespace
 metadata:

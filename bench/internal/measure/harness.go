@@ -67,6 +67,9 @@ type Harness struct {
 	Registry *fleet.Registry
 	// Started is when the controller's manager started.
 	Started time.Time
+	// ServerOf names the server column a target cluster's requests are counted in; the
+	// cluster's name when nil (one cluster per API server). Set it before StartController.
+	ServerOf func(cluster types.NamespacedName) string
 
 	cancel context.CancelFunc
 	done   chan error
@@ -140,6 +143,9 @@ func (h *Harness) StartController(ctx context.Context, hubQPS float32, opts cont
 	hubCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return h.Counter.Wrap("hub", rt) })
 	opts.MetricsAddr, opts.HealthAddr = "0", "0"
 	opts.TargetTransport = func(cluster types.NamespacedName, rt http.RoundTripper) http.RoundTripper {
+		if h.ServerOf != nil {
+			return h.Counter.Wrap(h.ServerOf(cluster), rt)
+		}
 		return h.Counter.Wrap(cluster.Name, rt)
 	}
 	mgr, registry, err := controller.NewManager(ctx, hubCfg, opts)

@@ -220,6 +220,12 @@ func addBytes(m map[string]map[string]int64, server, verb string, n int64) {
 // RequestKind is a request's method, verb and resource (the path, for discovery).
 type RequestKind struct{ Method, Verb, Resource string }
 
+// IsProbe tells the Cluster controller's health probe: GET /version and POST selfsubjectreviews.
+func IsProbe(k RequestKind) bool {
+	return (k.Method == http.MethodGet && k.Resource == "/version") ||
+		(k.Method == http.MethodPost && k.Resource == "selfsubjectreviews")
+}
+
 // RequestCounts are the counts of one window.
 type RequestCounts struct {
 	Counts   map[string]map[string]int      // server -> verb -> n

@@ -1,0 +1,527 @@
+// Command fleet1000 measures Holdfast on a simulated fleet of hundreds to a thousand clusters
+// (issue 14): how long the first rollout and a template change to every cluster take, how much
+// memory the controller holds, what it asks of the API servers while nothing changes, and how
+// fast it corrects a drift — at rest and while a template change rolls out to the whole fleet —
+// as a ratio to an ideal corrector measured in the same run on the same API servers.
+//
+// For each size n of -clusters (100,300,1000), on a fresh fleet:
+//
+//   - it starts a hub and -servers (3) target API servers (internal/localfleet, without
+//     kube-controller-manager) and simulates n clusters on them, round robin: cluster sim-NNNN is
+//     the namespace sim-NNNN on its server, reached with credentials of its own limited to that
+//     namespace — a client certificate for the user holdfast-sim-NNNN minted by the server's CA
+//     (sandbox.ControlPlane.KubeconfigForUser) and a Role with every permission in the namespace,
+//     bound to that user, nothing cluster-wide. Each simulated cluster's watches therefore see
+//     only its own objects, as on real clusters; Holdfast finds it may not list or watch
+//     cluster-wide (SelfSubjectAccessReview) and watches each kind in the namespace. Each is
+//     registered on the hub (a kubeconfig Secret and a Cluster labelled fleet=sim);
+//   - it starts the controller in this process (controller.NewManager, -concurrency workers,
+//     every request it sends counted per API server) and waits until every Cluster is Ready;
+//   - first rollout: one inline ServiceTemplate of -objects (20) objects per cluster (ConfigMaps,
+//     two Secrets and a ServiceAccount; each object's namespace is the cluster's name, templated
+//     with {{ .Cluster.Name }}) and one MultiClusterService in ContinuousWithDriftDetection mode
+//     selecting fleet=sim: time from its creation until every status object is Ready with every
+//     object in sync, and the controller's Go heap and RSS then (this process's, minus a baseline
+//     taken before the controller was built: this program's own watches hold only a few fields
+//     per ConfigMap, see measure.ConfigMapInformer);
+//   - idle: after the rollout settled, a window of -idle (1m) with nothing changing: every request
+//     the controller sent, grouped as watch requests, health probes and everything else (the goal:
+//     nothing else);
+//   - drift at rest: -edits (200) rounds of two edits (an Update of one ConfigMap's data.value as
+//     field manager bench-editor), one on a random simulated cluster's ConfigMap, corrected by
+//     Holdfast, then one of the same ConfigMap name in the namespace "ideal" of the same API
+//     server, corrected by an ideal corrector in this process (one label-selected watch, one
+//     forced server-side apply per change; measure.Ideal); each waits until this program's own
+//     watch of that server sees the declared value back (t0: the Update returned). p50/p90/p99
+//     per corrector and Holdfast's p99 ÷ the ideal's;
+//   - template change: the template's data.rev changes in every ConfigMap of every cluster; time
+//     until every status object is Ready in sync at a new revision; and, while it rolls out, the
+//     same alternating edits as at rest, until it is done (at most -rollout-edits), with the same
+//     latencies and ratio — the issue's goal: a correction is never queued behind routine work.
+//
+// It prints per size the figures, and at the end the cost table (rollout, template change,
+// memory and correction latency against the number of clusters) with the goal lines: first
+// rollout and template change each ≤ 60 s, RSS ≤ 1 GiB, nothing but watches and probes while
+// idle, correction p99 ≤ 2× the ideal's, at rest and during the rollout.
+//
+// Usage: go run ./bench/fleet1000 [-clusters 100,300,1000] [-servers 3] [-objects 20]
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/bench/internal/measure"
+	"holdfast.dev/holdfast/internal/conditions"
+	"holdfast.dev/holdfast/internal/controller"
+	"holdfast.dev/holdfast/internal/fleet"
+	"holdfast.dev/holdfast/internal/naming"
+)
+
+const (
+	templateNamespace = "bench"
+	templateName      = "fleet"
+	setName           = "fleet"
+	serviceName       = "app"
+	editor            = "bench-editor"
+	// fleetLabel marks every ConfigMap of either corrector: this program's watches select the
+	// key, the ideal corrector's its value byIdeal.
+	fleetLabel = "bench.holdfast.dev/fleet"
+	byHoldfast = "holdfast"
+	byIdeal    = "ideal"
+	// idealNamespace is the ideal corrector's namespace on each API server.
+	idealNamespace = "ideal"
+	// fightMax is the service set's spec.drift.fight.maxCorrections, the most the API allows.
+	fightMax = 1000
+	// setupWorkers register the simulated clusters.
+	setupWorkers = 16
+	// goalSeconds and goalRSS and goalRatio are the issue's goals.
+	goalSeconds = 60
+	goalRSS     = 1 << 30
+	goalRatio   = 2
+)
+
+type config struct {
+	sizes                    []int
+	servers, objects         int
+	edits, rolloutEdits      int
+	concurrency              int
+	hubQPS                   float64
+	seed                     uint64
+	idle, settle, gap        time.Duration
+	timeout, correctTimeout  time.Duration
+	skipIdle, skipIdleReport bool
+}
+
+func main() {
+	cfg := config{sizes: []int{100, 300, 1000}}
+	flag.Func("clusters", "simulated clusters: a comma-separated `list` of sizes, each measured on a fresh fleet (default 100,300,1000)", func(v string) error {
+		sizes, err := parseSizes(v)
+		cfg.sizes = sizes
+		return err
+	})
+	flag.IntVar(&cfg.servers, "servers", 3, "target API servers the simulated clusters share")
+	flag.IntVar(&cfg.objects, "objects", 20, "objects per cluster (ConfigMaps, 2 Secrets, a ServiceAccount)")
+	flag.IntVar(&cfg.edits, "edits", 200, "edits per corrector at rest")
+	flag.IntVar(&cfg.rolloutEdits, "rollout-edits", 200, "at most this many edits per corrector while the template change rolls out")
+	flag.IntVar(&cfg.concurrency, "concurrency", 10, "the controller's workers (controller.Options.Concurrency; --concurrency's default is 10)")
+	flag.Float64Var(&cfg.hubQPS, "hub-qps", 0, "the controller's hub client rate limit; 0 leaves NewManager's default (50/s), -1 turns it off")
+	flag.Uint64Var(&cfg.seed, "seed", 1, "seed of the edits' random choices")
+	flag.DurationVar(&cfg.idle, "idle", time.Minute, "the idle window (0: none)")
+	flag.DurationVar(&cfg.settle, "settle", 10*time.Second, "wait after the rollout before the idle window")
+	flag.DurationVar(&cfg.gap, "gap", 20*time.Millisecond, "pause after each correction before the next edit")
+	flag.DurationVar(&cfg.timeout, "timeout", 15*time.Minute, "how long to wait for the fleet, a rollout or a template change")
+	flag.DurationVar(&cfg.correctTimeout, "correct-timeout", 60*time.Second, "how long to wait for one correction before going on")
+	measure.ParseFlags(measure.AtLeast("servers", 1), measure.AtLeast("objects", 4), measure.AtLeast("edits", 1), measure.AtLeast("rollout-edits", 1), measure.AtLeast("concurrency", 1))
+	measure.Main(func(ctx context.Context) error { return run(ctx, cfg) })
+}
+
+func parseSizes(v string) ([]int, error) {
+	var sizes []int
+	for f := range strings.SplitSeq(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%q is not a number of clusters", f)
+		}
+		sizes = append(sizes, n)
+	}
+	slices.Sort(sizes)
+	return slices.Compact(sizes), nil
+}
+
+func run(ctx context.Context, cfg config) error {
+	began := time.Now()
+	fmt.Printf("Machine: %s\n\n", measure.Machine())
+	fmt.Printf("Sizes: %v clusters on %d API servers, %d objects each, %d controller workers.\n\n", cfg.sizes, cfg.servers, cfg.objects, cfg.concurrency)
+	var results []*result
+	for _, n := range cfg.sizes {
+		r, err := measureSize(ctx, cfg, n)
+		if err != nil {
+			return fmt.Errorf("%d clusters: %w", n, err)
+		}
+		r.print(cfg)
+		results = append(results, r)
+		runtime.GC()
+	}
+	printSummary(cfg, results)
+	fmt.Printf("Run time: %s (load average at the end: %s).\n", measure.Seconds(time.Since(began)), measure.LoadAverage())
+	return nil
+}
+
+// bench is one size's fleet.
+type bench struct {
+	*measure.Harness
+	cfg config
+	n   int
+	// sims are the simulated clusters' names; serverOf their API server's index.
+	sims     []string
+	serverOf map[string]int
+	obs      []*measure.Observer
+	ideals   []*measure.Ideal
+	rng      *rand.Rand
+}
+
+func simName(i int) string { return fmt.Sprintf("sim-%04d", i+1) }
+
+// configMapNames are the ConfigMaps the template declares (the edits pick among them).
+func (b *bench) configMapNames() []string {
+	var names []string
+	for i := range b.cfg.objects - 3 {
+		names = append(names, fmt.Sprintf("config-%02d", i))
+	}
+	return names
+}
+
+func measureSize(ctx context.Context, cfg config, n int) (_ *result, retErr error) {
+	r, began := &result{n: n}, time.Now()
+	fmt.Fprintf(os.Stderr, "%d clusters: starting a hub and %d API servers\n", n, cfg.servers)
+	h, err := measure.StartFleet(ctx, measure.FleetOptions{Clusters: cfg.servers, UnlimitedClients: true})
+	if err != nil {
+		return nil, err
+	}
+	defer func() { retErr = errors.Join(retErr, h.Stop()) }()
+	b := &bench{Harness: h, cfg: cfg, n: n, serverOf: map[string]int{}, rng: rand.New(rand.NewPCG(cfg.seed, uint64(n)))}
+	watchCtx, stopWatches := context.WithCancel(ctx)
+	defer stopWatches()
+	if err := b.setUp(ctx, watchCtx); err != nil {
+		return nil, err
+	}
+	r.setup = time.Since(began)
+
+	heap0, rss0, err := measure.SelfMemory()
+	if err != nil {
+		return nil, err
+	}
+	h.ServerOf = func(c types.NamespacedName) string { return h.Names[b.serverOf[c.Name]] }
+	if err := h.StartController(ctx, float32(cfg.hubQPS), controller.Options{Concurrency: cfg.concurrency}); err != nil {
+		return nil, err
+	}
+	if err := b.waitClustersReady(ctx); err != nil {
+		return nil, err
+	}
+	r.clustersReady = time.Since(h.Started)
+	fmt.Fprintf(os.Stderr, "%d clusters: all Ready %s after the controller started\n", n, r.clustersReady.Round(time.Millisecond))
+
+	// First rollout.
+	if err := b.createTemplate(ctx); err != nil {
+		return nil, err
+	}
+	for _, s := range b.sims {
+		h.Statuses[naming.StatusName(setName, s)] = s
+	}
+	h.Counter.Reset()
+	created := time.Now()
+	if err := b.createServiceSet(ctx); err != nil {
+		return nil, err
+	}
+	at, err := h.WaitStatuses(ctx, cfg.timeout, measure.ReadyInSync(cfg.objects))
+	if err != nil {
+		return nil, fmt.Errorf("waiting for the first rollout: %w", err)
+	}
+	r.rollout, r.rolloutSpread = time.Since(created), spread(at, created)
+	r.rolloutRequests = h.Counter.Reset()
+	if r.heap, r.rss, err = measure.SelfMemory(); err != nil {
+		return nil, err
+	}
+	r.heap, r.rss = r.heap-heap0, r.rss-rss0
+	fmt.Fprintf(os.Stderr, "%d clusters: rolled out in %s, RSS +%s\n", n, r.rollout.Round(time.Millisecond), measure.MiB(r.rss))
+
+	// Idle.
+	time.Sleep(cfg.settle)
+	h.Counter.WaitQuiet(time.Second, time.Minute)
+	if cfg.idle > 0 {
+		fmt.Fprintf(os.Stderr, "%d clusters: idle for %s\n", n, cfg.idle)
+		h.Counter.Reset()
+		time.Sleep(cfg.idle)
+		r.idle = h.Counter.Reset()
+		r.idleWindow = cfg.idle
+	}
+
+	// Drift at rest.
+	fmt.Fprintf(os.Stderr, "%d clusters: %d edits per corrector at rest\n", n, cfg.edits)
+	r.restHoldfast, r.restIdeal = b.edits(ctx, cfg.edits, nil)
+
+	// Template change, with edits while it rolls out.
+	revisions, err := b.revisions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.changeTemplate(ctx); err != nil {
+		return nil, err
+	}
+	changed := time.Now()
+	fmt.Fprintf(os.Stderr, "%d clusters: template changed; editing while it rolls out\n", n)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() { r.rollHoldfast, r.rollIdeal = b.edits(ctx, cfg.rolloutEdits, done) })
+	at, err = h.WaitStatuses(ctx, cfg.timeout, func(css *holdfastv1.ClusterServiceStatus) bool {
+		return measure.ReadyInSync(cfg.objects)(css) && len(css.Status.Services) == 1 &&
+			css.Status.Services[0].Revision != revisions[css.Name]
+	})
+	close(done)
+	wg.Wait()
+	if err != nil {
+		return nil, fmt.Errorf("waiting for the template change: %w", err)
+	}
+	r.change, r.changeSpread = time.Since(changed), spread(at, changed)
+	if _, r.rssEnd, err = measure.SelfMemory(); err != nil {
+		return nil, err
+	}
+	r.rssEnd -= rss0
+	if peak, err := measure.PeakRSS(os.Getpid()); err == nil {
+		r.peakRSS = peak - rss0
+	}
+	for _, c := range b.ideals {
+		if f := c.Failures(); f != "" {
+			r.idealFailures = append(r.idealFailures, f)
+		}
+	}
+	return r, nil
+}
+
+// waitClustersReady waits until the n simulated Clusters are Ready.
+func (b *bench) waitClustersReady(ctx context.Context) error {
+	ready := 0
+	err := wait.PollUntilContextTimeout(ctx, time.Second, b.cfg.timeout, true, func(ctx context.Context) (bool, error) {
+		clusters, err := b.Fleet.Clusters(ctx)
+		if err != nil {
+			return false, nil //nolint:nilerr // the hub may be busy; keep polling until the timeout
+		}
+		ready = 0
+		for i := range clusters {
+			if conditions.IsTrue(&clusters[i], holdfastv1.ReadyCondition) {
+				ready++
+			}
+		}
+		return ready == b.n, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for the Clusters to become Ready (%d of %d): %w", ready, b.n, err)
+	}
+	return nil
+}
+
+// spread is the time from start until the first and the last status object got there, and the
+// median.
+func spread(at map[string]time.Time, start time.Time) measure.Spread[time.Duration] {
+	var ds []time.Duration
+	for _, t := range at {
+		ds = append(ds, t.Sub(start))
+	}
+	return measure.SpreadOf(ds)
+}
+
+// setUp starts this program's watches and the ideal corrector on each API server and
+// registers the simulated clusters.
+func (b *bench) setUp(ctx, watchCtx context.Context) error {
+	for i, cs := range b.Clientsets {
+		obs := measure.NewObserver()
+		if err := obs.Start(watchCtx, cs, fleetLabel); err != nil {
+			return err
+		}
+		idealCfg := rest.CopyConfig(b.Fleet.Targets[i].RESTConfig())
+		idealCfg.QPS, idealCfg.Burst = -1, 0
+		idealCS, err := kubernetes.NewForConfig(idealCfg)
+		if err != nil {
+			return fmt.Errorf("building the ideal corrector's client: %w", err)
+		}
+		ideal := measure.NewIdeal(idealCS, fleetLabel, byIdeal, map[string]string{"rev": "1"})
+		if err := ideal.Start(watchCtx); err != nil {
+			return err
+		}
+		if err := ideal.Deploy(ctx, idealNamespace, b.configMapNames()); err != nil {
+			return err
+		}
+		b.obs, b.ideals = append(b.obs, obs), append(b.ideals, ideal)
+	}
+	// The API servers' own Clusters (registered by localfleet with admin credentials) are not
+	// part of the simulated fleet.
+	for _, name := range b.Names {
+		c := &holdfastv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: b.Fleet.Namespace, Name: name}}
+		if err := b.Hub.Delete(ctx, c); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting Cluster %s: %w", name, err)
+		}
+	}
+	for i := range b.n {
+		b.sims = append(b.sims, simName(i))
+		b.serverOf[simName(i)] = i % b.cfg.servers
+	}
+	fmt.Fprintf(os.Stderr, "%d clusters: registering them\n", b.n)
+	return measure.Parallel(ctx, setupWorkers, b.n, func(ctx context.Context, i int) error { return b.register(ctx, simName(i)) })
+}
+
+// register makes one simulated cluster: its namespace on its API server, a user limited to it,
+// and its Cluster on the hub.
+func (b *bench) register(ctx context.Context, name string) error {
+	k := b.serverOf[name]
+	cs, target := b.Clientsets[k], b.Fleet.Targets[k]
+	user := "holdfast-" + name
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating namespace %s on %s: %w", name, target.Name(), err)
+	}
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: name, Name: "holdfast"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"*"}}}}
+	if _, err := cs.RbacV1().Roles(name).Create(ctx, role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating Role %s/holdfast on %s: %w", name, target.Name(), err)
+	}
+	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: name, Name: "holdfast"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "holdfast"}}
+	if _, err := cs.RbacV1().RoleBindings(name).Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating RoleBinding %s/holdfast on %s: %w", name, target.Name(), err)
+	}
+	kubeconfig, err := target.KubeconfigForUser(user)
+	if err != nil {
+		return err
+	}
+	if _, err := fleet.Register(ctx, b.Hub, fleet.Registration{Namespace: b.Fleet.Namespace, Name: name,
+		Labels: map[string]string{"fleet": "sim", "bench.holdfast.dev/server": b.Names[k]}, Kubeconfig: kubeconfig}); err != nil {
+		return fmt.Errorf("registering %s: %w", name, err)
+	}
+	return nil
+}
+
+// manifests is the template at revision rev: ConfigMaps, two Secrets and a ServiceAccount, each in
+// the namespace named after the cluster.
+func (b *bench) manifests(rev int) string {
+	d := measure.NewDocs("")
+	for _, name := range b.configMapNames() {
+		d.Add(`apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: %s
+  namespace: "{{ .Cluster.Name }}"
+  labels:
+    %s: %s
+data:
+  %s: %s
+  rev: "%d"
+  LOG_LEVEL: info
+`, name, fleetLabel, byHoldfast, measure.ValueKey, measure.DeclaredValue(name), rev)
+	}
+	for i := range 2 {
+		d.Add(`apiVersion: v1
+kind: Secret
+metadata:
+  name: secret-%d
+  namespace: "{{ .Cluster.Name }}"
+type: Opaque
+stringData:
+  token: planted-%d
+`, i, i)
+	}
+	d.Add(`apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: app
+  namespace: "{{ .Cluster.Name }}"
+`)
+	return d.String()
+}
+
+// createTemplate creates the template at revision 1, a Go template (each object's namespace is
+// the cluster's name).
+func (b *bench) createTemplate(ctx context.Context) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: templateNamespace}}
+	if err := b.Hub.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating namespace %s: %w", templateNamespace, err)
+	}
+	tpl := &holdfastv1.ServiceTemplate{
+		ObjectMeta: metav1.ObjectMeta{Namespace: templateNamespace, Name: templateName},
+		Spec:       holdfastv1.ServiceTemplateSpec{Inline: b.manifests(1), Templating: holdfastv1.TemplatingGoTemplate},
+	}
+	if err := b.Hub.Create(ctx, tpl); err != nil {
+		return fmt.Errorf("creating ServiceTemplate %s/%s: %w", templateNamespace, templateName, err)
+	}
+	return nil
+}
+
+func (b *bench) createServiceSet(ctx context.Context) error {
+	mcs := &holdfastv1.MultiClusterService{
+		ObjectMeta: metav1.ObjectMeta{Name: setName},
+		Spec: holdfastv1.MultiClusterServiceSpec{
+			ClusterSelector: holdfastv1.ClusterSelector{LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{"fleet": "sim"}}},
+			SyncMode:        holdfastv1.SyncModeContinuousWithDriftDetection,
+			Services: []holdfastv1.Service{{Name: serviceName, CreateNamespace: new(false),
+				Template: holdfastv1.TemplateReference{Name: templateName, Namespace: templateNamespace}}},
+			Drift: &holdfastv1.DriftPolicy{Fight: &holdfastv1.FightPolicy{MaxCorrections: fightMax}},
+		},
+	}
+	if err := b.Hub.Create(ctx, mcs); err != nil {
+		return fmt.Errorf("creating MultiClusterService %s: %w", setName, err)
+	}
+	return nil
+}
+
+// revisions are the status objects' service revisions now.
+func (b *bench) revisions(ctx context.Context) (map[string]string, error) {
+	list := &holdfastv1.ClusterServiceStatusList{}
+	if err := b.Hub.List(ctx, list, client.InNamespace(b.Fleet.Namespace)); err != nil {
+		return nil, fmt.Errorf("listing status objects: %w", err)
+	}
+	out := map[string]string{}
+	for _, css := range list.Items {
+		if len(css.Status.Services) == 1 {
+			out[css.Name] = css.Status.Services[0].Revision
+		}
+	}
+	return out, nil
+}
+
+func (b *bench) changeTemplate(ctx context.Context) error {
+	tpl := &holdfastv1.ServiceTemplate{}
+	if err := b.Hub.Get(ctx, types.NamespacedName{Namespace: templateNamespace, Name: templateName}, tpl); err != nil {
+		return fmt.Errorf("reading the template: %w", err)
+	}
+	tpl.Spec.Inline = b.manifests(2)
+	if err := b.Hub.Update(ctx, tpl); err != nil {
+		return fmt.Errorf("changing the template: %w", err)
+	}
+	return nil
+}
+
+// edits makes up to n rounds of one edit for each corrector (Holdfast's on a random simulated
+// cluster, then the ideal's of the same ConfigMap name on the same API server), one at a time,
+// and stops early when done is closed.
+func (b *bench) edits(ctx context.Context, n int, done <-chan struct{}) (holdfast, ideal []*measure.EditRun) {
+	names := b.configMapNames()
+	for seq := range n {
+		select {
+		case <-done:
+			return holdfast, ideal
+		default:
+		}
+		if ctx.Err() != nil {
+			return holdfast, ideal
+		}
+		sim := b.sims[b.rng.IntN(len(b.sims))]
+		name := names[b.rng.IntN(len(names))]
+		k := b.serverOf[sim]
+		holdfast = append(holdfast, measure.Edit(ctx, b.Clientsets[k], b.obs[k], editor, sim, name, seq, b.cfg.correctTimeout))
+		time.Sleep(b.cfg.gap)
+		ideal = append(ideal, measure.Edit(ctx, b.Clientsets[k], b.obs[k], editor, idealNamespace, name, seq, b.cfg.correctTimeout))
+		time.Sleep(b.cfg.gap)
+	}
+	return holdfast, ideal
+}
