@@ -49,4 +49,3 @@ data:
 	}
 	return d.String()
 }
-
