@@ -69,10 +69,9 @@ func expectSharded(g Gomega, css *holdfastv1.ClusterServiceStatus, n int) map[st
 
 // TestShardedInventory: with a shard size of 64 (instead of 1,000), a service set of 1,000
 // ConfigMaps keeps its inventory in 16 ClusterServiceInventory shards, and everything that reads
-// the inventory works across them: deploy, a drift correction (which rewrites no shard: the
-// object's entry did not change), prune of objects a new revision dropped, and withdrawal. A
-// missing shard stops the withdrawal — an incomplete inventory would forget objects — until it
-// is back.
+// the inventory works across them: deploy, a drift correction (the object's entry and every shard
+// stay as they were), prune of objects a new revision dropped, and withdrawal. A missing shard
+// stops the withdrawal — an incomplete inventory would forget objects — until it is back.
 func TestShardedInventory(t *testing.T) {
 	restartManagerWith(t, func(o *controller.Options) { o.InventoryShardSize = 64 })
 	name, ns := objName(t, ""), objName(t, "ns")
@@ -99,7 +98,9 @@ func TestShardedInventory(t *testing.T) {
 	NewWithT(t).Expect(css.Status.Inventory.Names).To(HaveLen(16))
 	eventually(t, func(g Gomega) { getConfigMap(g, "cluster-1", ns, "cm-00999") })
 
-	// A drift correction: the object's entry does not change, and no shard is rewritten.
+	// A drift correction: the object's entry does not change, nor does any shard (TestSaveWritesOnlyChangedShards
+	// checks that Save writes only the shards that change: the API server keeps an update that
+	// changes nothing at its resourceVersion).
 	cm := getConfigMap(NewWithT(t), "cluster-1", ns, "cm-00500")
 	cm.Data["value"] = "edited"
 	NewWithT(t).Expect(targets["cluster-1"].Update(ctx, cm)).To(Succeed())
