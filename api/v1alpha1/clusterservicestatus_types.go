@@ -234,10 +234,16 @@ type ClusterServiceStatusStatus struct {
 	// +kubebuilder:validation:MaxItems=128
 	// +optional
 	Services []ServiceStatus `json:"services,omitempty"`
-	// Resources is every managed object; it is the inventory.
+	// Resources is every managed object; it is the inventory. When the inventory is too large
+	// for this object (see inventory), it is kept in ClusterServiceInventory shards and
+	// Resources lists only the entries not InSync, at most MaxSummarizedResources.
 	// +listType=atomic
 	// +optional
 	Resources []ResourceStatus `json:"resources,omitempty"`
+	// Inventory names the ClusterServiceInventory shards that hold the inventory when it is too
+	// large for this object; absent when Resources holds it all.
+	// +optional
+	Inventory *InventoryShards `json:"inventory,omitempty"`
 	// ResourceCount, InSyncCount, FailedCount and ConflictCount count Resources by state.
 	// +optional
 	ResourceCount int32 `json:"resourceCount"`

@@ -103,6 +103,10 @@ const (
 	ClustersNotReadyReason = "ClustersNotReady"
 	// ClustersReadyReason: every matching cluster is Ready.
 	ClustersReadyReason = "ClustersReady"
+	// InventoryIncompleteReason: a ClusterServiceInventory shard the status object names is
+	// missing or not its own; nothing is applied, pruned or withdrawn until it is back (the
+	// message says how to recover).
+	InventoryIncompleteReason = "InventoryIncomplete"
 	// DeletingReason: the object is being deleted and its services withdrawn.
 	DeletingReason = "Deleting"
 	// NotSelectedReason: the MultiClusterService does not select the status object's Cluster

@@ -24,6 +24,7 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&ServiceTemplate{}, &ServiceTemplateList{},
 		&MultiClusterService{}, &MultiClusterServiceList{},
 		&ClusterServiceStatus{}, &ClusterServiceStatusList{},
+		&ClusterServiceInventory{}, &ClusterServiceInventoryList{},
 		&ServiceSet{}, &ServiceSetList{},
 	)
 	metav1.AddToGroupVersion(scheme, GroupVersion)

@@ -19,6 +19,10 @@ const (
 	ClusterLabel             = "holdfast.dev/cluster"
 	MultiClusterServiceLabel = "holdfast.dev/multiclusterservice"
 
+	// StatusLabel on a ClusterServiceInventory names its ClusterServiceStatus (hashed when too
+	// long, as OwnerLabel); spec.clusterServiceStatus holds the full name.
+	StatusLabel = "holdfast.dev/clusterservicestatus"
+
 	// ReconcileRequestedAtAnnotation on a MultiClusterService or ClusterServiceStatus asks for a
 	// full reconcile now; any new value does. The handled value is echoed in status.
 	ReconcileRequestedAtAnnotation = "holdfast.dev/reconcile-requested-at"

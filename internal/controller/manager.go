@@ -69,6 +69,10 @@ type Options struct {
 	LeaderElectionID        string
 	// Concurrency is the number of Clusters reconciled at once.
 	Concurrency int
+	// InventoryShardSize is how many inventory entries a ClusterServiceStatus holds itself, and
+	// about how many each ClusterServiceInventory shard holds beyond (package inventory);
+	// inventory.DefaultShardSize when 0.
+	InventoryShardSize int
 	// ReconcileTimeout bounds each Reconcile call of every controller, so that a target that
 	// hangs or a render that runs long holds a worker no longer than that; DefaultReconcileTimeout
 	// when 0, none when negative.
@@ -342,6 +346,8 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 		Recorder:  eventRecorder(mgr, "holdfast-deploy"),
 		Clock:     opts.Clock,
 		Tenancy:   tenants,
+
+		InventoryShardSize: opts.InventoryShardSize,
 	}).SetupWithManager(mgr, ctrlOpts); err != nil {
 		return nil, nil, fmt.Errorf("setting up the ClusterServiceStatus controller: %w", err)
 	}

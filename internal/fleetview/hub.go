@@ -2,6 +2,7 @@ package fleetview
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -9,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/inventory"
 	"holdfast.dev/holdfast/internal/naming"
 )
 
@@ -96,7 +98,28 @@ func (f Filter) listOptions() []client.ListOption {
 	return opts
 }
 
-// ListStatuses reads the ClusterServiceStatuses that match f, page by page.
+// loadInventory puts the whole inventory of a status object that keeps it in shards (package
+// inventory) into its status.resources, so that the read model sees every object whatever its
+// number. A status object whose shards are incomplete keeps the summary it holds (the entries
+// not InSync): its Applied condition says what is missing.
+func loadInventory(ctx context.Context, c client.Client, css *holdfastv1.ClusterServiceStatus) error {
+	if css.Status.Inventory == nil {
+		return nil
+	}
+	entries, _, err := inventory.Store{Reader: c}.Load(ctx, css)
+	var incomplete *inventory.IncompleteError
+	switch {
+	case errors.As(err, &incomplete):
+		return nil
+	case err != nil:
+		return err
+	}
+	css.Status.Resources = entries
+	return nil
+}
+
+// ListStatuses reads the ClusterServiceStatuses that match f, page by page, each with its whole
+// inventory.
 func ListStatuses(ctx context.Context, c client.Client, f Filter) ([]holdfastv1.ClusterServiceStatus, error) {
 	var out []holdfastv1.ClusterServiceStatus
 	cont := ""
@@ -105,6 +128,11 @@ func ListStatuses(ctx context.Context, c client.Client, f Filter) ([]holdfastv1.
 		opts := append(f.listOptions(), client.Limit(listPageSize), client.Continue(cont))
 		if err := c.List(ctx, list, opts...); err != nil {
 			return nil, fmt.Errorf("listing ClusterServiceStatuses: %w", err)
+		}
+		for i := range list.Items {
+			if err := loadInventory(ctx, c, &list.Items[i]); err != nil {
+				return nil, err
+			}
 		}
 		out = append(out, list.Items...)
 		if cont = list.Continue; cont == "" {

@@ -3,6 +3,7 @@ package naming
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 )
 
 // maxLabelValue is the longest label value Kubernetes accepts.
@@ -24,6 +25,14 @@ func StatusName(serviceSet, cluster string) string {
 // RenderingsName names the Secret on the hub that keeps the renderings of a ClusterServiceStatus
 // (see package rendercache): "<status name>-render", shortened with a hash when too long.
 func RenderingsName(statusName string) string { return shorten(statusName+"-render", maxName) }
+
+// InventoryName names shard shard of shards of the inventory of a ClusterServiceStatus (see
+// package inventory): "<status name>-inventory-<shards>-<shard>", shortened with a hash when too
+// long. The number of shards is in the name so that a new layout never overwrites the shards the
+// status object still names.
+func InventoryName(statusName string, shards, shard int) string {
+	return shorten(fmt.Sprintf("%s-inventory-%d-%d", statusName, shards, shard), maxName)
+}
 
 func shorten(s string, max int) string {
 	if len(s) <= max {

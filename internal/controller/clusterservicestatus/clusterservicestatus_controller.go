@@ -2,6 +2,7 @@ package clusterservicestatus
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -74,6 +75,10 @@ type Reconciler struct {
 	watches *drift.Watches
 	// memory is what this process knows about status objects between reconciles.
 	memory *memory
+	// InventoryShardSize is how many inventory entries a status object holds itself, and about
+	// how many each of its ClusterServiceInventory shards holds beyond that (package
+	// inventory); inventory.DefaultShardSize when 0.
+	InventoryShardSize int
 }
 
 // +kubebuilder:rbac:groups=holdfast.dev,resources=clusterservicestatuses,verbs=get;list;watch;update;patch;delete
@@ -94,6 +99,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	s := &scope{css: css, before: css.DeepCopy(), now: r.Clock.Now(), drifts: r.memory.takeDrifts(req.NamespacedName)}
 	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("multiClusterService", css.Spec.MultiClusterService, "cluster", css.Spec.Cluster))
 	defer func() {
+		if errors.Is(retErr, errInventoryIncomplete) {
+			res.RequeueAfter, retErr = inventoryRetry, nil
+		}
 		if ended, err := interrupt.Result(ctx); ended {
 			if err != nil {
 				// Timed out: what this reconcile took from memory (the drifts watches saw) is
@@ -149,9 +157,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		}
 		css = s.css
 		controllerutil.AddFinalizer(css, holdfastv1.CleanupFinalizer)
+		// The answer holds the inventory as stored (a summary when sharded): keep the whole one.
+		resources := css.Status.Resources
 		if err := r.Client.Update(ctx, css); err != nil {
 			return ctrl.Result{}, fmt.Errorf("adding the finalizer to ClusterServiceStatus %s: %w", klog.KObj(css), err)
 		}
+		css.Status.Resources = resources
 		s.before.ResourceVersion, s.before.Finalizers = css.ResourceVersion, css.Finalizers
 	}
 	if mcs.Spec.Paused {
@@ -245,6 +256,9 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 	if err := r.renderings().Delete(ctx, css); err != nil {
 		return ctrl.Result{}, fmt.Errorf("deleting the renderings kept for ClusterServiceStatus %s: %w", klog.KObj(css), err)
 	}
+	if err := r.deleteInventory(ctx, css); err != nil {
+		return ctrl.Result{}, err
+	}
 	before := css.DeepCopy()
 	if controllerutil.RemoveFinalizer(css, holdfastv1.CleanupFinalizer) {
 		// A patch, not an update: the object may have changed since it was read, and only the
@@ -283,11 +297,7 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope) error {
 		return nil
 	}
 	replaced := s.before.ResourceVersion
-	patch, err := statusPatch(s.before, s.css)
-	if err == nil {
-		err = r.Client.Status().Patch(ctx, s.css, patch)
-	}
-	if err != nil {
+	if err := r.writeStatus(ctx, s); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
@@ -330,6 +340,14 @@ func (r *Reconciler) readWhole(ctx context.Context, s *scope) error {
 			r.memory.forget(key)
 		}
 		return fmt.Errorf("reading ClusterServiceStatus %s: %w", klog.KObj(s.css), err)
+	}
+	if err := r.loadInventory(ctx, s, css); err != nil {
+		if errors.Is(err, errInventoryIncomplete) {
+			// Whole as far as it goes: the status says what is missing.
+			s.css, s.before, s.whole = css, css.DeepCopy(), true
+			r.memory.setRecorded(key, css.Spec.Cluster, nil, "")
+		}
+		return err
 	}
 	s.css, s.before, s.whole = css, css.DeepCopy(), true
 	r.memory.setRecorded(key, css.Spec.Cluster, css, "")

@@ -44,7 +44,10 @@ func computeStatus(s *scope) {
 		st.ObservedServiceSetGeneration = s.mcs.Generation
 	}
 	st.ObservedGeneration = s.css.Generation
-	countResources(st)
+	if s.inventoryProblem == nil {
+		// Not from a partial inventory: the counts stay as they were.
+		countResources(st)
+	}
 	recordDrifts(s)
 
 	setPaused(s)
@@ -56,6 +59,9 @@ func computeStatus(s *scope) {
 	if s.deleting {
 		ready := metav1.Condition{Type: holdfastv1.ReadyCondition, Status: metav1.ConditionFalse,
 			Reason: holdfastv1.DeletingReason, Message: fmt.Sprintf("withdrawing %d objects (cleanupPolicy %s)", len(st.Resources), s.css.Spec.CleanupPolicy)}
+		if p := s.inventoryProblem; p != nil {
+			ready.Message = "cannot withdraw: " + p.message
+		}
 		conditions.Set(s.css, ready)
 		conditions.SetProgress(s.css, ready)
 	} else {
@@ -143,6 +149,10 @@ func setRendered(s *scope) {
 }
 
 func setApplied(s *scope) {
+	if p := s.inventoryProblem; p != nil {
+		set(s, holdfastv1.AppliedCondition, metav1.ConditionFalse, p.reason, p.message)
+		return
+	}
 	if !s.deployed {
 		keepOrUnknown(s, holdfastv1.AppliedCondition, "services not applied yet")
 		return

@@ -556,8 +556,13 @@ func (r *Reconciler) claim(ctx context.Context, s *scope) func(live *unstructure
 			// Its status may not list the object yet: assume it still declares it.
 			return owner, false
 		}
+		entries, err := r.inventoryOfStatus(ctx, otherStatus)
+		if err != nil {
+			// Its inventory cannot be read whole: assume it still declares the object.
+			return owner, false
+		}
 		ref := apply.RefOf(live)
-		for _, rs := range otherStatus.Status.Resources {
+		for _, rs := range entries {
 			if rs.State != holdfastv1.ResourceConflict && unversioned(toRef(rs.ResourceRef)) == unversioned(ref) {
 				return owner, false
 			}

@@ -12,4 +12,9 @@
 // client, chosen in one place (scope.targetClient, identity.go): the connection's own, or, when
 // the service set names spec.serviceAccount, one that impersonates that ServiceAccount
 // (fleet.Connection.ClientAs). Drift watches stay on the connection's own identity.
+//
+// The inventory (status.resources) is read whole and written back in one place,
+// inventory_store.go: inline in the status object when small, in ClusterServiceInventory shards
+// when too large for it (package inventory). The rest of the package sees the whole inventory in
+// status.resources either way, and a missing shard stops everything but the status write.
 package clusterservicestatus

@@ -7,6 +7,7 @@ import (
 	"holdfast.dev/holdfast/internal/apply"
 	"holdfast.dev/holdfast/internal/drift"
 	"holdfast.dev/holdfast/internal/fleet"
+	"holdfast.dev/holdfast/internal/inventory"
 	"holdfast.dev/holdfast/internal/rendercache"
 )
 
@@ -122,6 +123,12 @@ type scope struct {
 	nextWindow time.Time
 	// takenFrom names the MultiClusterServices whose objects this reconcile took over.
 	takenFrom map[string]bool
+	// summary is status.resources as stored when the inventory is kept in shards, and shards
+	// those shards as read (see inventory_store.go); inventoryProblem is set when one is
+	// missing: then nothing is deployed, pruned or withdrawn.
+	summary          []holdfastv1.ResourceStatus
+	shards           inventory.Shards
+	inventoryProblem *problem
 }
 
 // policy returns the drift policy of one of the service set's services, resolved once per
