@@ -103,15 +103,15 @@ const (
 )
 
 type config struct {
-	sizes                    []int
-	servers, objects         int
-	edits, rolloutEdits      int
-	concurrency              int
-	hubQPS                   float64
-	seed                     uint64
-	idle, settle, gap        time.Duration
-	timeout, correctTimeout  time.Duration
-	skipIdle, skipIdleReport bool
+	sizes                   []int
+	servers, objects        int
+	edits, rolloutEdits     int
+	concurrency             int
+	hubQPS                  float64
+	seed                    uint64
+	idle, settle, gap       time.Duration
+	timeout, correctTimeout time.Duration
+	heapProfile             string
 }
 
 func main() {
@@ -133,6 +133,7 @@ func main() {
 	flag.DurationVar(&cfg.gap, "gap", 20*time.Millisecond, "pause after each correction before the next edit")
 	flag.DurationVar(&cfg.timeout, "timeout", 15*time.Minute, "how long to wait for the fleet, a rollout or a template change")
 	flag.DurationVar(&cfg.correctTimeout, "correct-timeout", 60*time.Second, "how long to wait for one correction before going on")
+	flag.StringVar(&cfg.heapProfile, "heap-profile", "", "write a heap profile after the largest size's first rollout to this `file`")
 	measure.ParseFlags(measure.AtLeast("servers", 1), measure.AtLeast("objects", 4), measure.AtLeast("edits", 1), measure.AtLeast("rollout-edits", 1), measure.AtLeast("concurrency", 1))
 	measure.Main(func(ctx context.Context) error { return run(ctx, cfg) })
 }
@@ -245,6 +246,11 @@ func measureSize(ctx context.Context, cfg config, n int) (_ *result, retErr erro
 		return nil, err
 	}
 	r.heap, r.rss = r.heap-heap0, r.rss-rss0
+	if cfg.heapProfile != "" && n == cfg.sizes[len(cfg.sizes)-1] {
+		if err := measure.WriteHeapProfile(cfg.heapProfile); err != nil {
+			return nil, err
+		}
+	}
 	fmt.Fprintf(os.Stderr, "%d clusters: rolled out in %s, RSS +%s\n", n, r.rollout.Round(time.Millisecond), measure.MiB(r.rss))
 
 	// Idle.

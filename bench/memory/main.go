@@ -36,7 +36,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"runtime/pprof"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -202,7 +201,7 @@ func run(ctx context.Context, cfg config) (retErr error) {
 		prev = watched
 	}
 	if cfg.heapProfile != "" {
-		if err := writeHeapProfile(cfg.heapProfile); err != nil {
+		if err := measure.WriteHeapProfile(cfg.heapProfile); err != nil {
 			return err
 		}
 	}
@@ -243,16 +242,3 @@ func perObject(s sample, n int) string {
 }
 
 func setName(i int) string { return fmt.Sprintf("bench-mem-%d", i+1) }
-
-func writeHeapProfile(path string) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("writing the heap profile: %w", err)
-	}
-	defer f.Close()
-	runtime.GC()
-	if err := pprof.WriteHeapProfile(f); err != nil {
-		return fmt.Errorf("writing the heap profile: %w", err)
-	}
-	return nil
-}

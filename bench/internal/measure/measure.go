@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -194,4 +195,19 @@ func (t *Table) String() string {
 		line(r)
 	}
 	return b.String()
+}
+
+// WriteHeapProfile writes a heap profile of this process (go tool pprof) to path, after a forced
+// collection.
+func WriteHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("writing the heap profile: %w", err)
+	}
+	defer f.Close()
+	runtime.GC()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		return fmt.Errorf("writing the heap profile: %w", err)
+	}
+	return nil
 }
