@@ -12,4 +12,18 @@
 // client, chosen in one place (scope.targetClient, identity.go): the connection's own, or, when
 // the service set names spec.serviceAccount, one that impersonates that ServiceAccount
 // (fleet.Connection.ClientAs). Drift watches stay on the connection's own identity.
+//
+// Each service is rendered once per revision of its inputs in this process. What the last
+// render of each service declared is kept in memory, zstd-packed, with the digest of its inputs
+// (rendercache.InputDigest: the one definition of what a render reads), as a declaration
+// (declarations.go). The same copy serves three ends: a drift correction takes the drifted
+// objects' declarations from it, a watch event on an object no service declares is told apart
+// with it, and a full reconcile whose service's inputs have the same digest applies it instead
+// of rendering (renderService). The inputs themselves are still read at every reconcile, from
+// the hub cache (Secrets from the API server): that is how a change is seen. Helm services are
+// the exception: their rendering is read back from the hub's Secret at each full reconcile,
+// since another replica may have rendered them again meanwhile, and the Secret's copy is the
+// one that stays. The declarations of all status objects together are bounded
+// (maxDeclaredBytes, least recently used dropped first, memory.go); they hold Secret values and
+// are never logged.
 package clusterservicestatus
