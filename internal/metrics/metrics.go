@@ -23,7 +23,7 @@ func init() {
 		managedObjects, contestedObjects, watchStarts,
 		clusterConnected, clusterProbeFailures,
 		notifications,
-		renderCacheRequests,
+		renderCacheRequests, queueWait, reconciles,
 	)
 }
 

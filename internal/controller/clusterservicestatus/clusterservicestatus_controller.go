@@ -3,6 +3,7 @@ package clusterservicestatus
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -74,6 +75,8 @@ type Reconciler struct {
 	watches *drift.Watches
 	// memory is what this process knows about status objects between reconciles.
 	memory *memory
+	// queue is the controller's queue (queue.go), once the controller started.
+	queue atomic.Pointer[queue]
 }
 
 // +kubebuilder:rbac:groups=holdfast.dev,resources=clusterservicestatuses,verbs=get;list;watch;update;patch;delete

@@ -26,4 +26,10 @@
 // one that stays. The declarations of all status objects together are bounded
 // (maxDeclaredBytes, least recently used dropped first, memory.go); they hold Secret values and
 // are never logged.
+//
+// The controller's queue is controller-runtime's priority queue (priority.go), wrapped
+// (queue.go) to record when each status object became ready in it and what brought it: its
+// sources tag what they add (triggered), and the reconcile that takes it counts its wait by
+// priority and its trigger (holdfast_queue_wait_seconds, holdfast_reconciles_total), the most
+// urgent one when several were coalesced.
 package clusterservicestatus
