@@ -23,6 +23,7 @@ func init() {
 		managedObjects, contestedObjects, watchStarts,
 		clusterConnected, clusterProbeFailures,
 		notifications,
+		renderCacheRequests, queueWait, reconciles,
 	)
 }
 

@@ -23,12 +23,16 @@ func TestServedByManager(t *testing.T) {
 	SetClusterConnected("fleet", "r", true)
 	ClusterProbeFailed("fleet", "r", "Unreachable")
 	NotificationResult("r", NotificationSent)
+	RenderCacheRequest(RenderHit)
+	ObserveQueueWait("r", 0, 1)
+	ReconcileStarted("r", "hub")
 	for _, name := range []string{
 		"holdfast_drifts_detected_total", "holdfast_drifts_corrected_total",
 		"holdfast_drift_detection_seconds", "holdfast_drift_correction_seconds",
 		"holdfast_managed_objects", "holdfast_contested_objects", "holdfast_watch_starts_total",
 		"holdfast_cluster_connected", "holdfast_cluster_probe_failures_total",
 		"holdfast_notifications_total",
+		"holdfast_render_cache_requests_total", "holdfast_queue_wait_seconds", "holdfast_reconciles_total",
 	} {
 		if seriesCount(t, name) == 0 {
 			t.Errorf("%s is not on the controller-runtime registry", name)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -79,6 +80,8 @@ type Reconciler struct {
 	// how many each of its ClusterServiceInventory shards holds beyond that (package
 	// inventory); inventory.DefaultShardSize when 0.
 	InventoryShardSize int
+	// queue is the controller's queue (queue.go), once the controller started.
+	queue atomic.Pointer[queue]
 }
 
 // +kubebuilder:rbac:groups=holdfast.dev,resources=clusterservicestatuses,verbs=get;list;watch;update;patch;delete

@@ -40,10 +40,13 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	r.watches = &drift.Watches{OnChange: r.onDrift, OnSynced: r.onWatchSynced}
 	r.Fleet.OnClosed(forgetCacheOf(r.watches.Forget))
 	r.memory = newMemory()
+	if opts.NewQueue == nil {
+		opts.NewQueue = r.newQueue
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&holdfastv1.ClusterServiceStatus{}, builder.WithPredicates(predicate.Or(
-			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
-		Watches(&holdfastv1.MultiClusterService{}, handler.EnqueueRequestsFromMapFunc(r.forServiceSet),
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}), r.noteRequests())).
+		Watches(&holdfastv1.MultiClusterService{}, triggered(handler.EnqueueRequestsFromMapFunc(r.forServiceSet), requestOrHub),
 			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Watches(&holdfastv1.ServiceTemplate{}, handler.EnqueueRequestsFromMapFunc(r.forTemplate),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
@@ -53,9 +56,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 			builder.WithPredicates(clusterChanged())).
 		Watches(&holdfastv1.ClusterServiceStatus{}, handler.EnqueueRequestsFromMapFunc(r.conflictingNeighbours),
 			builder.WithPredicates(inventoryChanged())).
-		WatchesRawSource(source.Channel(r.recheck, &handler.TypedEnqueueRequestForObject[*holdfastv1.ClusterServiceStatus]{})).
-		WatchesRawSource(source.Channel(r.drifted, enqueueDrifted())).
-		WatchesRawSource(source.Channel(r.recovered, handler.TypedEnqueueRequestsFromMapFunc(r.watchedOnCluster))).
+		WatchesRawSource(source.Channel(r.recheck, triggered(handler.TypedEventHandler[*holdfastv1.ClusterServiceStatus, reconcile.Request](
+			&handler.TypedEnqueueRequestForObject[*holdfastv1.ClusterServiceStatus]{}), always[*holdfastv1.ClusterServiceStatus](triggerRecheck)))).
+		WatchesRawSource(source.Channel(r.drifted, triggered(enqueueDrifted(), always[*holdfastv1.ClusterServiceStatus](triggerDrift)))).
+		WatchesRawSource(source.Channel(r.recovered, triggered(handler.TypedEnqueueRequestsFromMapFunc(r.watchedOnCluster),
+			always[*holdfastv1.Cluster](triggerRecheck)))).
 		WithOptions(opts).
 		Named("clusterservicestatus").
 		Complete(r)

@@ -102,10 +102,6 @@ func lineKey(group, kind, namespace, name string) string {
 // namespace matches refs in defaultNamespace, as apply defaults it. Refs not declared are not
 // in the map.
 func (d *declaration) find(refs []apply.Ref, defaultNamespace string) (map[apply.Ref]*unstructured.Unstructured, error) {
-	raw, err := unpacker.DecodeAll(d.packed, nil)
-	if err != nil {
-		return nil, fmt.Errorf("unpacking the kept declaration: %w", err)
-	}
 	want := map[string]apply.Ref{}
 	for _, ref := range refs {
 		want[lineKey(ref.Group, ref.Kind, ref.Namespace, ref.Name)] = unversioned(ref)
@@ -114,27 +110,72 @@ func (d *declaration) find(refs []apply.Ref, defaultNamespace string) (map[apply
 		}
 	}
 	out := map[apply.Ref]*unstructured.Unstructured{}
+	err := d.each(func(key, object []byte) error {
+		ref, ok := want[string(key)]
+		if !ok {
+			return nil
+		}
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(object); err != nil {
+			return fmt.Errorf("decoding %s from the kept declaration: %w", ref, err)
+		}
+		out[ref] = u
+		return nil
+	})
+	return out, err
+}
+
+// rendering returns every declared object, in the order rendered, and their digest: the
+// rendering the declaration was made from, new objects each call (apply may change them). It
+// is how a full reconcile whose inputs did not change skips the render (see renderService).
+func (d *declaration) rendering() (*render.Result, error) {
+	objects := make([]*unstructured.Unstructured, 0, d.objects)
+	err := d.each(func(_, object []byte) error {
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(object); err != nil {
+			return fmt.Errorf("decoding object %d from the kept declaration: %w", len(objects)+1, err)
+		}
+		objects = append(objects, u)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(objects) != d.objects {
+		return nil, fmt.Errorf("the kept declaration holds %d objects, not %d", len(objects), d.objects)
+	}
+	return &render.Result{Objects: objects, Digest: d.revision}, nil
+}
+
+// each unpacks the declaration and calls f with each object's line key and JSON, in order,
+// until f returns an error.
+func (d *declaration) each(f func(key, object []byte) error) error {
+	raw, err := unpacker.DecodeAll(d.packed, nil)
+	if err != nil {
+		return fmt.Errorf("unpacking the kept declaration: %w", err)
+	}
 	for line := range bytes.Lines(raw) {
 		cut := 0
 		for range 4 {
 			i := bytes.IndexByte(line[cut:], 0)
 			if i < 0 {
-				return nil, errors.New("unpacking the kept declaration: a line without its key")
+				return errors.New("unpacking the kept declaration: a line without its key")
 			}
 			cut += i + 1
 		}
-		ref, ok := want[string(line[:cut])]
-		if !ok {
-			continue
+		if err := f(line[:cut], bytes.TrimSuffix(line[cut:], []byte("\n"))); err != nil {
+			return err
 		}
-		u := &unstructured.Unstructured{}
-		if err := u.UnmarshalJSON(bytes.TrimSuffix(line[cut:], []byte("\n"))); err != nil {
-			return nil, fmt.Errorf("decoding %s from the kept declaration: %w", ref, err)
-		}
-		out[ref] = u
 	}
-	return out, nil
+	return nil
 }
+
+// keyBytes is about what one entry of declaration.keys costs in a Go map.
+const keyBytes = 32
+
+// size is about how many bytes the declaration holds in memory: what bounds all of them
+// (maxDeclaredBytes).
+func (d *declaration) size() int { return len(d.packed) + len(d.keys)*keyBytes }
 
 // inputDigest is the digest of everything rendering svc for cluster reads (see
 // rendercache.InputDigest): equal digests give equal renderings, up to what a Helm chart

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -158,5 +159,52 @@ func TestDeclarationIsCompact(t *testing.T) {
 	// The objects' JSON is about 150 bytes each; packed, a few dozen at most, with no slack kept.
 	if perObject := cap(d.packed) / len(objs); perObject > 40 {
 		t.Errorf("%d bytes kept per object (len %d, cap %d), want at most 40", perObject, len(d.packed), cap(d.packed))
+	}
+}
+
+// TestDeclarationGivesBackItsRendering: what a full reconcile with unchanged inputs uses instead
+// of rendering is the rendering itself — every object, in order, intact, with its digest — and
+// new objects each time, since apply changes what it is given.
+func TestDeclarationGivesBackItsRendering(t *testing.T) {
+	objs := []*unstructured.Unstructured{
+		object("v1", "Namespace", "", "apps", nil),
+		object("v1", "ConfigMap", "", "settings", map[string]any{"line": "a\nb", "nul": "x\x00y", "n": int64(3), "f": 1.5}),
+		object("apps/v1", "Deployment", "apps", "web", nil),
+		object("v1", "ConfigMap", "other", "settings", map[string]any{"k": "elsewhere"}),
+	}
+	digest, err := render.Digest(objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := newDeclaration("sha256:in", &render.Result{Objects: objs, Digest: digest}, "apps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := d.rendering()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Digest != digest || len(res.Objects) != len(objs) {
+		t.Fatalf("rendering: %d objects, digest %s; want %d, %s", len(res.Objects), res.Digest, len(objs), digest)
+	}
+	if again, err := render.Digest(res.Objects); err != nil || again != digest {
+		t.Fatalf("the objects given back digest to %s (%v), want %s", again, err, digest)
+	}
+	for i := range objs {
+		if !equality.Semantic.DeepEqual(res.Objects[i].Object, objs[i].Object) {
+			t.Errorf("object %d = %v, want %v", i, res.Objects[i].Object, objs[i].Object)
+		}
+	}
+	res.Objects[0].SetName("changed-by-apply")
+	if res2, err := d.rendering(); err != nil || res2.Objects[0].GetName() != "apps" {
+		t.Errorf("a change to objects given back reached the declaration: %v, %v", res2, err)
+	}
+	if _, err := (&declaration{packed: []byte("not zstd")}).rendering(); err == nil {
+		t.Error("corrupt packing: no error")
+	}
+	short := *d
+	short.objects++
+	if _, err := short.rendering(); err == nil {
+		t.Error("a declaration holding fewer objects than it says: no error")
 	}
 }

@@ -272,11 +272,14 @@ func (s *scope) withDriftStates(entries []holdfastv1.ResourceStatus) []holdfastv
 }
 
 // renderAll renders every enabled service, in declaration order, and remembers what each
-// declared (see declared). A Helm service is rendered once per revision of its inputs and its
-// rendering kept on the hub (package rendercache), so values its chart generates do not change
-// from one reconcile to the next.
+// declared (see declared). A service whose inputs did not change since its last rendering in
+// this process is not rendered again: what it declared is that rendering (renderService). A
+// Helm service is rendered once per revision of its inputs and its rendering kept on the hub
+// (package rendercache), so values its chart generates do not change from one reconcile to the
+// next.
 func (r *Reconciler) renderAll(ctx context.Context, s *scope) []renderedService {
 	kept := r.renderings().Open(s.css)
+	before := r.memory.declarations(client.ObjectKeyFromObject(s.css))
 	var out []renderedService
 	inputs := map[string]string{}
 	for _, svc := range s.mcs.Spec.Services {
@@ -287,9 +290,10 @@ func (r *Reconciler) renderAll(ctx context.Context, s *scope) []renderedService 
 		req, err := r.renderRequest(ctx, s.mcs, svc, s.cluster)
 		if err == nil {
 			var res *render.Result
-			if res, err = kept.Render(ctx, svc.Name, req); err == nil {
+			var in string
+			if res, in, err = r.renderService(ctx, kept, before[svc.Name], req); err == nil {
 				rs.objects, rs.count, rs.digest = res.Objects, len(res.Objects), res.Digest
-				if in, err := r.digestOf(ctx, req); err == nil {
+				if in != "" {
 					inputs[svc.Name] = in
 				}
 			}

@@ -17,4 +17,24 @@
 // inventory_store.go: inline in the status object when small, in ClusterServiceInventory shards
 // when too large for it (package inventory). The rest of the package sees the whole inventory in
 // status.resources either way, and a missing shard stops everything but the status write.
+//
+// Each service is rendered once per revision of its inputs in this process. What the last
+// render of each service declared is kept in memory, zstd-packed, with the digest of its inputs
+// (rendercache.InputDigest: the one definition of what a render reads), as a declaration
+// (declarations.go). The same copy serves three ends: a drift correction takes the drifted
+// objects' declarations from it, a watch event on an object no service declares is told apart
+// with it, and a full reconcile whose service's inputs have the same digest applies it instead
+// of rendering (renderService). The inputs themselves are still read at every reconcile, from
+// the hub cache (Secrets from the API server): that is how a change is seen. Helm services are
+// the exception: their rendering is read back from the hub's Secret at each full reconcile,
+// since another replica may have rendered them again meanwhile, and the Secret's copy is the
+// one that stays. The declarations of all status objects together are bounded
+// (maxDeclaredBytes, least recently used dropped first, memory.go); they hold Secret values and
+// are never logged.
+//
+// The controller's queue is controller-runtime's priority queue (priority.go), wrapped
+// (queue.go) to record when each status object became ready in it and what brought it: its
+// sources tag what they add (triggered), and the reconcile that takes it counts its wait by
+// priority and its trigger (holdfast_queue_wait_seconds, holdfast_reconciles_total), the most
+// urgent one when several were coalesced.
 package clusterservicestatus

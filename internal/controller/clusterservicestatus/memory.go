@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/lru"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/apply"
@@ -40,6 +41,13 @@ func (w *waiting) update(had, has bool) {
 	}
 }
 
+// maxDeclaredBytes bounds what the declarations of all status objects hold (declaration.size):
+// about 128 MiB of compressed manifests, several GiB of YAML. Over it, the status objects whose
+// declarations were used least recently lose them, as after a restart: their next full
+// reconcile renders, their drift is corrected after a render, and changes to labelled objects
+// they do not declare bring a reconcile rather than being told apart at once.
+const maxDeclaredBytes = 128 << 20
+
 // memory is what this process knows about status objects between their reconciles, kept apart
 // from the API server because it is written from informer goroutines (the drift watches), map
 // functions and reconciles at once: the drifts watches saw and no reconcile recorded yet, the
@@ -51,7 +59,8 @@ func (w *waiting) update(had, has bool) {
 // status object when the object is gone and every status object of a Cluster that is gone, and
 // it holds pending drifts for at most maxPendingStatuses status objects, MaxDriftRecords each,
 // and recheck marks for at most as many (drifts a reconcile took and puts back are never refused,
-// which can go over the bound by the reconciles under way). It is safe for concurrent use.
+// which can go over the bound by the reconciles under way), and declarations up to
+// maxDeclaredBytes. It is safe for concurrent use.
 type memory struct {
 	mu      sync.Mutex
 	entries map[types.NamespacedName]*remembered
@@ -59,6 +68,11 @@ type memory struct {
 	pending, rechecks waiting
 	// fights counts recent corrections per object.
 	fights *drift.Fights
+	// used orders the status objects that hold declarations by their last use, each with the
+	// bytes they hold; declaredBytes is their sum, at most maxDeclared. Its eviction function
+	// drops an entry's declarations; it runs, like every call to used, with mu held.
+	used                       *lru.Cache
+	declaredBytes, maxDeclared int
 }
 
 // remembered is what memory holds about one status object.
@@ -103,7 +117,19 @@ const maxReplaced = 16
 const maxUnusual = 1000
 
 func newMemory() *memory {
-	return &memory{entries: map[types.NamespacedName]*remembered{}, fights: &drift.Fights{}}
+	m := &memory{entries: map[types.NamespacedName]*remembered{}, fights: &drift.Fights{}, maxDeclared: maxDeclaredBytes}
+	m.used = lru.NewWithEvictionFunc(0, m.dropDeclarations)
+	return m
+}
+
+// dropDeclarations is used's eviction function: the declarations of key are gone.
+func (m *memory) dropDeclarations(key lru.Key, size any) {
+	m.declaredBytes -= size.(int)
+	name := key.(types.NamespacedName)
+	if e := m.entries[name]; e != nil {
+		e.declared = nil
+		m.tidy(name, e)
+	}
 }
 
 // entry returns the entry of key, made if needed; the caller holds mu.
@@ -222,13 +248,25 @@ func (m *memory) lastCompared(key types.NamespacedName) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// setDeclarations replaces what the services of a status object declared.
+// setDeclarations replaces what the services of a status object declared, and drops the
+// declarations used least recently while all of them hold more than maxDeclared bytes. Ones
+// over the bound alone are not kept.
 func (m *memory) setDeclarations(key types.NamespacedName, cluster string, declared map[string]*declaration) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	e := m.entry(key, cluster)
-	e.declared = declared
-	m.tidy(key, e)
+	m.used.Remove(key)
+	size := 0
+	for _, d := range declared {
+		size += d.size()
+	}
+	if len(declared) > 0 && size <= m.maxDeclared {
+		m.entry(key, cluster).declared = declared
+		m.used.Add(key, size)
+		m.declaredBytes += size
+	}
+	for m.declaredBytes > m.maxDeclared && m.used.Len() > 0 {
+		m.used.RemoveOldest()
+	}
 }
 
 // declarations returns what the services of a status object declared at their last render, by
@@ -236,7 +274,8 @@ func (m *memory) setDeclarations(key types.NamespacedName, cluster string, decla
 func (m *memory) declarations(key types.NamespacedName) map[string]*declaration {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if e := m.entries[key]; e != nil {
+	if e := m.entries[key]; e != nil && e.declared != nil {
+		m.used.Get(key)
 		return e.declared
 	}
 	return nil
@@ -271,6 +310,7 @@ func (m *memory) declares(key types.NamespacedName, service string, ref apply.Re
 	if e == nil || e.declared[service] == nil {
 		return false, false
 	}
+	m.used.Get(key)
 	return e.declared[service].declares(ref), true
 }
 
@@ -349,6 +389,7 @@ func (m *memory) forgetCluster(cluster types.NamespacedName) {
 
 // drop forgets key; the caller holds mu.
 func (m *memory) drop(key types.NamespacedName) {
+	m.used.Remove(key)
 	if e := m.entries[key]; e != nil {
 		m.setDrifts(e, nil)
 		m.setRecheck(e, false)

@@ -5,10 +5,13 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/apply"
 	"holdfast.dev/holdfast/internal/drift"
+	"holdfast.dev/holdfast/internal/render"
 )
 
 func record(name string) holdfastv1.DriftRecord {
@@ -169,5 +172,71 @@ func TestMemoryRecheckAndCompared(t *testing.T) {
 	m.setCompared(key, "c1", at)
 	if got, ok := m.lastCompared(key); !ok || !got.Equal(at) {
 		t.Fatalf("lastCompared = %v, %v", got, ok)
+	}
+}
+
+// TestMemoryBoundsDeclarations: over maxDeclared bytes, the status objects whose declarations
+// were used least recently lose them (and only their declarations); a lookup counts as a use.
+func TestMemoryBoundsDeclarations(t *testing.T) {
+	m := newMemory()
+	declared := func(n int) map[string]*declaration {
+		var objs []*unstructured.Unstructured
+		for i := range n {
+			objs = append(objs, object("v1", "ConfigMap", "apps", fmt.Sprintf("cm-%d", i), map[string]any{"i": int64(i)}))
+		}
+		d, err := newDeclaration("in", &render.Result{Objects: objs, Digest: "out"}, "apps")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return map[string]*declaration{"web": d}
+	}
+	one := declared(10)["web"].size()
+	m.maxDeclared = 3*one + one/2 // room for three
+	keys := make([]types.NamespacedName, 5)
+	for i := range keys {
+		keys[i] = types.NamespacedName{Namespace: "fleet", Name: fmt.Sprintf("web.c%d", i)}
+	}
+	m.setCompared(keys[0], "c0", time.Now()) // something else remembered of keys[0]
+	for _, k := range keys[:3] {
+		m.setDeclarations(k, "c", declared(10))
+	}
+	if m.declarations(keys[0]) == nil { // used: keys[1] is now the least recently used
+		t.Fatal("within the bound, a declaration was dropped")
+	}
+	m.setDeclarations(keys[3], "c", declared(10))
+	if m.declarations(keys[1]) != nil {
+		t.Error("over the bound, the least recently used declarations stayed")
+	}
+	for _, k := range []types.NamespacedName{keys[0], keys[2], keys[3]} {
+		if m.declarations(k) == nil {
+			t.Errorf("%s lost its declarations, though used more recently", k)
+		}
+	}
+	if _, known := m.declares(keys[1], "web", apply.Ref{Kind: "ConfigMap", Namespace: "apps", Name: "cm-1"}); known {
+		t.Error("dropped declarations still tell watch events apart")
+	}
+	if m.declaredBytes != 3*one {
+		t.Errorf("declaredBytes = %d, want %d", m.declaredBytes, 3*one)
+	}
+	// Replaced, forgotten, or alone over the bound: the count follows.
+	m.setDeclarations(keys[0], "c", declared(10))
+	m.forget(keys[2])
+	if m.declaredBytes != 2*one {
+		t.Errorf("after a replacement and a forget, declaredBytes = %d, want %d", m.declaredBytes, 2*one)
+	}
+	if _, ok := m.lastCompared(keys[0]); !ok {
+		t.Error("replacing declarations forgot what else was remembered")
+	}
+	m.setDeclarations(keys[4], "c", declared(200))
+	if m.declarations(keys[4]) != nil || m.declarations(keys[0]) == nil || m.declaredBytes != 2*one {
+		t.Errorf("declarations alone over the bound: kept, or others dropped for them (%d bytes of %d)", m.declaredBytes, m.maxDeclared)
+	}
+	m.setDeclarations(keys[0], "c", nil)
+	m.setDeclarations(keys[3], "c", nil)
+	if m.declaredBytes != 0 || m.used.Len() != 0 {
+		t.Errorf("nothing declared: %d bytes, %d status objects still counted", m.declaredBytes, m.used.Len())
+	}
+	if _, ok := m.entries[keys[3]]; ok {
+		t.Error("an entry that holds nothing was kept")
 	}
 }

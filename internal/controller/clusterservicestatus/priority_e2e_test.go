@@ -8,6 +8,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/controller"
@@ -24,6 +25,29 @@ func patchesSince(cluster string, t time.Time) []sentRequest {
 	})
 	slices.SortFunc(out, func(a, b sentRequest) int { return a.at.Compare(b.at) })
 	return out
+}
+
+// queueCounts reads the status controller's holdfast_reconciles_total{trigger} and the number
+// of holdfast_queue_wait_seconds{priority} observations.
+func queueCounts(g Gomega, trigger, priority string) (reconciles float64, waits uint64) {
+	families, err := ctrlmetrics.Registry.Gather()
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			switch {
+			case labels["controller"] != "clusterservicestatus":
+			case f.GetName() == "holdfast_reconciles_total" && labels["trigger"] == trigger:
+				reconciles = m.GetCounter().GetValue()
+			case f.GetName() == "holdfast_queue_wait_seconds" && labels["priority"] == priority:
+				waits = m.GetHistogram().GetSampleCount()
+			}
+		}
+	}
+	return reconciles, waits
 }
 
 // TestDriftGoesBeforeRoutineWork: with one worker, a change of the Cluster's labels brings every
@@ -66,6 +90,7 @@ func TestDriftGoesBeforeRoutineWork(t *testing.T) {
 	NewWithT(t).Eventually(func() bool { return slices.ContainsFunc(patchesSince("cluster-1", start), routinePatch) }).
 		WithTimeout(timeout).WithPolling(2*time.Millisecond).Should(BeTrue(), "no routine reconcile applied")
 	edited := time.Now()
+	driftReconciles, driftWaits := queueCounts(NewWithT(t), "drift", "100")
 	editConfigMap(t, "cluster-1", ns, "a", "kubectl-edit", "cluster", "edited-by-hand")
 	eventually(t, func(g Gomega) {
 		g.Expect(getConfigMap(g, "cluster-1", ns, "a").Data).To(HaveKeyWithValue("cluster", "cluster-1"))
@@ -90,5 +115,8 @@ func TestDriftGoesBeforeRoutineWork(t *testing.T) {
 		}
 	}
 	t.Logf("routine applies before the correction: %d, after: %d", before, after)
+	reconciles, waits := queueCounts(NewWithT(t), "drift", "100")
+	NewWithT(t).Expect(reconciles-driftReconciles).To(BeNumerically(">=", 1), "the correction's reconcile was not counted as brought by drift")
+	NewWithT(t).Expect(waits-driftWaits).To(BeNumerically(">=", 1), "the correction's wait in the queue was not observed at the drift priority")
 	NewWithT(t).Expect(after).To(BeNumerically(">=", routine/3), "the correction waited behind routine work (%d of %d before it)", before, before+after)
 }

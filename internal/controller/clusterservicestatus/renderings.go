@@ -8,8 +8,39 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/metrics"
+	"holdfast.dev/holdfast/internal/render"
 	"holdfast.dev/holdfast/internal/rendercache"
 )
+
+// renderService renders one service for a full reconcile, and returns the digest of its inputs
+// ("" if it has none: the declaration is then not kept). A service whose inputs have the digest
+// of prev, its last rendering in this process, is not rendered: prev holds that rendering. A
+// Helm service is always rendered through kept, which reads the hub's copy of its rendering:
+// another replica may have rendered it again since (the Secret deleted while it held the
+// cluster), and the hub's copy is what stays.
+func (r *Reconciler) renderService(ctx context.Context, kept *rendercache.Session, prev *declaration, req render.Request) (*render.Result, string, error) {
+	input, err := r.digestOf(ctx, req)
+	if err != nil {
+		input = ""
+	}
+	if req.Source.Helm == nil && prev != nil && input != "" && prev.input == input {
+		res, err := prev.rendering()
+		if err == nil {
+			metrics.RenderCacheRequest(metrics.RenderHit)
+			return res, input, nil
+		}
+		ctrl.LoggerFrom(ctx).Info("Kept declaration unusable; rendering the service again", "service", req.Service, "reason", err.Error())
+	}
+	res, err := kept.Render(ctx, req.Service, req)
+	switch {
+	case err == nil && req.Source.Helm != nil && !kept.Fresh(req.Service):
+		metrics.RenderCacheRequest(metrics.RenderKept)
+	default:
+		metrics.RenderCacheRequest(metrics.RenderMiss)
+	}
+	return res, input, err
+}
 
 // renderings keeps rendered Helm services on the hub between reconciles and restarts.
 func (r *Reconciler) renderings() *rendercache.Store {
