@@ -80,6 +80,8 @@ type Reconciler struct {
 	// how many each of its ClusterServiceInventory shards holds beyond that (package
 	// inventory); inventory.DefaultShardSize when 0.
 	InventoryShardSize int
+	// routine bounds the routine reconciles running at once (workers.go).
+	routine *routineSlots
 	// queue is the controller's queue (queue.go), once the controller started.
 	queue atomic.Pointer[queue]
 }
@@ -93,6 +95,14 @@ type Reconciler struct {
 
 // Reconcile deploys, prunes or withdraws, and writes the status once, at the end.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, retErr error) {
+	if r.routine != nil && !r.memory.hasDrifts(req.NamespacedName) {
+		release, ok := r.routine.acquire(ctx)
+		if !ok {
+			// A drift was queued while this waited for a routine slot: its worker goes to it.
+			return withRoutinePriority(ctrl.Result{RequeueAfter: time.Millisecond}), nil
+		}
+		defer release()
+	}
 	// The cache holds status objects without their inventories (see CacheTransform): the whole
 	// object is read when it is needed (readWhole), which a drift correction is not.
 	css := &holdfastv1.ClusterServiceStatus{}

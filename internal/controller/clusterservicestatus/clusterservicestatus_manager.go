@@ -43,6 +43,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	if opts.NewQueue == nil {
 		opts.NewQueue = r.newQueue
 	}
+	r.routine = newRoutineSlots(opts.MaxConcurrentReconciles)
+	opts.MaxConcurrentReconciles = max(opts.MaxConcurrentReconciles, 1) + DriftWorkers
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&holdfastv1.ClusterServiceStatus{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}), r.noteRequests())).
@@ -58,7 +60,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 			builder.WithPredicates(inventoryChanged())).
 		WatchesRawSource(source.Channel(r.recheck, triggered(handler.TypedEventHandler[*holdfastv1.ClusterServiceStatus, reconcile.Request](
 			&handler.TypedEnqueueRequestForObject[*holdfastv1.ClusterServiceStatus]{}), always[*holdfastv1.ClusterServiceStatus](triggerRecheck)))).
-		WatchesRawSource(source.Channel(r.drifted, triggered(enqueueDrifted(), always[*holdfastv1.ClusterServiceStatus](triggerDrift)))).
+		WatchesRawSource(source.Channel(r.drifted, triggered(enqueueDrifted(r.routine.driftQueued), always[*holdfastv1.ClusterServiceStatus](triggerDrift)))).
 		WatchesRawSource(source.Channel(r.recovered, triggered(handler.TypedEnqueueRequestsFromMapFunc(r.watchedOnCluster),
 			always[*holdfastv1.Cluster](triggerRecheck)))).
 		WithOptions(opts).

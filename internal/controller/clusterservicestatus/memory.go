@@ -178,6 +178,14 @@ func (m *memory) addDrift(key types.NamespacedName, cluster string, rec holdfast
 	return true
 }
 
+// hasDrifts reports whether watches saw drifts of a status object that no reconcile took yet.
+func (m *memory) hasDrifts(key types.NamespacedName) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.entries[key]
+	return e != nil && len(e.drifts) > 0
+}
+
 // takeDrifts returns and forgets the drifts seen for a status object.
 func (m *memory) takeDrifts(key types.NamespacedName) []holdfastv1.DriftRecord {
 	m.mu.Lock()

@@ -27,16 +27,18 @@ const (
 	routinePriority = 0
 )
 
-// enqueueDrifted queues the status objects sent on the drift channel at DriftPriority.
-func enqueueDrifted() handler.TypedEventHandler[*holdfastv1.ClusterServiceStatus, reconcile.Request] {
+// enqueueDrifted queues the status objects sent on the drift channel at DriftPriority, then calls
+// queued (routineSlots.driftQueued: a worker waiting for a routine slot gives it back).
+func enqueueDrifted(queued func()) handler.TypedEventHandler[*holdfastv1.ClusterServiceStatus, reconcile.Request] {
 	return handler.TypedFuncs[*holdfastv1.ClusterServiceStatus, reconcile.Request]{
 		GenericFunc: func(_ context.Context, e event.TypedGenericEvent[*holdfastv1.ClusterServiceStatus], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(e.Object)}
 			if pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request]); ok {
 				pq.AddWithOpts(priorityqueue.AddOpts{Priority: new(DriftPriority)}, req)
-				return
+			} else {
+				q.Add(req)
 			}
-			q.Add(req)
+			queued()
 		},
 	}
 }

@@ -60,7 +60,8 @@ func TestQueueCountsTriggersAndWaits(t *testing.T) {
 	pq := q.(*queue)
 	ctx := context.Background()
 
-	drifted := triggered(enqueueDrifted(), always[*holdfastv1.ClusterServiceStatus](triggerDrift))
+	queued := 0
+	drifted := triggered(enqueueDrifted(func() { queued++ }), always[*holdfastv1.ClusterServiceStatus](triggerDrift))
 	css := func(name string) *holdfastv1.ClusterServiceStatus {
 		c := &holdfastv1.ClusterServiceStatus{}
 		c.Namespace, c.Name = "fleet", name
@@ -75,6 +76,9 @@ func TestQueueCountsTriggersAndWaits(t *testing.T) {
 	q.Add(request("coalesced"))
 	drifted.Generic(ctx, event.TypedGenericEvent[*holdfastv1.ClusterServiceStatus]{Object: css("coalesced")}, q)
 	q.AddAfter(request("coalesced"), time.Hour)
+	if queued != 2 {
+		t.Errorf("the waiting routine reconciles were woken %d times for 2 drifts queued", queued)
+	}
 	// A request noted by the status object's predicate, then its addition.
 	pq.note(request("requested"), triggerRequest)
 	q.Add(request("requested"))
