@@ -40,9 +40,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	r.watches = &drift.Watches{OnChange: r.onDrift, OnSynced: r.onWatchSynced}
 	r.Fleet.OnClosed(forgetCacheOf(r.watches.Forget))
 	r.memory = newMemory()
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&holdfastv1.ClusterServiceStatus{}, builder.WithPredicates(predicate.Or(
-			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}), r.Shard.Predicate(clusterOfStatus))).
 		Watches(&holdfastv1.MultiClusterService{}, handler.EnqueueRequestsFromMapFunc(r.forServiceSet),
 			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Watches(&holdfastv1.ServiceTemplate{}, handler.EnqueueRequestsFromMapFunc(r.forTemplate),
@@ -55,10 +55,28 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 			builder.WithPredicates(inventoryChanged())).
 		WatchesRawSource(source.Channel(r.recheck, &handler.TypedEnqueueRequestForObject[*holdfastv1.ClusterServiceStatus]{})).
 		WatchesRawSource(source.Channel(r.drifted, enqueueDrifted())).
-		WatchesRawSource(source.Channel(r.recovered, handler.TypedEnqueueRequestsFromMapFunc(r.watchedOnCluster))).
-		WithOptions(opts).
+		WatchesRawSource(source.Channel(r.recovered, handler.TypedEnqueueRequestsFromMapFunc(r.watchedOnCluster)))
+	if r.Shard != nil {
+		// The status objects of a cluster handed over to this replica are compared with it anew:
+		// their events, and the drift on the cluster, went to another replica.
+		b = b.WatchesRawSource(r.Shard.Source(func(ctx context.Context, k types.NamespacedName) []reconcile.Request {
+			c := &holdfastv1.Cluster{}
+			c.Namespace, c.Name = k.Namespace, k.Name
+			return r.forCluster(ctx, c)
+		}))
+	}
+	return b.WithOptions(opts).
 		Named("clusterservicestatus").
 		Complete(r)
+}
+
+// clusterOfStatus is the Cluster a status object deploys to, for sharding.
+func clusterOfStatus(o client.Object) (types.NamespacedName, bool) {
+	css, ok := o.(*holdfastv1.ClusterServiceStatus)
+	if !ok {
+		return types.NamespacedName{}, false
+	}
+	return types.NamespacedName{Namespace: css.Namespace, Name: css.Spec.Cluster}, true
 }
 
 func requests(statuses []holdfastv1.ClusterServiceStatus) []reconcile.Request {
