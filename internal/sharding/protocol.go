@@ -20,6 +20,10 @@ type State struct {
 	Pending View
 	// Acting is what the replica may act on now.
 	Acting Ownership
+	// observed is set by the first Observed: before it, the replica knows no member and
+	// publishes the empty view, which the others ignore (a view of itself alone would give it
+	// every cluster and make every other member stop them all until it learnt better).
+	observed bool
 }
 
 // NewState is the state of a replica that acts on nothing yet.
@@ -31,6 +35,9 @@ func NewState(self string) *State {
 // the one to move to. Acting only narrows here: what the replica loses under the new view it
 // stops at once; what it gains waits for a read that shows every member agreeing.
 func (s *State) Plan(live []string) {
+	if !s.observed {
+		return
+	}
 	desired := NewView(append(live, s.Self)...)
 	if desired.Equal(s.Published) {
 		s.Pending = nil
@@ -59,7 +66,7 @@ func (s *State) Written(v View) {
 
 // Observed takes the live members of a read made after this round's successful write. The
 // replica acts on the clusters it owns under its own views and under every other live member's
-// published view: another member acts on a cluster only under a view in which it owns it, and
+// published view (a member that published none acts on nothing): another member acts on a cluster only under a view in which it owns it, and
 // the replica has just read that no live member's view gives the cluster to anyone else. As a
 // member publishes a view only after it stopped acting on what it loses under it, and each side
 // reads after it writes, two replicas cannot both act on one cluster (package doc).
@@ -69,11 +76,13 @@ func (s *State) Observed(live []Member) {
 		views = append(views, s.Pending)
 	}
 	for _, m := range live {
-		if m.ID != s.Self {
+		// A member that published no view acts on nothing, and will read ours before it does.
+		if m.ID != s.Self && len(m.View) > 0 {
 			views = append(views, m.View)
 		}
 	}
 	s.Acting = Ownership{Self: s.Self, Views: views}
+	s.observed = true
 }
 
 // Lost makes the replica act on nothing: its Lease was not renewed in time, and the others may

@@ -88,7 +88,10 @@ func (o Ownership) Owns(cluster string) bool {
 	return true
 }
 
-// Narrowed is o restricted to what Self also owns under v.
+// Narrowed is o restricted to what Self also owns under v: still nothing if o owns nothing.
 func (o Ownership) Narrowed(v View) Ownership {
+	if len(o.Views) == 0 {
+		return o
+	}
 	return Ownership{Self: o.Self, Views: append(slices.Clone(o.Views), v)}
 }
