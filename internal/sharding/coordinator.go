@@ -118,10 +118,10 @@ func New(opts Options) (*Coordinator, error) {
 	}
 	// Renewals and the deadline keep the defaults' proportions to the lease duration.
 	if opts.RenewInterval <= 0 {
-		opts.RenewInterval = opts.LeaseDuration * DefaultRenewInterval / DefaultLeaseDuration
+		opts.RenewInterval = opts.LeaseDuration / (DefaultLeaseDuration / DefaultRenewInterval)
 	}
 	if opts.RenewDeadline <= 0 {
-		opts.RenewDeadline = opts.LeaseDuration * DefaultRenewDeadline / DefaultLeaseDuration
+		opts.RenewDeadline = opts.LeaseDuration / (DefaultLeaseDuration / DefaultRenewDeadline)
 	}
 	if opts.RenewDeadline+opts.RenewInterval >= opts.LeaseDuration {
 		return nil, fmt.Errorf("shard renew deadline %s plus renew interval %s must stay below the lease duration %s: a replica cut off from the hub must stop before the others take its clusters over",
