@@ -155,7 +155,8 @@ func Scheme() (*runtime.Scheme, error) {
 }
 
 // The leader election Lease lives in the controller's own namespace (holdfast-system, or the Helm
-// release's namespace: the chart grants this rule there), as do the Events about it.
+// release's namespace: the chart grants this rule there), as do the Events about it and, with
+// --shard, each replica's member Lease (package sharding lists and deletes expired ones).
 //
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete,namespace=holdfast-system
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch,namespace=holdfast-system
