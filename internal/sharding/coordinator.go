@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -23,13 +24,13 @@ const (
 	// DefaultLeaseDuration is how long a member Lease that stopped changing counts as live: a
 	// killed replica's clusters are handled by the others about this long after its last renewal,
 	// plus up to two renew intervals.
-	DefaultLeaseDuration = 8 * time.Second
+	DefaultLeaseDuration = 6 * time.Second
 	// DefaultRenewInterval is how often a replica renews its Lease and reads the others'.
-	DefaultRenewInterval = 2 * time.Second
+	DefaultRenewInterval = 1500 * time.Millisecond
 	// DefaultRenewDeadline is how long a replica acts without a successful renewal; it stays
 	// below DefaultLeaseDuration by more than a renew interval, so that a replica cut off from
 	// the hub stops before the others count it dead.
-	DefaultRenewDeadline = 4 * time.Second
+	DefaultRenewDeadline = 3 * time.Second
 	// DefaultRebalanceSpread bounds the random delay of the reconciles a replica starts for the
 	// clusters it gains, so that a hand-over is not a burst.
 	DefaultRebalanceSpread = 2 * time.Second
@@ -92,8 +93,10 @@ type Coordinator struct {
 	held     map[types.NamespacedName]bool
 	instance string
 
-	mu     sync.Mutex
-	gained []func([]types.NamespacedName)
+	// mu guards the listeners of OnGained and the clusters held when they were last told.
+	mu        sync.Mutex
+	gained    []func([]types.NamespacedName)
+	announced []types.NamespacedName
 }
 
 // New checks opts and returns a coordinator that acts on nothing until it runs.
@@ -262,10 +265,14 @@ func (c *Coordinator) settle(ctx context.Context) {
 	if len(gained) > 0 || lost > 0 {
 		log.Info("Clusters handed over", "gained", len(gained), "lost", lost, "held", len(held))
 	}
+	c.mu.Lock()
+	listeners := c.gained
+	c.announced = c.announced[:0]
+	for k := range held {
+		c.announced = append(c.announced, k)
+	}
+	c.mu.Unlock()
 	if len(gained) > 0 {
-		c.mu.Lock()
-		listeners := c.gained
-		c.mu.Unlock()
 		for _, f := range listeners {
 			f(gained)
 		}
@@ -313,12 +320,18 @@ func (c *Coordinator) Owns(cluster types.NamespacedName) bool {
 	return c == nil || c.gate.owns(cluster)
 }
 
-// OnGained registers f to be called with the clusters the replica starts handling. It runs on
-// the coordinator's goroutine and must not block.
+// OnGained registers f to be called with the clusters the replica starts handling, first with
+// those it already handles: a controller that starts after a hand-over misses none (the events
+// of the cluster's objects may have been dropped while another replica held it). f runs on the
+// coordinator's goroutine (the first time on the caller's) and must not block.
 func (c *Coordinator) OnGained(f func([]types.NamespacedName)) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.gained = append(c.gained, f)
+	held := slices.Clone(c.announced)
+	c.mu.Unlock()
+	if len(held) > 0 {
+		f(held)
+	}
 }
 
 // jitter is a random delay within the rebalance spread, shorter when few clusters move.

@@ -6,11 +6,12 @@
 //
 // Each replica (--shard, identity --shard-id, its pod name) keeps one coordination.k8s.io Lease
 // in the controller's namespace, named holdfast-shard-<identity> and labelled
-// holdfast.dev/shard-member=<group>, renewed every RenewInterval (2 s). A Lease counts as live
-// while it changed within its duration (8 s) as this replica saw it, on its own clock (as
+// holdfast.dev/shard-member=<group>, renewed every RenewInterval (1.5 s). A Lease counts as live
+// while it changed within its duration (6 s) as this replica saw it, on its own clock (as
 // client-go's leader election does: renew times written by other machines' clocks are not
-// compared with ours). A killed replica is therefore noticed 8-10 s after its last renewal and
-// its clusters are handled by the others within about 12 s, inside the 15 s the fleet needs.
+// compared with ours). A killed replica is therefore noticed 6-9 s after it was killed and its
+// clusters are handled by the others (connected, compared, corrected) about 2 s later, inside the
+// 15 s the fleet needs.
 // A replica that stops cleanly deletes its Lease and the others take over within one round.
 // Leases silent for three durations (pods of a Deployment get new names) are deleted.
 //
@@ -39,8 +40,8 @@
 // write w_B that gives c to B; symmetrically r_B came before w_A; then w_A < r_A < w_B < r_B <
 // w_A, which cannot be. A member's Lease expiring removes it from the views; the timing
 // assumption that makes this safe is the same as leader election's: a replica that cannot renew
-// stops acting RenewDeadline (4 s) after its last successful renewal began, and the others
-// count it dead only LeaseDuration (8 s) after they saw that renewal. While views disagree
+// stops acting RenewDeadline (3 s) after its last successful renewal began, and the others
+// count it dead only LeaseDuration (6 s) after they saw that renewal. While views disagree
 // (a few seconds around a change) the clusters whose owner differs between views are handled
 // by nobody; the others are undisturbed.
 //

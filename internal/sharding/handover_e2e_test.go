@@ -14,7 +14,9 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -223,7 +225,7 @@ func TestHandOverWithoutDoubleWrites(t *testing.T) {
 
 	log := &writeLog{writes: map[string][]write{}}
 	began := time.Now()
-	startReplica(t, fl, log, "replica-a", false)
+	a := startReplica(t, fl, log, "replica-a", false)
 	b := startReplica(t, fl, log, "replica-b", true)
 
 	deployed := func(g Gomega, cluster string) {
@@ -320,4 +322,9 @@ func TestHandOverWithoutDoubleWrites(t *testing.T) {
 	for _, c := range clusters {
 		g.Eventually(func(g Gomega) { deployed(g, c) }).WithTimeout(30*time.Second).WithPolling(200*time.Millisecond).Should(Succeed())
 	}
+
+	// A replica that stops cleanly deletes its Lease: the others need not wait for it to expire.
+	a.stop()
+	err = hub.Get(ctx, client.ObjectKey{Namespace: e2eNamespace, Name: sharding.LeaseName("replica-a")}, &coordinationv1.Lease{})
+	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the Lease of replica-a after it stopped: %v", err)
 }
