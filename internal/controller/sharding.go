@@ -14,6 +14,7 @@ import (
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/fleet"
+	"holdfast.dev/holdfast/internal/metrics"
 	"holdfast.dev/holdfast/internal/sharding"
 )
 
@@ -49,6 +50,12 @@ func newShard(mgr ctrl.Manager, registry *fleet.Registry, opts Options) (*shardi
 		Reader:          mgr.GetAPIReader(),
 		Writer:          mgr.GetClient(),
 		Connections:     registry,
+		// Another replica reports the cluster's health and drift now: no stale gauge of ours
+		// adds to its.
+		OnReleased: func(k types.NamespacedName) {
+			metrics.ForgetClusterHealth(k.Namespace, k.Name)
+			metrics.ForgetCluster(k.String())
+		},
 		LeaseDuration:   opts.ShardLeaseDuration,
 		KeepLeaseOnStop: opts.ShardKeepLeaseOnStop,
 		Clusters: func(ctx context.Context) ([]types.NamespacedName, error) {

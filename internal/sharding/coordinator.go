@@ -58,6 +58,10 @@ type Options struct {
 	// Connections, if set, are the target connections: the coordinator closes those of the
 	// clusters the replica no longer handles (their caches and drift watches with them).
 	Connections Connections
+	// OnReleased, if set, is called with each cluster the replica let go, once no reconcile of
+	// its own runs on it any more: what the replica reports about the cluster (metrics) is
+	// another replica's to report now.
+	OnReleased func(types.NamespacedName)
 	// LeaseDuration, RenewInterval, RenewDeadline and RebalanceSpread: the Default ones when 0.
 	LeaseDuration   time.Duration
 	RenewInterval   time.Duration
@@ -91,6 +95,8 @@ type Coordinator struct {
 	lease    *leaseRecord
 	renewed  time.Time
 	held     map[types.NamespacedName]bool
+	// releasing are the clusters let go whose reconciles may still be returning.
+	releasing map[types.NamespacedName]bool
 	instance string
 
 	// mu guards the listeners of OnGained and the clusters held when they were last told.
@@ -258,9 +264,14 @@ func (c *Coordinator) settle(ctx context.Context) {
 	for k := range c.held {
 		if !held[k] {
 			lost++
+			if c.releasing == nil {
+				c.releasing = map[types.NamespacedName]bool{}
+			}
+			c.releasing[k] = true
 		}
 	}
 	c.held = held
+	c.release(held)
 	metrics.SetShardClusters(c.opts.Identity, len(held))
 	if len(gained) > 0 || lost > 0 {
 		log.Info("Clusters handed over", "gained", len(gained), "lost", lost, "held", len(held))
@@ -275,6 +286,25 @@ func (c *Coordinator) settle(ctx context.Context) {
 	if len(gained) > 0 {
 		for _, f := range listeners {
 			f(gained)
+		}
+	}
+}
+
+// release finishes letting go of the clusters the replica no longer holds once their
+// reconciles have returned: their connections are closed and OnReleased told.
+func (c *Coordinator) release(held map[types.NamespacedName]bool) {
+	for k := range c.releasing {
+		switch {
+		case held[k]:
+			delete(c.releasing, k)
+		case !c.gate.busy(k):
+			if c.opts.Connections != nil {
+				c.opts.Connections.Remove(k)
+			}
+			if c.opts.OnReleased != nil {
+				c.opts.OnReleased(k)
+			}
+			delete(c.releasing, k)
 		}
 	}
 }
@@ -299,7 +329,7 @@ func (c *Coordinator) stop(log logr.Logger) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.opts.RenewInterval)
 	defer cancel()
-	if err := c.release(ctx); err != nil {
+	if err := c.deleteLease(ctx); err != nil {
 		log.Error(err, "Deleting the member Lease failed; it expires instead")
 	}
 }

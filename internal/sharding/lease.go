@@ -129,8 +129,8 @@ func (c *Coordinator) deleteExpired(ctx context.Context, l *coordinationv1.Lease
 	logf.FromContext(ctx).Info("Deleted the member Lease of a replica gone for good", "lease", l.Name)
 }
 
-// release deletes the replica's own Lease.
-func (c *Coordinator) release(ctx context.Context) error {
+// deleteLease deletes the replica's own Lease.
+func (c *Coordinator) deleteLease(ctx context.Context) error {
 	if c.lease == nil {
 		return nil
 	}
