@@ -178,6 +178,39 @@ func shardClusters(g Gomega) map[string]int {
 	return out
 }
 
+var (
+	fleetOnce sync.Once
+	sharedHub *localfleet.Fleet
+	hubErr    error
+)
+
+// hubFleet is a hub without targets, started for the first test that needs it and stopped by
+// TestMain.
+func hubFleet(t *testing.T) *localfleet.Fleet {
+	t.Helper()
+	testsupport.RequireBinaries(t)
+	fleetOnce.Do(func() {
+		var out io.Writer = &testsupport.LogBuffer{}
+		if testing.Verbose() {
+			out = os.Stderr
+		}
+		ctrl.SetLogger(zap.New(zap.WriteTo(out), zap.UseDevMode(true)))
+		sharedHub, hubErr = localfleet.Up(context.Background(), localfleet.Options{})
+	})
+	if hubErr != nil {
+		t.Fatalf("starting the hub: %v", hubErr)
+	}
+	return sharedHub
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if sharedHub != nil {
+		_ = sharedHub.Stop()
+	}
+	os.Exit(code)
+}
+
 func clusterName(i int) string { return fmt.Sprintf("shard-%d", i) }
 
 func targetNamespace(cluster string) string { return "target-" + cluster }
@@ -188,18 +221,11 @@ func targetNamespace(cluster string) string { return "target-" + cluster }
 // come in one unbroken run per replica; the killed replica's clusters are corrected by the
 // other within the hand-over bound; the third replica takes its share.
 func TestHandOverWithoutDoubleWrites(t *testing.T) {
-	testsupport.RequireBinaries(t)
-	var out io.Writer = &testsupport.LogBuffer{}
-	if testing.Verbose() {
-		out = os.Stderr
-	}
-	ctrl.SetLogger(zap.New(zap.WriteTo(out), zap.UseDevMode(true)))
 	g := NewWithT(t)
 	ctx := context.Background()
-	fl, err := localfleet.Up(ctx, localfleet.Options{})
-	g.Expect(err).NotTo(HaveOccurred())
-	t.Cleanup(func() { _ = fl.Stop() })
+	fl := hubFleet(t)
 	hub := fl.HubClient()
+	var err error
 
 	g.Expect(hub.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "templates"}})).To(Succeed())
 	var clusters []string
