@@ -13,6 +13,7 @@ import (
 	clustercontroller "holdfast.dev/holdfast/internal/controller/cluster"
 	"holdfast.dev/holdfast/internal/fleet"
 	"holdfast.dev/holdfast/internal/inventory"
+	"holdfast.dev/holdfast/internal/sharding"
 )
 
 type controllerOptions struct {
@@ -29,6 +30,9 @@ func (o *controllerOptions) addFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.manager.LeaderElection, "leader-elect", false, "elect one active replica through a Lease on the hub")
 	fs.StringVar(&o.manager.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default: the controller's own)")
 	fs.StringVar(&o.manager.LeaderElectionID, "leader-election-id", "holdfast.dev", "name of the leader election Lease")
+	fs.BoolVar(&o.manager.Shard, "shard", false, "divide the clusters among the replicas that run with --shard, each handling (probing, deploying to, correcting) its share, handed over when a replica stops or joins; needs --leader-elect, whose leader keeps creating and deleting the per-cluster status objects")
+	fs.StringVar(&o.manager.ShardID, "shard-id", "", "this replica's name among the sharded replicas, unique to it (default: the host name, a pod's name)")
+	fs.DurationVar(&o.manager.ShardLeaseDuration, "shard-lease-duration", sharding.DefaultLeaseDuration, "how long a sharded replica that stopped renewing its Lease keeps its clusters before the others take them over")
 	fs.IntVar(&o.manager.Concurrency, "concurrency", 10, "objects of each kind (Clusters, service sets, per-cluster deployments) reconciled at once")
 	fs.IntVar(&o.manager.InventoryShardSize, "inventory-shard-size", inventory.DefaultShardSize, "inventory entries a ClusterServiceStatus holds itself; a larger inventory is kept in ClusterServiceInventory shards of about as many entries each (docs/inventory.md)")
 	fs.DurationVar(&o.manager.ReconcileTimeout, "reconcile-timeout", controller.DefaultReconcileTimeout, "longest time one reconcile may take (a hanging target or render holds a worker no longer); it is then retried with backoff")

@@ -87,9 +87,9 @@ func firstDifference(got, want string) string {
 }
 
 // chartSetFlags are the controller flags the chart sets from values of its own (ports, metrics
-// TLS, namespace) or that make no sense in a pod (the kubeconfig): they are not under
-// .Values.controller.
-var chartSetFlags = []string{"kubeconfig", "metrics-bind-address", "metrics-secure", "metrics-cert-dir", "health-probe-bind-address", "leader-election-namespace"}
+// TLS, namespace, the pod's name) or that make no sense in a pod (the kubeconfig): they are not
+// under .Values.controller.
+var chartSetFlags = []string{"kubeconfig", "metrics-bind-address", "metrics-secure", "metrics-cert-dir", "health-probe-bind-address", "leader-election-namespace", "shard-id"}
 
 // TestChartControllerFlags: the chart's controller values are the flags of `holdfast
 // controller`, each with the schema type its flag parses, so a flag added, renamed or removed in

@@ -40,6 +40,7 @@ import (
 	"holdfast.dev/holdfast/internal/notify"
 	"holdfast.dev/holdfast/internal/render"
 	"holdfast.dev/holdfast/internal/render/chartsource"
+	"holdfast.dev/holdfast/internal/sharding"
 	"holdfast.dev/holdfast/internal/tenancy"
 )
 
@@ -130,6 +131,19 @@ type Options struct {
 	ForbidInsecureSkipTLSVerify bool
 	// SkipNameValidation allows several managers in one process (tests).
 	SkipNameValidation bool
+	// Shard divides the clusters among the replicas that run with it (package sharding): the
+	// Cluster and ClusterServiceStatus controllers run on every replica, each on its share; the
+	// others stay on the elected leader. It needs LeaderElection; the member Leases live in
+	// LeaderElectionNamespace.
+	Shard bool
+	// ShardID names this replica among the others (its pod name); the host name when empty.
+	ShardID string
+	// ShardLeaseDuration is how long a replica that stopped renewing keeps its clusters;
+	// sharding.DefaultLeaseDuration when 0.
+	ShardLeaseDuration time.Duration
+	// ShardKeepLeaseOnStop leaves the member Lease to expire when the manager stops, as a killed
+	// replica does (tests), instead of handing the clusters over at once.
+	ShardKeepLeaseOnStop bool
 }
 
 // Scheme knows Holdfast's types and Kubernetes' built-in ones.
@@ -145,7 +159,8 @@ func Scheme() (*runtime.Scheme, error) {
 }
 
 // The leader election Lease lives in the controller's own namespace (holdfast-system, or the Helm
-// release's namespace: the chart grants this rule there), as do the Events about it.
+// release's namespace: the chart grants this rule there), as do the Events about it and, with
+// --shard, each replica's member Lease (package sharding lists and deletes expired ones).
 //
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete,namespace=holdfast-system
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch,namespace=holdfast-system
@@ -270,7 +285,7 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 		Kubeconfigs: fleet.KubeconfigPolicy{AllowedExecPlugins: opts.AllowedExecPlugins,
 			ForbidInsecureSkipTLSVerify: opts.ForbidInsecureSkipTLSVerify},
 	})
-	if err := mgr.Add(registry); err != nil {
+	if err := mgr.Add(runnable(registry, opts.Shard)); err != nil {
 		return nil, nil, fmt.Errorf("adding the fleet registry: %w", err)
 	}
 
@@ -284,6 +299,15 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 	if opts.SkipNameValidation {
 		ctrlOpts.SkipNameValidation = ptr.To(true)
 	}
+	// The per-cluster controllers: on the leader, or on every replica for its share.
+	perCluster := ctrlOpts
+	var shard *sharding.Coordinator
+	if opts.Shard {
+		if shard, err = newShard(mgr, registry, opts); err != nil {
+			return nil, nil, err
+		}
+		perCluster.NeedLeaderElection = ptr.To(false)
+	}
 	if err := (&clustercontroller.Reconciler{
 		Client:             mgr.GetClient(),
 		APIReader:          mgr.GetAPIReader(),
@@ -294,7 +318,8 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 		ProbeRetryInterval: opts.ProbeRetryInterval,
 		ConnectionGrace:    opts.ConnectionGrace,
 		StatusHeartbeat:    opts.StatusHeartbeat,
-	}).SetupWithManager(ctx, mgr, ctrlOpts); err != nil {
+		Shard:              shard,
+	}).SetupWithManager(ctx, mgr, perCluster); err != nil {
 		return nil, nil, fmt.Errorf("setting up the Cluster controller: %w", err)
 	}
 
@@ -334,7 +359,7 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 		return nil, nil, fmt.Errorf("setting up the ServiceTemplate controller: %w", err)
 	}
 	notifier := notify.New(notify.Options{HTTPClient: notify.NewHTTPClient(egress)})
-	if err := mgr.Add(notifier); err != nil {
+	if err := mgr.Add(runnable(notifier, opts.Shard)); err != nil {
 		return nil, nil, fmt.Errorf("adding the notification dispatcher: %w", err)
 	}
 	if err := (&clusterservicestatus.Reconciler{
@@ -346,9 +371,10 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 		Recorder:  eventRecorder(mgr, "holdfast-deploy"),
 		Clock:     opts.Clock,
 		Tenancy:   tenants,
+		Shard:     shard,
 
 		InventoryShardSize: opts.InventoryShardSize,
-	}).SetupWithManager(mgr, ctrlOpts); err != nil {
+	}).SetupWithManager(mgr, perCluster); err != nil {
 		return nil, nil, fmt.Errorf("setting up the ClusterServiceStatus controller: %w", err)
 	}
 	return mgr, registry, nil

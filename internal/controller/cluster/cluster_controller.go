@@ -20,6 +20,7 @@ import (
 	"holdfast.dev/holdfast/internal/conditions"
 	"holdfast.dev/holdfast/internal/fleet"
 	"holdfast.dev/holdfast/internal/metrics"
+	"holdfast.dev/holdfast/internal/sharding"
 )
 
 // Defaults of the Reconciler's intervals.
@@ -52,6 +53,9 @@ type Reconciler struct {
 	ConnectionGrace time.Duration
 	// StatusHeartbeat is the longest time a healthy Cluster's probe times go unwritten.
 	StatusHeartbeat time.Duration
+	// Shard, if set, is this replica's share of the clusters: other replicas' Clusters are left
+	// to them (package sharding).
+	Shard *sharding.Coordinator
 }
 
 // +kubebuilder:rbac:groups=holdfast.dev,resources=holdfastclusters,verbs=get;list;watch
@@ -73,6 +77,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		r.forget(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
+	ctx, leave, ok := r.Shard.Begin(ctx, req.NamespacedName)
+	if !ok {
+		return ctrl.Result{}, nil
+	}
+	defer leave()
 
 	s := &scope{cluster: c, before: c.DeepCopy(), now: r.Clock.Now()}
 	defer func() {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -43,13 +44,22 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 	}); err != nil {
 		return fmt.Errorf("indexing Clusters by kubeconfig Secret: %w", err)
 	}
-	return ctrl.NewControllerManagedBy(mgr).
-		For(&holdfastv1.Cluster{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.clustersForSecret), builder.OnlyMetadata).
-		WithOptions(opts).
+	b := ctrl.NewControllerManagedBy(mgr).
+		For(&holdfastv1.Cluster{}, builder.WithPredicates(predicate.GenerationChangedPredicate{}, r.Shard.Predicate(itself))).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.clustersForSecret), builder.OnlyMetadata)
+	if r.Shard != nil {
+		// A Cluster handed over to this replica is probed anew: its events went to another.
+		b = b.WatchesRawSource(r.Shard.Source(func(_ context.Context, k types.NamespacedName) []reconcile.Request {
+			return []reconcile.Request{{NamespacedName: k}}
+		}))
+	}
+	return b.WithOptions(opts).
 		Named("cluster").
 		Complete(r)
 }
+
+// itself is the Cluster a Cluster belongs to, for sharding.
+func itself(o client.Object) (types.NamespacedName, bool) { return client.ObjectKeyFromObject(o), true }
 
 // clustersForSecret maps a Secret to the Clusters whose kubeconfig it holds.
 func (r *Reconciler) clustersForSecret(ctx context.Context, secret client.Object) []reconcile.Request {

@@ -30,6 +30,7 @@ import (
 	"holdfast.dev/holdfast/internal/naming"
 	"holdfast.dev/holdfast/internal/notify"
 	"holdfast.dev/holdfast/internal/render"
+	"holdfast.dev/holdfast/internal/sharding"
 	"holdfast.dev/holdfast/internal/tenancy"
 )
 
@@ -64,6 +65,9 @@ type Reconciler struct {
 	// Tenancy limits the Clusters, templates and Secrets a service set may use (package
 	// tenancy): a status object its service set would not select deploys nothing.
 	Tenancy tenancy.Policy
+	// Shard, if set, is this replica's share of the clusters: status objects of other
+	// replicas' clusters are left to them (package sharding).
+	Shard *sharding.Coordinator
 
 	// recheck receives status objects to reconcile again: those whose objects another
 	// MultiClusterService just took over, so they report the Conflict at once; drifted those
@@ -109,6 +113,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	if err := r.Client.Get(ctx, req.NamespacedName, css); err != nil {
 		return ctrl.Result{}, r.forgetIfGone(req.NamespacedName, err)
 	}
+	ctx, leave, ok := r.Shard.Begin(ctx, client.ObjectKey{Namespace: css.Namespace, Name: css.Spec.Cluster})
+	if !ok {
+		return ctrl.Result{}, nil
+	}
+	defer leave()
 	s := &scope{css: css, before: css.DeepCopy(), now: r.Clock.Now(), drifts: r.memory.takeDrifts(req.NamespacedName)}
 	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("multiClusterService", css.Spec.MultiClusterService, "cluster", css.Spec.Cluster))
 	defer func() {

@@ -45,9 +45,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	}
 	r.routine = newRoutineSlots(opts.MaxConcurrentReconciles)
 	opts.MaxConcurrentReconciles = max(opts.MaxConcurrentReconciles, 1) + DriftWorkers
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&holdfastv1.ClusterServiceStatus{}, builder.WithPredicates(predicate.Or(
-			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}), r.noteRequests())).
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}), r.Shard.Predicate(clusterOfStatus), r.noteRequests())).
 		Watches(&holdfastv1.MultiClusterService{}, triggered(handler.EnqueueRequestsFromMapFunc(r.forServiceSet), requestOrHub),
 			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Watches(&holdfastv1.ServiceTemplate{}, handler.EnqueueRequestsFromMapFunc(r.forTemplate),
@@ -62,10 +62,28 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 			&handler.TypedEnqueueRequestForObject[*holdfastv1.ClusterServiceStatus]{}), always[*holdfastv1.ClusterServiceStatus](triggerRecheck)))).
 		WatchesRawSource(source.Channel(r.drifted, triggered(enqueueDrifted(r.routine.driftQueued), always[*holdfastv1.ClusterServiceStatus](triggerDrift)))).
 		WatchesRawSource(source.Channel(r.recovered, triggered(handler.TypedEnqueueRequestsFromMapFunc(r.watchedOnCluster),
-			always[*holdfastv1.Cluster](triggerRecheck)))).
-		WithOptions(opts).
+			always[*holdfastv1.Cluster](triggerRecheck))))
+	if r.Shard != nil {
+		// The status objects of a cluster handed over to this replica are compared with it anew:
+		// their events, and the drift on the cluster, went to another replica.
+		b = b.WatchesRawSource(r.Shard.Source(func(ctx context.Context, k types.NamespacedName) []reconcile.Request {
+			c := &holdfastv1.Cluster{}
+			c.Namespace, c.Name = k.Namespace, k.Name
+			return r.forCluster(ctx, c)
+		}))
+	}
+	return b.WithOptions(opts).
 		Named("clusterservicestatus").
 		Complete(r)
+}
+
+// clusterOfStatus is the Cluster a status object deploys to, for sharding.
+func clusterOfStatus(o client.Object) (types.NamespacedName, bool) {
+	css, ok := o.(*holdfastv1.ClusterServiceStatus)
+	if !ok {
+		return types.NamespacedName{}, false
+	}
+	return types.NamespacedName{Namespace: css.Namespace, Name: css.Spec.Cluster}, true
 }
 
 func requests(statuses []holdfastv1.ClusterServiceStatus) []reconcile.Request {
