@@ -44,12 +44,12 @@ func newShard(mgr ctrl.Manager, registry *fleet.Registry, opts Options) (*shardi
 	}
 	cache := mgr.GetClient()
 	shard, err := sharding.New(sharding.Options{
-		Identity:        id,
-		Namespace:       ns,
-		Group:           opts.LeaderElectionID,
-		Reader:          mgr.GetAPIReader(),
-		Writer:          mgr.GetClient(),
-		Connections:     registry,
+		Identity:    id,
+		Namespace:   ns,
+		Group:       opts.LeaderElectionID,
+		Reader:      mgr.GetAPIReader(),
+		Writer:      mgr.GetClient(),
+		Connections: registry,
 		// Another replica reports the cluster's health and drift now: no stale gauge of ours
 		// adds to its.
 		OnReleased: func(k types.NamespacedName) {

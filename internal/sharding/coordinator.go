@@ -13,8 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/clock"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"holdfast.dev/holdfast/internal/metrics"
 )
@@ -89,15 +89,15 @@ type Coordinator struct {
 	gate gate
 
 	// Touched by the Start goroutine only.
-	state    *State
-	alive    liveness
-	live     []string
-	lease    *leaseRecord
-	renewed  time.Time
-	held     map[types.NamespacedName]bool
+	state   *State
+	alive   liveness
+	live    []string
+	lease   *leaseRecord
+	renewed time.Time
+	held    map[types.NamespacedName]bool
 	// releasing are the clusters let go whose reconciles may still be returning.
 	releasing map[types.NamespacedName]bool
-	instance string
+	instance  string
 
 	// mu guards the listeners of OnGained and the clusters held when they were last told.
 	mu        sync.Mutex

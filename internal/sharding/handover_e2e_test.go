@@ -260,7 +260,7 @@ func TestHandOverWithoutDoubleWrites(t *testing.T) {
 		g.Expect(cm.Data).To(HaveKeyWithValue("key", declared), "ConfigMap on %s", cluster)
 	}
 	for _, c := range clusters {
-		g.Eventually(func(g Gomega) { deployed(g, c) }).WithTimeout(90*time.Second).WithPolling(200*time.Millisecond).Should(Succeed())
+		g.Eventually(func(g Gomega) { deployed(g, c) }).WithTimeout(90 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
 	}
 	ab := sharding.NewView("replica-a", "replica-b")
 	wantA := 0
@@ -346,7 +346,7 @@ func TestHandOverWithoutDoubleWrites(t *testing.T) {
 	g.Expect(log.interleaved(began, killed)).To(BeEmpty(), "clusters written by two replicas in turn or at once while a and b ran")
 	g.Expect(log.interleaved(killed, time.Now())).To(BeEmpty(), "clusters written by two replicas in turn or at once after b was killed")
 	for _, c := range clusters {
-		g.Eventually(func(g Gomega) { deployed(g, c) }).WithTimeout(30*time.Second).WithPolling(200*time.Millisecond).Should(Succeed())
+		g.Eventually(func(g Gomega) { deployed(g, c) }).WithTimeout(30 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
 	}
 
 	// A replica that stops cleanly deletes its Lease: the others need not wait for it to expire.
