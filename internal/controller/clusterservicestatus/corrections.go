@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -11,6 +12,22 @@ import (
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/apply"
 )
+
+// correctBeforeDeploy handles drifts a watch saw on a status object whose services' inputs
+// changed (a new revision rolling out to every cluster) or whose periodic full reconcile is due,
+// and nothing else: the drifted objects are put back as last declared first, as when nothing is
+// due, and the full reconcile comes back right after, at the routine priority. A correction during
+// a rollout thus waits for no render and no apply of the whole set; the object is written twice
+// when the new revision changes it too. Anything else that asks for a full reconcile (a change of
+// the service set itself, its policy or mode, a manual request, a recheck or comparison, a set not
+// settled, with failed or refused applies) is left to the full reconcile, which decides with
+// everything it knows.
+func (r *Reconciler) correctBeforeDeploy(ctx context.Context, s *scope, rendered []renderedService) (ctrl.Result, error) {
+	if _, err := r.correctDrifts(ctx, s, rendered); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: time.Millisecond}, nil
+}
 
 // correctDrifts handles the drifts watches saw when nothing else is due: it puts back (or
 // reports, as the policy says) the drifted objects and only those, so that correcting one

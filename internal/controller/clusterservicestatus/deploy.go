@@ -46,15 +46,20 @@ func (r *Reconciler) reconcileDeploy(ctx context.Context, s *scope) (ctrl.Result
 	unsettled := !conditions.IsTrue(s.css, holdfastv1.AppliedCondition)
 	recheck := r.memory.takeRecheck(client.ObjectKeyFromObject(s.css))
 	compare := r.comparisonDue(s)
-	if !due && !changed && !unsettled && !recheck && !compare && s.requested == "" {
-		if len(s.drifts) == 0 {
-			// Nothing to do until the next full reconcile; a restart lands here too, so a recent
-			// run is not repeated.
-			return ctrl.Result{RequeueAfter: nextFullReconcile(mcs, s.css, s.now).Sub(s.now)}, nil
-		}
-		if remembered && !deletedContainers(s.drifts) {
+	full := due || changed || unsettled || recheck || compare || s.requested != ""
+	if len(s.drifts) > 0 && remembered && !deletedContainers(s.drifts) {
+		if !full {
 			return r.correctDrifts(ctx, s, rendered)
 		}
+		if !unsettled && !recheck && !compare && s.requested == "" && sameServiceSet(s.css, mcs) {
+			// A new revision, or the periodic full reconcile, and nothing else.
+			return r.correctBeforeDeploy(ctx, s, rendered)
+		}
+	}
+	if !full && len(s.drifts) == 0 {
+		// Nothing to do until the next full reconcile; a restart lands here too, so a recent
+		// run is not repeated.
+		return ctrl.Result{RequeueAfter: nextFullReconcile(mcs, s.css, s.now).Sub(s.now)}, nil
 	}
 	if remembered {
 		rendered = r.renderAll(ctx, s)
@@ -602,6 +607,13 @@ func declarationChanged(css *holdfastv1.ClusterServiceStatus, mcs *holdfastv1.Mu
 		}
 	}
 	return false
+}
+
+// sameServiceSet reports whether the status object was last reconciled completely with the
+// service set as it is (generation and sync mode): what changed since, if anything, is a
+// service's inputs (a template revision, a referenced ConfigMap, the Cluster), not the policy.
+func sameServiceSet(css *holdfastv1.ClusterServiceStatus, mcs *holdfastv1.MultiClusterService) bool {
+	return css.Status.ObservedServiceSetGeneration == mcs.Generation && css.Status.SyncMode == mcs.Spec.SyncMode
 }
 
 func deployedOnce(css *holdfastv1.ClusterServiceStatus, service string) bool {
