@@ -215,7 +215,7 @@ func measureSize(ctx context.Context, cfg config, n int) (_ *result, retErr erro
 		return nil, err
 	}
 	h.ServerOf = func(c types.NamespacedName) string { return h.Names[b.serverOf[c.Name]] }
-	if err := h.StartController(ctx, float32(cfg.hubQPS), controller.Options{Concurrency: cfg.concurrency}); err != nil {
+	if err := h.StartController(ctx, float32(cfg.hubQPS), controller.Options{Concurrency: cfg.concurrency, SkipNameValidation: true}); err != nil {
 		return nil, err
 	}
 	if err := b.waitClustersReady(ctx); err != nil {

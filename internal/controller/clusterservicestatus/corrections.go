@@ -13,15 +13,15 @@ import (
 	"holdfast.dev/holdfast/internal/apply"
 )
 
-// correctBeforeDeploy handles drifts a watch saw on a status object whose services' inputs
-// changed (a new revision rolling out to every cluster) or whose periodic full reconcile is due,
-// and nothing else: the drifted objects are put back as last declared first, as when nothing is
-// due, and the full reconcile comes back right after, at the routine priority. A correction during
-// a rollout thus waits for no render and no apply of the whole set; the object is written twice
-// when the new revision changes it too. Anything else that asks for a full reconcile (a change of
-// the service set itself, its policy or mode, a manual request, a recheck or comparison, a set not
-// settled, with failed or refused applies) is left to the full reconcile, which decides with
-// everything it knows.
+// correctBeforeDeploy handles drifts a watch saw on a status object whose periodic full
+// reconcile is due and which needs nothing else: the drifted objects are put back first, as when
+// nothing is due, and the full reconcile comes back right after, at the routine priority, so the
+// correction waits for no comparison and no apply of the whole set. Anything else that asks for a
+// full reconcile (new inputs, a change of the service set, a manual request, a recheck or
+// comparison, a set with failed or refused applies) is left to the full reconcile, which decides
+// with everything it knows. (A drift during a rollout of new inputs is not corrected ahead: the
+// declarations kept in memory are those of the new inputs as soon as they are rendered, and the
+// drift is judged against them.)
 func (r *Reconciler) correctBeforeDeploy(ctx context.Context, s *scope, rendered []renderedService) (ctrl.Result, error) {
 	if _, err := r.correctDrifts(ctx, s, rendered); err != nil {
 		return ctrl.Result{}, err

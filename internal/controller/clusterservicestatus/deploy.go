@@ -51,8 +51,8 @@ func (r *Reconciler) reconcileDeploy(ctx context.Context, s *scope) (ctrl.Result
 		if !full {
 			return r.correctDrifts(ctx, s, rendered)
 		}
-		if !unsettled && !recheck && !compare && s.requested == "" && sameServiceSet(s.css, mcs) {
-			// A new revision, or the periodic full reconcile, and nothing else.
+		if due && !changed && !unsettled && !recheck && !compare && s.requested == "" {
+			// The periodic full reconcile is due, and nothing else.
 			return r.correctBeforeDeploy(ctx, s, rendered)
 		}
 	}
@@ -607,13 +607,6 @@ func declarationChanged(css *holdfastv1.ClusterServiceStatus, mcs *holdfastv1.Mu
 		}
 	}
 	return false
-}
-
-// sameServiceSet reports whether the status object was last reconciled completely with the
-// service set as it is (generation and sync mode): what changed since, if anything, is a
-// service's inputs (a template revision, a referenced ConfigMap, the Cluster), not the policy.
-func sameServiceSet(css *holdfastv1.ClusterServiceStatus, mcs *holdfastv1.MultiClusterService) bool {
-	return css.Status.ObservedServiceSetGeneration == mcs.Generation && css.Status.SyncMode == mcs.Spec.SyncMode
 }
 
 func deployedOnce(css *holdfastv1.ClusterServiceStatus, service string) bool {
