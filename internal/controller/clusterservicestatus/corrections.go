@@ -13,15 +13,14 @@ import (
 	"holdfast.dev/holdfast/internal/apply"
 )
 
-// correctBeforeDeploy handles drifts a watch saw on a status object whose periodic full
-// reconcile is due and which needs nothing else: the drifted objects are put back first, as when
-// nothing is due, and the full reconcile comes back right after, at the routine priority, so the
-// correction waits for no comparison and no apply of the whole set. Anything else that asks for a
-// full reconcile (new inputs, a change of the service set, a manual request, a recheck or
-// comparison, a set with failed or refused applies) is left to the full reconcile, which decides
-// with everything it knows. (A drift during a rollout of new inputs is not corrected ahead: the
-// declarations kept in memory are those of the new inputs as soon as they are rendered, and the
-// drift is judged against them.)
+// correctBeforeDeploy handles drifts watches saw on a status object that also needs a full
+// reconcile, in two cases where nothing else asks for one: its periodic full reconcile is due, or
+// its services' inputs changed since they were deployed (a new revision rolling out to every
+// cluster; rendered then holds the drifted objects as deployed, see aheadOfNewInputs). The
+// drifted objects are put back first, as when nothing is due, and the full reconcile comes back
+// right after, at the routine priority, so the correction waits for no render, comparison or
+// apply of the whole set; an object the new revision changes too is written twice. Anything else
+// that asks for a full reconcile is left to it.
 func (r *Reconciler) correctBeforeDeploy(ctx context.Context, s *scope, rendered []renderedService) (ctrl.Result, error) {
 	if _, err := r.correctDrifts(ctx, s, rendered); err != nil {
 		return ctrl.Result{}, err

@@ -38,6 +38,9 @@ type renderedService struct {
 // on its own (correctDrifts).
 func (r *Reconciler) reconcileDeploy(ctx context.Context, s *scope) (ctrl.Result, error) {
 	mcs := s.mcs
+	if deployed, ok := r.aheadOfNewInputs(ctx, s); ok {
+		return r.correctBeforeDeploy(ctx, s, deployed)
+	}
 	rendered, remembered := r.declared(ctx, s)
 	s.drifts = keepDrifts(s, rendered)
 	s.requested = requestedToken(mcs, s.css)
@@ -343,15 +346,50 @@ func (r *Reconciler) rememberDeclarations(ctx context.Context, s *scope, rendere
 // every service's inputs are as at its last render, without rendering anything (remembered;
 // each service's objects are then only those watches saw drift), else rendered anew.
 func (r *Reconciler) declared(ctx context.Context, s *scope) (rendered []renderedService, remembered bool) {
-	if out, ok := r.rememberedDeclarations(ctx, s); ok {
+	if out, ok := r.rememberedDeclarations(ctx, s, false); ok {
 		return out, true
 	}
 	return r.renderAll(ctx, s), false
 }
 
+// aheadOfNewInputs returns, for drifts watches saw on a status object whose services' inputs
+// changed since they were deployed (a new revision rolling out to the fleet) and that needs
+// nothing else, the drifted objects as deployed: the declarations kept in memory, which are those
+// of the revisions the status object records as applied, since nothing rendered the new inputs
+// yet. The drifts are judged against them, as the watches did. false when anything else asks
+// for the full reconcile's judgement: a change of the service set itself (policy, mode), a
+// manual request, a recheck, no comparison made yet by this process, a set with failed or
+// refused applies, a deleted namespace, or inputs as deployed (the usual path handles those).
+func (r *Reconciler) aheadOfNewInputs(ctx context.Context, s *scope) ([]renderedService, bool) {
+	key := client.ObjectKeyFromObject(s.css)
+	if len(s.drifts) == 0 || deletedContainers(s.drifts) || requestedToken(s.mcs, s.css) != "" ||
+		s.css.Status.ObservedServiceSetGeneration != s.mcs.Generation || s.css.Status.SyncMode != s.mcs.Spec.SyncMode ||
+		!conditions.IsTrue(s.css, holdfastv1.AppliedCondition) || r.memory.hasRecheck(key) {
+		return nil, false
+	}
+	if _, compared := r.memory.lastCompared(key); !compared {
+		return nil, false
+	}
+	deployed, ok := r.rememberedDeclarations(ctx, s, true)
+	if !ok {
+		return nil, false
+	}
+	if _, current := r.rememberedDeclarations(ctx, s, false); current {
+		return nil, false
+	}
+	kept := keepDrifts(s, deployed)
+	if len(kept) == 0 {
+		return nil, false
+	}
+	s.drifts = kept
+	return deployed, true
+}
+
 // rememberedDeclarations returns what declared does from memory, and false when memory does not
 // hold every enabled service as its inputs are now, or does not declare an object that drifted.
-func (r *Reconciler) rememberedDeclarations(ctx context.Context, s *scope) ([]renderedService, bool) {
+// asDeployed asks instead for the services as the status object records them applied (their
+// revisions), whatever their inputs are now.
+func (r *Reconciler) rememberedDeclarations(ctx context.Context, s *scope, asDeployed bool) ([]renderedService, bool) {
 	kept := r.memory.declarations(client.ObjectKeyFromObject(s.css))
 	if kept == nil {
 		return nil, false
@@ -370,7 +408,11 @@ func (r *Reconciler) rememberedDeclarations(ctx context.Context, s *scope) ([]re
 		if d == nil {
 			return nil, false
 		}
-		if in, err := r.inputDigest(ctx, s.mcs, svc, s.cluster); err != nil || in != d.input {
+		if asDeployed {
+			if d.revision != ServiceRevision(s.css, svc.Name) {
+				return nil, false
+			}
+		} else if in, err := r.inputDigest(ctx, s.mcs, svc, s.cluster); err != nil || in != d.input {
 			return nil, false
 		}
 		rs := renderedService{svc: svc, count: d.objects, digest: d.revision}

@@ -225,6 +225,14 @@ func (m *memory) markRecheck(key types.NamespacedName, cluster string) bool {
 }
 
 // takeRecheck reports whether a recheck was asked for since the last call, and clears it.
+// hasRecheck reports, without taking it, whether a status object is marked for a recheck.
+func (m *memory) hasRecheck(key types.NamespacedName) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.entries[key]
+	return e != nil && e.recheck
+}
+
 func (m *memory) takeRecheck(key types.NamespacedName) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
