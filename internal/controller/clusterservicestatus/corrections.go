@@ -31,7 +31,7 @@ func (r *Reconciler) correctBeforeDeploy(ctx context.Context, s *scope, rendered
 // correctDrifts handles the drifts watches saw when nothing else is due: it puts back (or
 // reports, as the policy says) the drifted objects and only those, so that correcting one
 // object costs the same whatever the size of its set. Their declarations come from memory
-// (rendered holds only them, see declared), each is read with a GET rather than by listing its
+// (rendered holds only them, see rememberedDeclarations), each is read with a GET rather than by listing its
 // kind, and the state of the objects decides through what this process recorded of the status
 // object when it last wrote or read it whole, as long as the status object was not changed
 // since. Only once the cluster is corrected is the whole status object read, to record it.

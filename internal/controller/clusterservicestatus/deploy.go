@@ -24,7 +24,7 @@ import (
 // renderedService is a service rendered for the cluster, or the reason it could not be.
 type renderedService struct {
 	svc holdfastv1.Service
-	// objects are the rendered objects; remembered renderings (see declared) hold only the
+	// objects are the rendered objects; remembered renderings (see rememberedDeclarations) hold only the
 	// objects watches saw drift. count is how many the rendering holds.
 	objects []*unstructured.Unstructured
 	count   int
@@ -38,10 +38,13 @@ type renderedService struct {
 // on its own (correctDrifts).
 func (r *Reconciler) reconcileDeploy(ctx context.Context, s *scope) (ctrl.Result, error) {
 	mcs := s.mcs
-	if deployed, ok := r.aheadOfNewInputs(ctx, s); ok {
-		return r.correctBeforeDeploy(ctx, s, deployed)
+	rendered, remembered := r.rememberedDeclarations(ctx, s, false)
+	if !remembered {
+		if deployed, ok := r.aheadOfNewInputs(ctx, s); ok {
+			return r.correctBeforeDeploy(ctx, s, deployed)
+		}
+		rendered = r.renderAll(ctx, s)
 	}
-	rendered, remembered := r.declared(ctx, s)
 	s.drifts = keepDrifts(s, rendered)
 	s.requested = requestedToken(mcs, s.css)
 	due := !s.now.Before(nextFullReconcile(mcs, s.css, s.now))
@@ -49,17 +52,15 @@ func (r *Reconciler) reconcileDeploy(ctx context.Context, s *scope) (ctrl.Result
 	unsettled := !conditions.IsTrue(s.css, holdfastv1.AppliedCondition)
 	recheck := r.memory.takeRecheck(client.ObjectKeyFromObject(s.css))
 	compare := r.comparisonDue(s)
-	full := due || changed || unsettled || recheck || compare || s.requested != ""
-	if len(s.drifts) > 0 && remembered && !deletedContainers(s.drifts) {
-		if !full {
-			return r.correctDrifts(ctx, s, rendered)
-		}
-		if due && !changed && !unsettled && !recheck && !compare && s.requested == "" {
-			// The periodic full reconcile is due, and nothing else.
+	// Anything but the periodic full reconcile being due that asks for a full reconcile.
+	other := changed || unsettled || recheck || compare || s.requested != ""
+	if len(s.drifts) > 0 && remembered && !deletedContainers(s.drifts) && !other {
+		if due {
 			return r.correctBeforeDeploy(ctx, s, rendered)
 		}
+		return r.correctDrifts(ctx, s, rendered)
 	}
-	if !full && len(s.drifts) == 0 {
+	if !due && !other && len(s.drifts) == 0 {
 		// Nothing to do until the next full reconcile; a restart lands here too, so a recent
 		// run is not repeated.
 		return ctrl.Result{RequeueAfter: nextFullReconcile(mcs, s.css, s.now).Sub(s.now)}, nil
@@ -280,7 +281,7 @@ func (s *scope) withDriftStates(entries []holdfastv1.ResourceStatus) []holdfastv
 }
 
 // renderAll renders every enabled service, in declaration order, and remembers what each
-// declared (see declared). A service whose inputs did not change since its last rendering in
+// declared (see rememberedDeclarations). A service whose inputs did not change since its last rendering in
 // this process is not rendered again: what it declared is that rendering (renderService). A
 // Helm service is rendered once per revision of its inputs and its rendering kept on the hub
 // (package rendercache), so values its chart generates do not change from one reconcile to the
@@ -342,29 +343,19 @@ func (r *Reconciler) rememberDeclarations(ctx context.Context, s *scope, rendere
 	r.memory.setDeclarations(key, s.css.Spec.Cluster, declared)
 }
 
-// declared returns what every enabled service declares, in declaration order: from memory when
-// every service's inputs are as at its last render, without rendering anything (remembered;
-// each service's objects are then only those watches saw drift), else rendered anew.
-func (r *Reconciler) declared(ctx context.Context, s *scope) (rendered []renderedService, remembered bool) {
-	if out, ok := r.rememberedDeclarations(ctx, s, false); ok {
-		return out, true
-	}
-	return r.renderAll(ctx, s), false
-}
-
-// aheadOfNewInputs returns, for drifts watches saw on a status object whose services' inputs
-// changed since they were deployed (a new revision rolling out to the fleet) and that needs
-// nothing else, the drifted objects as deployed: the declarations kept in memory, which are those
-// of the revisions the status object records as applied, since nothing rendered the new inputs
-// yet. The drifts are judged against them, as the watches did. false when anything else asks
-// for the full reconcile's judgement: a change of the service set itself (policy, mode), a
-// manual request, a recheck, no comparison made yet by this process, a set with failed or
-// refused applies, a deleted namespace, or inputs as deployed (the usual path handles those).
+// aheadOfNewInputs is asked when memory holds no declarations of a status object's services as
+// their inputs are now (rememberedDeclarations). For drifts watches saw on it while its inputs
+// changed since they were deployed (a new revision rolling out to the fleet), and when it needs
+// nothing else, it returns the drifted objects as deployed: the declarations kept in memory,
+// which are those of the revisions the status object records as applied, since nothing rendered
+// the new inputs yet. The drifts are judged against them, as the watches did. false when anything
+// else asks for the full reconcile's judgement: a change of the service set itself (policy, mode),
+// a manual request, a recheck, no comparison made yet by this process, a set with failed or
+// refused applies, a deleted namespace, or no declarations kept as deployed.
 func (r *Reconciler) aheadOfNewInputs(ctx context.Context, s *scope) ([]renderedService, bool) {
 	key := client.ObjectKeyFromObject(s.css)
 	if len(s.drifts) == 0 || deletedContainers(s.drifts) || requestedToken(s.mcs, s.css) != "" ||
-		s.css.Status.ObservedServiceSetGeneration != s.mcs.Generation || s.css.Status.SyncMode != s.mcs.Spec.SyncMode ||
-		!conditions.IsTrue(s.css, holdfastv1.AppliedCondition) || r.memory.hasRecheck(key) {
+		serviceSetChanged(s.css, s.mcs) || !conditions.IsTrue(s.css, holdfastv1.AppliedCondition) || r.memory.hasRecheck(key) {
 		return nil, false
 	}
 	if _, compared := r.memory.lastCompared(key); !compared {
@@ -372,9 +363,6 @@ func (r *Reconciler) aheadOfNewInputs(ctx context.Context, s *scope) ([]rendered
 	}
 	deployed, ok := r.rememberedDeclarations(ctx, s, true)
 	if !ok {
-		return nil, false
-	}
-	if _, current := r.rememberedDeclarations(ctx, s, false); current {
 		return nil, false
 	}
 	kept := keepDrifts(s, deployed)
@@ -385,8 +373,10 @@ func (r *Reconciler) aheadOfNewInputs(ctx context.Context, s *scope) ([]rendered
 	return deployed, true
 }
 
-// rememberedDeclarations returns what declared does from memory, and false when memory does not
-// hold every enabled service as its inputs are now, or does not declare an object that drifted.
+// rememberedDeclarations returns what every enabled service declares, in declaration order, from
+// memory, without rendering anything, when every service's inputs are as at its last render (each
+// service's objects are then only those watches saw drift); false when memory does not hold every
+// enabled service as its inputs are now, or does not declare an object that drifted.
 // asDeployed asks instead for the services as the status object records them applied (their
 // revisions), whatever their inputs are now.
 func (r *Reconciler) rememberedDeclarations(ctx context.Context, s *scope, asDeployed bool) ([]renderedService, bool) {
@@ -635,8 +625,14 @@ func transientFailures(res *apply.Result) error {
 
 // declarationChanged reports whether what is declared for the cluster differs from what was
 // last reconciled: a new generation, a service added or removed, or a different rendering.
+// serviceSetChanged reports whether the service set changed (its generation or sync mode) since
+// the status object was last reconciled completely.
+func serviceSetChanged(css *holdfastv1.ClusterServiceStatus, mcs *holdfastv1.MultiClusterService) bool {
+	return css.Status.ObservedServiceSetGeneration != mcs.Generation || css.Status.SyncMode != mcs.Spec.SyncMode
+}
+
 func declarationChanged(css *holdfastv1.ClusterServiceStatus, mcs *holdfastv1.MultiClusterService, rendered []renderedService) bool {
-	if css.Status.ObservedServiceSetGeneration != mcs.Generation || css.Status.SyncMode != mcs.Spec.SyncMode {
+	if serviceSetChanged(css, mcs) {
 		return true
 	}
 	if len(rendered) != len(css.Status.Services) {
