@@ -111,7 +111,7 @@ type config struct {
 	seed                    uint64
 	idle, settle, gap       time.Duration
 	timeout, correctTimeout time.Duration
-	heapProfile             string
+	heapProfile, cpuProfile string
 }
 
 func main() {
@@ -134,6 +134,7 @@ func main() {
 	flag.DurationVar(&cfg.timeout, "timeout", 15*time.Minute, "how long to wait for the fleet, a rollout or a template change")
 	flag.DurationVar(&cfg.correctTimeout, "correct-timeout", 60*time.Second, "how long to wait for one correction before going on")
 	flag.StringVar(&cfg.heapProfile, "heap-profile", "", "write a heap profile after the largest size's first rollout to this `file`")
+	flag.StringVar(&cfg.cpuProfile, "cpu-profile", "", "write a CPU profile of the largest size's first rollout to this `file`")
 	measure.ParseFlags(measure.AtLeast("servers", 1), measure.AtLeast("objects", 4), measure.AtLeast("edits", 1), measure.AtLeast("rollout-edits", 1), measure.AtLeast("concurrency", 1))
 	measure.Main(func(ctx context.Context) error { return run(ctx, cfg) })
 }
@@ -232,6 +233,13 @@ func measureSize(ctx context.Context, cfg config, n int) (_ *result, retErr erro
 		h.Statuses[naming.StatusName(setName, s)] = s
 	}
 	h.Counter.Reset()
+	var stopProfile func() error
+	if cfg.cpuProfile != "" && n == cfg.sizes[len(cfg.sizes)-1] {
+		if stopProfile, err = measure.StartCPUProfile(cfg.cpuProfile); err != nil {
+			return nil, err
+		}
+	}
+	cpu0 := b.cpu()
 	created := time.Now()
 	if err := b.createServiceSet(ctx); err != nil {
 		return nil, err
@@ -241,6 +249,12 @@ func measureSize(ctx context.Context, cfg config, n int) (_ *result, retErr erro
 		return nil, fmt.Errorf("waiting for the first rollout: %w", err)
 	}
 	r.rollout, r.rolloutSpread = time.Since(created), spread(at, created)
+	r.rolloutCPU = b.cpu().minus(cpu0)
+	if stopProfile != nil {
+		if err := stopProfile(); err != nil {
+			return nil, err
+		}
+	}
 	r.rolloutRequests = h.Counter.Reset()
 	if r.heap, r.rss, err = measure.SelfMemory(); err != nil {
 		return nil, err
@@ -276,6 +290,7 @@ func measureSize(ctx context.Context, cfg config, n int) (_ *result, retErr erro
 	if err := b.changeTemplate(ctx); err != nil {
 		return nil, err
 	}
+	cpu0 = b.cpu()
 	changed := time.Now()
 	fmt.Fprintf(os.Stderr, "%d clusters: template changed; editing while it rolls out\n", n)
 	done := make(chan struct{})
@@ -291,6 +306,7 @@ func measureSize(ctx context.Context, cfg config, n int) (_ *result, retErr erro
 		return nil, fmt.Errorf("waiting for the template change: %w", err)
 	}
 	r.change, r.changeSpread = time.Since(changed), spread(at, changed)
+	r.changeCPU = b.cpu().minus(cpu0)
 	if _, r.rssEnd, err = measure.SelfMemory(); err != nil {
 		return nil, err
 	}

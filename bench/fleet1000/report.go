@@ -16,6 +16,7 @@ type result struct {
 	rollout, change             time.Duration
 	rolloutSpread, changeSpread measure.Spread[time.Duration]
 	rolloutRequests             measure.RequestCounts
+	rolloutCPU, changeCPU       cpuTimes
 	heap, rss, rssEnd, peakRSS  int64
 	idle                        measure.RequestCounts
 	idleWindow                  time.Duration
@@ -78,8 +79,10 @@ func (r *result) print(cfg config) {
 	t.Row("controller start until every Cluster is Ready", measure.Seconds(r.clustersReady))
 	t.Row(fmt.Sprintf("first rollout (%d objects per cluster): until every status object is Ready in sync", cfg.objects), measure.Seconds(r.rollout))
 	t.Row("… first / median / last status object", spreadCell(r.rolloutSpread))
+	t.Row("… CPU time during it: this process (controller) / hub / targets", r.rolloutCPU.String())
 	t.Row("template change to every cluster: until every status object is in sync at the new revision", measure.Seconds(r.change))
 	t.Row("… first / median / last status object", spreadCell(r.changeSpread))
+	t.Row("… CPU time during it: this process (controller) / hub / targets", r.changeCPU.String())
 	t.Row("controller Go heap after the rollout (after a forced GC, minus the baseline)", measure.MiB(r.heap))
 	t.Row("process RSS after the rollout, minus the baseline", measure.MiB(r.rss))
 	t.Row("process RSS at the end, minus the baseline", measure.MiB(r.rssEnd))

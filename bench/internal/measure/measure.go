@@ -211,3 +211,20 @@ func WriteHeapProfile(path string) error {
 	}
 	return nil
 }
+
+// StartCPUProfile starts a CPU profile of this process (go tool pprof) written to path; the
+// returned function stops it and closes the file.
+func StartCPUProfile(path string) (stop func() error, err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("writing the CPU profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("starting the CPU profile: %w", err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
+}
