@@ -13,8 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
+	"holdfast.dev/holdfast/internal/fleet"
 	"holdfast.dev/holdfast/internal/sandbox"
 	"holdfast.dev/holdfast/internal/testsupport"
 )
@@ -96,7 +96,8 @@ func newClient(cfg *rest.Config) (client.Client, *writeCounter, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	mapper, err := apiutil.NewDynamicRESTMapper(cfg, httpClient)
+	// The mapper Holdfast gives each target cluster's clients.
+	mapper, err := fleet.NewRESTMapper(cfg, httpClient)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
+	authorizationv1client "k8s.io/client-go/kubernetes/typed/authorization/v1"
 )
 
 // accessTTL is how long a "no" of MayWatchEverywhere is kept: RBAC granted on the cluster is
@@ -22,7 +22,7 @@ const accessTTL = 5 * time.Minute
 type access struct {
 	mu      sync.Mutex
 	answers map[schema.GroupVersionResource]accessAnswer
-	cs      kubernetes.Interface
+	reviews authorizationv1client.SelfSubjectAccessReviewsGetter
 	dyn     dynamic.Interface
 }
 
@@ -43,7 +43,7 @@ func (c *Connection) MayWatchEverywhere(ctx context.Context, gvr schema.GroupVer
 		return a.may, nil
 	}
 	c.access.mu.Unlock()
-	cs, err := c.clientset()
+	reviews, err := c.accessReviews()
 	if err != nil {
 		return false, err
 	}
@@ -52,7 +52,7 @@ func (c *Connection) MayWatchEverywhere(ctx context.Context, gvr schema.GroupVer
 		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
 			ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: verb, Group: gvr.Group, Version: gvr.Version, Resource: gvr.Resource},
 		}}
-		res, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
+		res, err := reviews.SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
 		if err != nil {
 			return false, fmt.Errorf("asking cluster %s whether Holdfast may %s %s in every namespace: %w", c.key, verb, gvr.GroupResource(), err)
 		}
@@ -82,17 +82,19 @@ func (c *Connection) Dynamic() (dynamic.Interface, error) {
 	return c.access.dyn, nil
 }
 
-func (c *Connection) clientset() (kubernetes.Interface, error) {
+// accessReviews returns the client of the cluster's authorization API (one API group's REST client,
+// not a clientset).
+func (c *Connection) accessReviews() (authorizationv1client.SelfSubjectAccessReviewsGetter, error) {
 	c.access.mu.Lock()
 	defer c.access.mu.Unlock()
-	if c.access.cs == nil {
-		cs, err := kubernetes.NewForConfig(c.config)
+	if c.access.reviews == nil {
+		cl, err := authorizationv1client.NewForConfig(c.config)
 		if err != nil {
 			return nil, fmt.Errorf("building the client of cluster %s: %w", c.key, err)
 		}
-		c.access.cs = cs
+		c.access.reviews = cl
 	}
-	return c.access.cs, nil
+	return c.access.reviews, nil
 }
 
 // Done is closed when the connection is closed: what was started for it stops then.

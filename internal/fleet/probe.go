@@ -13,7 +13,9 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/discovery"
+	authenticationv1client "k8s.io/client-go/kubernetes/typed/authentication/v1"
+	"k8s.io/client-go/rest"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 )
@@ -43,17 +45,36 @@ func (e *ProbeError) Unwrap() error { return e.Err }
 
 const anonymousUser = "system:anonymous"
 
+// probeClient is what a probe asks with: two REST clients, not a whole clientset (one REST client
+// per API group, some 50 KiB a cluster in a fleet of thousands).
+type probeClient struct {
+	version discovery.ServerVersionInterface
+	reviews authenticationv1client.SelfSubjectReviewsGetter
+}
+
+func newProbeClient(cfg *rest.Config) (probeClient, error) {
+	d, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return probeClient{}, err
+	}
+	a, err := authenticationv1client.NewForConfig(cfg)
+	if err != nil {
+		return probeClient{}, err
+	}
+	return probeClient{version: d, reviews: a}, nil
+}
+
 // probe asks the API server for its version and for the identity the credentials map to. The
 // version endpoint is open to anonymous users on most clusters, so only the second call shows
 // whether the credentials were accepted.
-func probe(ctx context.Context, cs kubernetes.Interface) (ProbeResult, error) {
-	info, err := cs.Discovery().ServerVersion()
+func probe(ctx context.Context, cs probeClient) (ProbeResult, error) {
+	info, err := cs.version.ServerVersion()
 	if err != nil {
 		return ProbeResult{}, classify("reading the server version", err)
 	}
 	// Both go into the Cluster's status and condition message: bounded, like error messages.
 	res := ProbeResult{Version: truncate(info.GitVersion, maxProbeMessage)}
-	review, err := cs.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	review, err := cs.reviews.SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
 	switch {
 	case err == nil:
 		res.User = truncate(review.Status.UserInfo.Username, maxProbeMessage)

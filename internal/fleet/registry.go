@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
@@ -248,12 +247,13 @@ func (r *Registry) newConnection(key types.NamespacedName, fp string, cfg *rest.
 	// spares workers the requests bound to time out.
 	brk := &breaker{clock: r.opts.Clock}
 	cfg.Wrap(brk.wrap)
-	probeClient, err := kubernetes.NewForConfig(probeCfg)
+	probeClient, err := newProbeClient(probeCfg)
 	if err != nil {
 		return nil, fmt.Errorf("building the probe client for cluster %s: %w", key, err)
 	}
 	cl, err := cluster.New(cfg, func(o *cluster.Options) {
 		o.Scheme = r.opts.Scheme
+		o.MapperProvider = NewRESTMapper
 		o.Cache.DefaultLabelSelector = r.opts.CacheSelector
 		if r.opts.CacheTransform != nil {
 			o.Cache.DefaultTransform = r.opts.CacheTransform(key)
@@ -288,7 +288,7 @@ type Connection struct {
 	fingerprint  string
 	config       *rest.Config
 	transport    *connTransport
-	probeClient  kubernetes.Interface
+	probeClient  probeClient
 	probeTimeout time.Duration
 	cluster      cluster.Cluster
 	cancel       context.CancelFunc

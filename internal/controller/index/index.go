@@ -93,10 +93,13 @@ func namespacedKey(namespace, name string) string { return namespace + "/" + nam
 // sourceKey is "<kind>/<name>", the key of TemplateBySource.
 func sourceKey(kind, name string) string { return kind + "/" + name }
 
-// StatusesOfServiceSet lists the ClusterServiceStatuses of a MultiClusterService.
+// StatusesOfServiceSet lists the ClusterServiceStatuses of a MultiClusterService. They are the
+// cache's own objects, not copies (a set spans every cluster of the fleet, and its status
+// objects are listed on each change of any of them): read them, and DeepCopy one before changing
+// it.
 func StatusesOfServiceSet(ctx context.Context, c client.Reader, name string) ([]holdfastv1.ClusterServiceStatus, error) {
 	list := &holdfastv1.ClusterServiceStatusList{}
-	if err := c.List(ctx, list, client.MatchingFields{StatusByServiceSet: name}); err != nil {
+	if err := c.List(ctx, list, client.MatchingFields{StatusByServiceSet: name}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing ClusterServiceStatuses of MultiClusterService %s: %w", name, err)
 	}
 	return list.Items, nil

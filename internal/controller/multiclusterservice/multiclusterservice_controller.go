@@ -86,8 +86,9 @@ func (r *Reconciler) reconcileClusters(ctx context.Context, s *scope) error {
 		s.invalid = fmt.Errorf("spec.clusterSelector is not a valid label selector: %w", err)
 		return nil
 	}
+	// Read only: the cache's own objects, not copies (the fleet's every Cluster, on each reconcile).
 	clusters := &holdfastv1.ClusterList{}
-	if err := r.Client.List(ctx, clusters); err != nil {
+	if err := r.Client.List(ctx, clusters, client.UnsafeDisableDeepCopy); err != nil {
 		return fmt.Errorf("listing Clusters: %w", err)
 	}
 	for i := range clusters.Items {
@@ -168,7 +169,8 @@ func (r *Reconciler) createStatus(ctx context.Context, mcs *holdfastv1.MultiClus
 
 // deleteStatus sets the cleanup policy the deletion should follow, then deletes; the
 // ClusterServiceStatus controller withdraws or orphans the services before letting it go.
-func (r *Reconciler) deleteStatus(ctx context.Context, css *holdfastv1.ClusterServiceStatus, policy holdfastv1.DeletionPolicy) error {
+func (r *Reconciler) deleteStatus(ctx context.Context, listed *holdfastv1.ClusterServiceStatus, policy holdfastv1.DeletionPolicy) error {
+	css := listed.DeepCopy() // listed is the cache's own (index.StatusesOfServiceSet)
 	if css.Spec.CleanupPolicy != policy && css.DeletionTimestamp.IsZero() {
 		before := css.DeepCopy()
 		css.Spec.CleanupPolicy = policy
