@@ -225,6 +225,12 @@ func measureSize(ctx context.Context, cfg config, n int) (_ *result, retErr erro
 	r.clustersReady = time.Since(h.Started)
 	fmt.Fprintf(os.Stderr, "%d clusters: all Ready %s after the controller started\n", n, r.clustersReady.Round(time.Millisecond))
 
+	// The ideal rollout, alone: before Holdfast's, which it must not compete with.
+	if r.idealRollout, r.idealRolloutCPU, err = b.idealRollout(ctx, 1); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(os.Stderr, "%d clusters: ideal rollout in %s\n", n, r.idealRollout.Round(time.Millisecond))
+
 	// First rollout.
 	if err := b.createTemplate(ctx); err != nil {
 		return nil, err
@@ -287,6 +293,10 @@ func measureSize(ctx context.Context, cfg config, n int) (_ *result, retErr erro
 	if err != nil {
 		return nil, err
 	}
+	if r.idealChange, r.idealChangeCPU, err = b.idealRollout(ctx, 2); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(os.Stderr, "%d clusters: ideal template change in %s\n", n, r.idealChange.Round(time.Millisecond))
 	if err := b.changeTemplate(ctx); err != nil {
 		return nil, err
 	}
