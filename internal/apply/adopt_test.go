@@ -2,6 +2,7 @@ package apply_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -193,4 +194,44 @@ func TestCorrectionOfAReplacedObject(t *testing.T) {
 	g.Expect(asked).To(Equal([]string{"replaced"}), "the replaced object is a drift for the policy to decide")
 	o, _ := res.Object(apply.Ref{Version: "v1", Kind: "ConfigMap", Namespace: ns, Name: "replaced"})
 	g.Expect(o.Drift).To(BeTrue())
+}
+
+// TestNewObjectsAreListedNotRead: with a name lister, the new objects of a kind and namespace
+// that Foreign must judge are found absent by one List of names, not a GET each; one that exists
+// is still read whole and judged foreign.
+func TestNewObjectsAreListedNotRead(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	createByHand(t, ns, "theirs", nil)
+
+	for _, lister := range []bool{false, true} {
+		c, counter, err := newClient(target.RESTConfig())
+		g.Expect(err).NotTo(HaveOccurred())
+		var opts []apply.Option
+		if lister {
+			opts = append(opts, apply.WithNameLister(c))
+		}
+		a := apply.New(c, opts...)
+		names := []string{"theirs"}
+		for i := range 4 {
+			names = append(names, fmt.Sprintf("new-%t-%d", lister, i))
+		}
+		counter.reset()
+		res, err := a.Apply(ctx, configMaps(t, names...), adoptionOptions(ns, false))
+		g.Expect(err).NotTo(HaveOccurred())
+		counter.mu.Lock()
+		gets := counter.gets
+		counter.mu.Unlock()
+		want := map[string]apply.Action{"ConfigMap/theirs": apply.Conflict}
+		for _, n := range names[1:] {
+			want["ConfigMap/"+n] = apply.Created
+		}
+		g.Expect(actions(res)).To(Equal(want), "name lister %t", lister)
+		if lister {
+			g.Expect(gets).To(ConsistOf(HaveSuffix("/configmaps/theirs")), "with a name lister only the existing object is read")
+		} else {
+			g.Expect(gets).To(HaveLen(5), "without a name lister every new object is read")
+		}
+	}
 }

@@ -29,6 +29,7 @@ type Applier struct {
 	client       client.Client
 	mapper       meta.RESTMapper
 	waiter       *ssa.ResourceManager
+	names        client.Reader // lists names (metadata) without a cache; nil: no such lists
 	concurrency  int
 	pollInterval time.Duration
 }
@@ -44,6 +45,14 @@ func WithConcurrency(n int) Option {
 			a.concurrency = n
 		}
 	}
+}
+
+// WithNameLister gives the Applier a reader that lists objects' metadata straight from the
+// cluster (a client.Reader that is not a cache, such as cluster.GetAPIReader), to learn with one
+// List which new objects of a kind and namespace are absent (see readAbsent). Without it each is
+// read with a GET.
+func WithNameLister(r client.Reader) Option {
+	return func(a *Applier) { a.names = r }
 }
 
 // WithPollInterval sets how often an applied CRD is checked for being Established (default

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -59,12 +60,59 @@ func (r *run) readLive(ctx context.Context, items []*item) {
 			ctrl.LoggerFrom(ctx).V(1).Info("Listing live objects failed, reading them one by one", "kind", k.gvk.String(), "namespace", k.namespace, "error", err.Error())
 			continue
 		}
+		var unread []*item
 		for _, it := range g {
 			if live, ok := found[it.ref.Name]; ok {
 				it.live, it.liveKnown = live, true
 			} else if assumeAbsent && r.opts.Foreign == nil && !r.inPrevious(it) {
 				it.live, it.liveKnown = nil, true
+			} else if assumeAbsent && !r.inPrevious(it) {
+				unread = append(unread, it)
 			}
+		}
+		r.readAbsent(ctx, k, unread)
+	}
+}
+
+// maxNamePages bounds the pages of names readAbsent lists in one kind and namespace: beyond
+// that, GETs of the few new objects cost less than the names of everything else.
+const maxNamePages = 2
+
+// readAbsent learns which of items, new objects the List by Options.ClaimSelector did not
+// return and that Options.Foreign must judge if they exist, do not exist: when two or more
+// share k, one List of the names of every object of k (metadata only, through the Applier's
+// name lister) replaces a GET each, which in a first rollout would all answer Not Found. The
+// objects it names are still read with a GET, whole, for Foreign.
+func (r *run) readAbsent(ctx context.Context, k listKey, items []*item) {
+	if len(items) < 2 || r.a.names == nil || ctx.Err() != nil {
+		return
+	}
+	present := map[string]bool{}
+	cont := ""
+	for page := 0; ; page++ {
+		if page == maxNamePages {
+			return // every object of items is read with a GET
+		}
+		l := &metav1.PartialObjectMetadataList{}
+		l.SetGroupVersionKind(k.gvk.GroupVersion().WithKind(k.gvk.Kind + "List"))
+		opts := []client.ListOption{client.Limit(listPageSize), client.Continue(cont)}
+		if k.namespace != "" {
+			opts = append(opts, client.InNamespace(k.namespace))
+		}
+		if err := r.a.names.List(ctx, l, opts...); err != nil {
+			ctrl.LoggerFrom(ctx).V(1).Info("Listing names failed, reading new objects one by one", "kind", k.gvk.String(), "namespace", k.namespace, "error", err.Error())
+			return
+		}
+		for i := range l.Items {
+			present[l.Items[i].Name] = true
+		}
+		if cont = l.GetContinue(); cont == "" {
+			break
+		}
+	}
+	for _, it := range items {
+		if !present[it.ref.Name] {
+			it.live, it.liveKnown = nil, true
 		}
 	}
 }

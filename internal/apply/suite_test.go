@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 
@@ -58,6 +59,7 @@ type writeCounter struct {
 	reads    int
 	writes   int
 	requests []string
+	gets     []string // the paths of GETs of one object (not lists, watches or discovery)
 	next     http.RoundTripper
 }
 
@@ -66,6 +68,9 @@ func (c *writeCounter) RoundTrip(req *http.Request) (*http.Response, error) {
 	switch req.Method {
 	case http.MethodGet, http.MethodHead, http.MethodOptions:
 		c.reads++
+		if segs := strings.Split(strings.Trim(req.URL.Path, "/"), "/"); len(segs) >= 6 && segs[len(segs)-4] == "namespaces" {
+			c.gets = append(c.gets, req.URL.Path)
+		}
 	default:
 		c.writes++
 		c.requests = append(c.requests, req.Method+" "+req.URL.Path)
@@ -79,7 +84,7 @@ func (c *writeCounter) reset() (reads, writes int, requests []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	reads, writes, requests = c.reads, c.writes, c.requests
-	c.reads, c.writes, c.requests = 0, 0, nil
+	c.reads, c.writes, c.requests, c.gets = 0, 0, nil, nil
 	return reads, writes, requests
 }
 

@@ -22,21 +22,25 @@ const permissionRetry = time.Minute
 // A status object whose service set is gone (its finalizer removed by hand) is withdrawn as
 // Holdfast's identity: the ServiceAccount went with the declaration, and the inventory holds
 // only objects the set applied.
-func (s *scope) targetClient() (client.Client, error) {
+//
+// The second reader lists names straight from the cluster as the same identity, never through a
+// cache: the cluster's own client would start a metadata informer of the kind.
+func (s *scope) targetClient() (client.Client, client.Reader, error) {
 	if s.mcs == nil || s.mcs.Spec.ServiceAccount == nil {
-		return s.conn.Client(), nil
+		return s.conn.Client(), s.conn.APIReader(), nil
 	}
 	sa := s.mcs.Spec.ServiceAccount
-	return s.conn.ClientAs(fleet.ServiceAccount{Namespace: sa.Namespace, Name: sa.Name})
+	c, err := s.conn.ClientAs(fleet.ServiceAccount{Namespace: sa.Namespace, Name: sa.Name})
+	return c, c, err // an impersonating client has no cache
 }
 
 // applier is the Applier of this reconcile, writing through targetClient.
 func (s *scope) applier() (*apply.Applier, error) {
-	c, err := s.targetClient()
+	c, names, err := s.targetClient()
 	if err != nil {
 		return nil, err
 	}
-	return apply.New(c), nil
+	return apply.New(c, apply.WithNameLister(names)), nil
 }
 
 // waitsForPermission reports whether an object failed to apply or to be withdrawn because the
