@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -64,16 +66,46 @@ func newProbeClient(cfg *rest.Config) (probeClient, error) {
 	return probeClient{version: d, reviews: a}, nil
 }
 
-// probe asks the API server for its version and for the identity the credentials map to. The
-// version endpoint is open to anonymous users on most clusters, so only the second call shows
-// whether the credentials were accepted.
-func probe(ctx context.Context, cs probeClient) (ProbeResult, error) {
+// reviewInterval is how long the identity a connection's credentials map to is taken as known:
+// probes in between ask only for the version. Credentials the API server stops accepting (a
+// token revoked, a certificate it no longer trusts) fail every request, the version too, with
+// 401 Unauthorized; only credentials never presented pass as anonymous, and those do not change
+// for a connection, which is built from one kubeconfig.
+const reviewInterval = 5 * time.Minute
+
+// reviewed is the identity a connection's last successful SelfSubjectReview found.
+type reviewed struct {
+	mu   sync.Mutex
+	at   time.Time
+	user string
+}
+
+func (r *reviewed) get(now time.Time) (user string, ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.user, !r.at.IsZero() && now.Sub(r.at) < reviewInterval
+}
+
+func (r *reviewed) set(now time.Time, user string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.at, r.user = now, user
+}
+
+// probe asks the API server for its version and, unless known reviews it as still valid, for
+// the identity the credentials map to. The version endpoint is open to anonymous users on most
+// clusters, so only the second call shows whether credentials were presented and accepted.
+func probe(ctx context.Context, cs probeClient, known *reviewed, now time.Time) (ProbeResult, error) {
 	info, err := cs.version.ServerVersion()
 	if err != nil {
 		return ProbeResult{}, classify("reading the server version", err)
 	}
 	// Both go into the Cluster's status and condition message: bounded, like error messages.
 	res := ProbeResult{Version: truncate(info.GitVersion, maxProbeMessage)}
+	if user, ok := known.get(now); ok {
+		res.User = user
+		return res, nil
+	}
 	review, err := cs.reviews.SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
 	switch {
 	case err == nil:
@@ -90,6 +122,7 @@ func probe(ctx context.Context, cs probeClient) (ProbeResult, error) {
 	default:
 		return res, classify("reviewing the kubeconfig's identity", err)
 	}
+	known.set(now, res.User)
 	return res, nil
 }
 

@@ -10,8 +10,10 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
@@ -163,4 +165,34 @@ func TestRedact(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestProbeReviewsIdentityOncePerInterval: a connection's probes ask who its credentials are
+// once per reviewInterval, the version every time; an anonymous answer is never kept.
+func TestProbeReviewsIdentityOncePerInterval(t *testing.T) {
+	var reviews int
+	user := "alice"
+	srv := httptest.NewServer(reviewing(func(w http.ResponseWriter, _ *http.Request) {
+		reviews++
+		answer(w, "application/json", http.StatusCreated, fmt.Sprintf(`{"kind":"SelfSubjectReview","apiVersion":"authentication.k8s.io/v1","status":{"userInfo":{"username":%q}}}`, user))
+	}))
+	t.Cleanup(srv.Close)
+	cs, err := newProbeClient(&rest.Config{Host: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := &reviewed{}
+	now := time.Now()
+	expect := func(step string, at time.Time, wantReviews int, wantUser string, wantErr bool) {
+		t.Helper()
+		res, err := probe(context.Background(), cs, known, at)
+		if (err != nil) != wantErr || reviews != wantReviews || (!wantErr && res.User != wantUser) {
+			t.Fatalf("%s: user %q, error %v, %d reviews; want user %q, error %t, %d reviews", step, res.User, err, reviews, wantUser, wantErr, wantReviews)
+		}
+	}
+	expect("first probe", now, 1, "alice", false)
+	expect("within the interval", now.Add(reviewInterval/2), 1, "alice", false)
+	user = anonymousUser
+	expect("after the interval", now.Add(reviewInterval), 2, "", true)
+	expect("after an anonymous answer", now.Add(reviewInterval+time.Second), 3, "", true)
 }

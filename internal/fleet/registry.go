@@ -295,6 +295,7 @@ type Connection struct {
 	done         chan struct{}
 	origin       atomic.Value
 	health       health
+	reviewed     reviewed
 	recoveries   *listeners[types.NamespacedName]
 	// impersonating are the clients of ClientAs.
 	impersonating clientCache
@@ -333,7 +334,7 @@ func (c *Connection) Cluster() cluster.Cluster { return c.cluster }
 func (c *Connection) Probe(ctx context.Context) (ProbeResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.probeTimeout)
 	defer cancel()
-	return probe(ctx, c.probeClient)
+	return probe(ctx, c.probeClient, &c.reviewed, time.Now())
 }
 
 func (c *Connection) close() {

@@ -101,9 +101,9 @@ func (r *Reconciler) reconcileClusters(ctx context.Context, s *scope) error {
 	if err != nil {
 		return err
 	}
-	byCluster := map[string]holdfastv1.ClusterServiceStatus{}
-	for _, css := range existing {
-		byCluster[css.Namespace+"/"+css.Spec.Cluster] = css
+	byCluster := make(map[string]*holdfastv1.ClusterServiceStatus, len(existing))
+	for i := range existing {
+		byCluster[existing[i].Namespace+"/"+existing[i].Spec.Cluster] = &existing[i]
 	}
 
 	var errs []error
@@ -114,7 +114,7 @@ func (r *Reconciler) reconcileClusters(ctx context.Context, s *scope) error {
 		wanted[key] = true
 		if css, ok := byCluster[key]; ok {
 			if css.DeletionTimestamp.IsZero() {
-				s.statuses = append(s.statuses, css)
+				s.statuses = append(s.statuses, *css)
 			}
 			continue
 		}
@@ -133,7 +133,7 @@ func (r *Reconciler) reconcileClusters(ctx context.Context, s *scope) error {
 		if wanted[key] {
 			continue
 		}
-		if err := r.deleteStatus(ctx, &css, policy); err != nil {
+		if err := r.deleteStatus(ctx, css, policy); err != nil {
 			errs = append(errs, err)
 		}
 	}
