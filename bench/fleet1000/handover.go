@@ -155,10 +155,12 @@ func measureHandover(ctx context.Context, cfg config, n int) (_ *handoverResult,
 	}
 	fmt.Fprintf(os.Stderr, "%d clusters: editing with %d workers; killing %s (%d clusters) after %s\n", n, cfg.editors, r.victim, len(r.victimClusters), cfg.killAfter)
 	r.began = time.Now()
-	stopEditing := make(chan struct{})
+	stopEditing, stopSampling := make(chan struct{}), make(chan struct{})
 	var edits []*measure.EditRun
-	var wg sync.WaitGroup
+	var samples []gaugeSample
+	var wg, sampling sync.WaitGroup
 	wg.Go(func() { edits = b.editUntil(ctx, stopEditing) })
+	sampling.Go(func() { samples = watchShares(stopSampling) })
 	if err := sleep(ctx, cfg.killAfter); err != nil {
 		return nil, err
 	}
@@ -170,7 +172,6 @@ func measureHandover(ctx context.Context, cfg config, n int) (_ *handoverResult,
 		r.stopTook = time.Since(r.killed)
 		stopped <- err
 	}()
-	r.heldAll, r.heldAllOK = waitHeld(ctx, r.ids[:len(r.ids)-1], n, r.killed, cfg.afterKill)
 	if err := sleep(ctx, cfg.afterKill-time.Since(r.killed)); err != nil {
 		return nil, err
 	}
@@ -181,6 +182,9 @@ func measureHandover(ctx context.Context, cfg config, n int) (_ *handoverResult,
 	}
 	h.Counter.WaitQuiet(quietAfter, time.Minute)
 	r.ended = time.Now()
+	close(stopSampling)
+	sampling.Wait()
+	r.shares(samples)
 	fmt.Fprintf(os.Stderr, "%d clusters: %d edits; analysing the writes\n", n, len(edits))
 
 	r.analyse(log, edits, owner, survivors)
@@ -244,22 +248,24 @@ func waitShares(ctx context.Context, want map[string]int) (map[string]int, bool)
 	}
 }
 
-// waitHeld polls the survivors' gauges from the kill until they add up to n, for at most
-// timeout, and returns when that was seen (relative to the kill).
-func waitHeld(ctx context.Context, survivors []string, n int, killed time.Time, timeout time.Duration) (time.Duration, bool) {
+// gaugeSample is every replica's holdfast_shard_clusters at one time.
+type gaugeSample struct {
+	at   time.Time
+	held map[string]int
+}
+
+// watchShares samples the gauges every 200 ms until stop is closed, and returns the samples.
+func watchShares(stop <-chan struct{}) []gaugeSample {
+	var samples []gaugeSample
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
 	for {
-		got, sum := shardClusters(), 0
-		for _, id := range survivors {
-			sum += got[id]
+		samples = append(samples, gaugeSample{at: time.Now(), held: shardClusters()})
+		select {
+		case <-stop:
+			return samples
+		case <-tick.C:
 		}
-		since := time.Since(killed)
-		if sum == n {
-			return since, true
-		}
-		if since > timeout || ctx.Err() != nil {
-			return since, false
-		}
-		time.Sleep(200 * time.Millisecond)
 	}
 }
 

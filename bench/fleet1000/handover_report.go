@@ -32,19 +32,26 @@ type handoverResult struct {
 	// return once cancelled.
 	began, killed, ended time.Time
 	stopTook             time.Duration
-	// heldAll is the kill until the survivors' gauges added up to every cluster.
+	// heldAll is the kill until the survivors' gauges first added up to every cluster.
 	heldAll   time.Duration
 	heldAllOK bool
+	// gaps are the other stretches of the injection in which the gauges added up to fewer
+	// than every cluster (a replica that could not renew its Lease in time stops acting).
+	gaps []gap
 	// firstWrite is the kill until a survivor's first accepted write to a cluster the victim
 	// held; lastReached until a survivor first sent a request to the last of them (reached of
 	// them at all).
-	firstWrite              time.Duration
-	firstWriteOK            bool
-	firstWriteDesc          string
-	lastReached             time.Duration
-	reached                 int
-	edits                   []*handoverEdit
-	twice, victimAfter      []string
+	firstWrite         time.Duration
+	firstWriteOK       bool
+	firstWriteDesc     string
+	lastReached        time.Duration
+	reached            int
+	edits              []*handoverEdit
+	twice, victimAfter []string
+	// twiceByTwo counts the edits of twice written by more than one replica; uncorrected
+	// describes the edits never seen corrected.
+	twiceByTwo              int
+	uncorrected             []string
 	failedWrites, unwritten int
 	// writes are the accepted writes to the simulated clusters per replica during the injection.
 	writes   map[string]int
@@ -120,10 +127,67 @@ func (r *handoverResult) analyse(log *writeLog, runs []*measure.EditRun, owner m
 			}
 			if len(he.writes) > 1 {
 				r.twice = append(r.twice, he.describe(r.killed))
+				if slices.ContainsFunc(he.writes, func(w write) bool { return w.replica != he.writes[0].replica }) {
+					r.twiceByTwo++
+				}
+			}
+			if e.Err == nil && e.Corrected.IsZero() {
+				r.uncorrected = append(r.uncorrected, he.describe(r.killed))
 			}
 		}
 	}
 	slices.Sort(r.twice)
+	slices.Sort(r.uncorrected)
+}
+
+// gap is a stretch of time in which some clusters were held by no replica.
+type gap struct {
+	from, to time.Time
+	// fewest is the fewest clusters held in it.
+	fewest int
+}
+
+// shares finds, in the gauges sampled during the injection, when the survivors first held
+// every cluster after the kill, and the other stretches in which not every cluster was held.
+func (r *handoverResult) shares(samples []gaugeSample) {
+	var open *gap
+	for _, s := range samples {
+		sum := 0
+		for _, id := range r.ids {
+			if id != r.victim || s.at.Before(r.killed) {
+				sum += s.held[id]
+			}
+		}
+		if !s.at.Before(r.killed) && sum == r.n && !r.heldAllOK {
+			r.heldAll, r.heldAllOK = s.at.Sub(r.killed), true
+		}
+		handingOver := !s.at.Before(r.killed) && !r.heldAllOK
+		switch {
+		case sum < r.n && !handingOver && open == nil:
+			open = &gap{from: s.at, to: s.at, fewest: sum}
+		case sum < r.n && !handingOver:
+			open.to, open.fewest = s.at, min(open.fewest, sum)
+		case open != nil:
+			open.to = s.at
+			r.gaps = append(r.gaps, *open)
+			open = nil
+		}
+	}
+	if open != nil {
+		r.gaps = append(r.gaps, *open)
+	}
+}
+
+// gapsCell describes the gaps, times from the kill.
+func (r *handoverResult) gapsCell() string {
+	if len(r.gaps) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, g := range r.gaps {
+		parts = append(parts, fmt.Sprintf("%s to %s (%d held at the fewest)", offset(g.from, r.killed), offset(g.to, r.killed), g.fewest))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // describe is the edit and its writes, times from the kill.
@@ -205,12 +269,13 @@ func (r *handoverResult) print(cfg config) {
 	t.Row("drift injection", fmt.Sprintf("%d workers, one edit at a time each; kill %s after the start, edits until %s after it", cfg.editors, measure.Seconds(cfg.killAfter), measure.Seconds(cfg.afterKill)))
 	t.Row("killed (manager cancelled, member Lease left to expire)", fmt.Sprintf("%s, holding %d clusters; its manager returned %s after the cancel", r.victim, len(r.victimClusters), measure.Seconds(r.stopTook)))
 	t.Row("kill → the survivors hold every cluster (their holdfast_shard_clusters add up to the fleet, polled every 200 ms)", durationOr(r.heldAll, r.heldAllOK, "not within the injection"))
+	t.Row("other stretches of the injection with clusters held by no replica (gauges sampled every 200 ms; times from the kill)", r.gapsCell())
 	t.Row("**handover**: kill → a survivor's first accepted write to a cluster the killed replica held", durationOr(r.firstWrite, r.firstWriteOK, "none"))
 	t.Row("… that write", r.firstWriteDesc)
 	t.Row("kill → a survivor's first request of any kind to the last of the killed replica's clusters", fmt.Sprintf("%s (%d of %d clusters reached)", measure.Seconds(r.lastReached), r.reached, len(r.victimClusters)))
 	n, failed, uncorrected := r.corrected()
 	t.Row("edits / failed / never corrected", fmt.Sprintf("%d / %d / %d", n, failed, uncorrected))
-	t.Row("edits whose ConfigMap was written more than once (accepted writes, from the edit until its next edit or the end)", fmt.Sprint(len(r.twice)))
+	t.Row("edits whose ConfigMap was written more than once (accepted writes, from the edit until its next edit or the end): in all / by two replicas", fmt.Sprintf("%d / %d", len(r.twice), r.twiceByTwo))
 	t.Row("edits seen corrected without a write logged", fmt.Sprint(r.unwritten))
 	t.Row("refused writes of edited ConfigMaps (in their windows)", fmt.Sprint(r.failedWrites))
 	t.Row("writes of the killed replica sent after the kill", fmt.Sprint(len(r.victimAfter)))
@@ -261,6 +326,9 @@ func (r *handoverResult) print(cfg config) {
 	if len(r.twice) > 0 {
 		fmt.Printf("Edits written more than once (times from the kill):\n\n- %s\n\n", strings.Join(r.twice, "\n- "))
 	}
+	if len(r.uncorrected) > 0 {
+		fmt.Printf("Edits never seen corrected, with the writes of their ConfigMap (times from the kill):\n\n- %s\n\n", strings.Join(r.uncorrected, "\n- "))
+	}
 	if len(r.victimAfter) > 0 {
 		fmt.Printf("Writes of the killed replica after the kill: %s.\n\n", strings.Join(r.victimAfter, "; "))
 	}
@@ -276,10 +344,10 @@ func durationOr(d time.Duration, ok bool, otherwise string) string {
 func printHandoverSummary(results []*handoverResult) {
 	for _, r := range results {
 		n, failed, uncorrected := r.corrected()
-		fmt.Printf("%d clusters, %d replicas: each holds %.0f–%.0f %% of the clusters: %s (%s); every drift corrected: %s (%d edits, %d failed, %d never corrected); none corrected twice: %s (%d written more than once); handover ≤ %s: %s (%s, kill → first write to a killed replica's cluster).\n",
+		fmt.Printf("%d clusters, %d replicas: each holds %.0f–%.0f %% of the clusters: %s (%s); every drift corrected: %s (%d edits, %d failed, %d never corrected); none corrected twice: %s (%d written more than once, %d of them by two replicas); handover ≤ %s: %s (%s, kill → first write to a killed replica's cluster).\n",
 			r.n, r.replicas, 100*(1-shareSlack)/float64(r.replicas), 100*(1+shareSlack)/float64(r.replicas), met(r.sharesMet()), r.shareCell(r.held),
 			met(n > 0 && failed == 0 && uncorrected == 0), n, failed, uncorrected,
-			met(len(r.twice) == 0), len(r.twice),
+			met(len(r.twice) == 0), len(r.twice), r.twiceByTwo,
 			measure.Seconds(goalHandover), met(r.firstWriteOK && r.firstWrite <= goalHandover), durationOr(r.firstWrite, r.firstWriteOK, "none"))
 		fmt.Printf("%d clusters: the killed replica wrote nothing after the kill: %s (%d writes); the survivors held every cluster %s after the kill.\n",
 			r.n, met(len(r.victimAfter) == 0), len(r.victimAfter), durationOr(r.heldAll, r.heldAllOK, "not within the injection"))
