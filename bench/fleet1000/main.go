@@ -59,7 +59,13 @@
 // Holdfast's times run until every status object says so, the ideal's until its last apply
 // returned; the ideal template change runs without edits beside it.
 //
+// With -replicas r > 1 it measures sharding across r controller replicas instead, and the death
+// of one during drift injection (issue 14's goal: each replica holds about half the clusters;
+// every drift still corrected, none twice; hand-over ≤ 15 s): see handover.go.
+//
 // Usage: go run ./bench/fleet1000 [-clusters 100,300,1000] [-servers 3] [-objects 20]
+//
+//	go run ./bench/fleet1000 -clusters 60 -replicas 2 [-editors 4] [-kill-after 20s] [-after-kill 45s]
 package main
 
 import (
@@ -127,6 +133,11 @@ type config struct {
 	idle, settle, gap       time.Duration
 	timeout, correctTimeout time.Duration
 	heapProfile, cpuProfile string
+	// replicas > 1 measures sharding and a replica's death instead (handover.go), with editors
+	// editing at once, the last replica killed killAfter after the start and edits until
+	// afterKill after the kill.
+	replicas, editors    int
+	killAfter, afterKill time.Duration
 }
 
 func main() {
@@ -150,7 +161,12 @@ func main() {
 	flag.DurationVar(&cfg.correctTimeout, "correct-timeout", 60*time.Second, "how long to wait for one correction before going on")
 	flag.StringVar(&cfg.heapProfile, "heap-profile", "", "write a heap profile after the largest size's first rollout to this `file`")
 	flag.StringVar(&cfg.cpuProfile, "cpu-profile", "", "write a CPU profile of the largest size's first rollout to this `file`")
-	measure.ParseFlags(measure.AtLeast("servers", 1), measure.AtLeast("objects", 4), measure.AtLeast("edits", 1), measure.AtLeast("rollout-edits", 1), measure.AtLeast("concurrency", 1))
+	flag.IntVar(&cfg.replicas, "replicas", 1, "controller replicas sharing the clusters; more than 1 measures the hand-over when the last one is killed instead of the single controller's costs (see handover.go)")
+	flag.IntVar(&cfg.editors, "editors", 4, "with -replicas: edits made at once during the drift injection, each waiting for its correction")
+	flag.DurationVar(&cfg.killAfter, "kill-after", 20*time.Second, "with -replicas: editing before the last replica is killed")
+	flag.DurationVar(&cfg.afterKill, "after-kill", 45*time.Second, "with -replicas: editing after the kill")
+	measure.ParseFlags(measure.AtLeast("servers", 1), measure.AtLeast("objects", 4), measure.AtLeast("edits", 1), measure.AtLeast("rollout-edits", 1), measure.AtLeast("concurrency", 1),
+		measure.AtLeast("replicas", 1), measure.AtLeast("editors", 1))
 	measure.Main(func(ctx context.Context) error { return run(ctx, cfg) })
 }
 
@@ -170,6 +186,9 @@ func parseSizes(v string) ([]int, error) {
 func run(ctx context.Context, cfg config) error {
 	began := time.Now()
 	fmt.Printf("Machine: %s\n\n", measure.Machine())
+	if cfg.replicas > 1 {
+		return runHandover(ctx, cfg, began)
+	}
 	fmt.Printf("Sizes: %v clusters on %d API servers, %d objects each, %d controller workers.\n\n", cfg.sizes, cfg.servers, cfg.objects, cfg.concurrency)
 	var results []*result
 	for _, n := range cfg.sizes {

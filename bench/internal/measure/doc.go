@@ -5,11 +5,13 @@
 //
 // It also counts the requests a Kubernetes client sends, and the bytes of their bodies and of
 // the responses it reads (RequestCounter wraps an http.RoundTripper), so that benchmarks can
-// report what the controller asked of each API server, and holds the setup of the benchmarks that run the controller (Harness: a local fleet, this
-// program's own clients, the controller in this process with its requests counted), the bulk
-// object mix they deploy (MixOf) and the multi-document YAML builder of their templates (Docs),
-// and what every benchmark's main does: check its flags' bounds (ParseFlags, AtLeast) and run
-// with logs and signals set up alike (Main).
+// report what the controller asked of each API server, and holds the setup of the benchmarks
+// that run the controller (Harness: a local fleet, this program's own clients, the controller
+// in this process with its requests counted, or several sharded replicas of it, each also
+// counted on its own: StartReplica), the bulk object mix they deploy (MixOf) and the
+// multi-document YAML builder of their templates (Docs), and what every benchmark's main does:
+// check its flags' bounds (ParseFlags, AtLeast) and run with logs and signals set up alike
+// (Main).
 //
 // It reads /proc rather than asking the Go runtime because most of what the benchmarks measure
 // runs in child processes (etcd, kube-apiserver, kube-controller-manager), and because RSS is

@@ -68,11 +68,12 @@ type Harness struct {
 	// Started is when the controller's manager started.
 	Started time.Time
 	// ServerOf names the server column a target cluster's requests are counted in; the
-	// cluster's name when nil (one cluster per API server). Set it before StartController.
+	// cluster's name when nil (one cluster per API server). Set it before StartController or
+	// StartReplica.
 	ServerOf func(cluster types.NamespacedName) string
 
-	cancel context.CancelFunc
-	done   chan error
+	// managers are the controller and the replicas started, stopped by Stop.
+	managers []*Replica
 }
 
 // StartFleet checks that the control-plane binaries are there, starts the fleet and builds
@@ -138,38 +139,58 @@ func (h *Harness) ExpectServiceSet(name string) {
 // StartController builds the controller (controller.NewManager) with counted transports and
 // starts it. hubQPS 0 leaves the hub client's rate limit to NewManager's default.
 func (h *Harness) StartController(ctx context.Context, hubQPS float32, opts controller.Options) error {
-	hubCfg := rest.CopyConfig(h.Fleet.Hub.RESTConfig())
-	hubCfg.QPS = hubQPS
-	hubCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return h.Counter.Wrap("hub", rt) })
-	opts.MetricsAddr, opts.HealthAddr = "0", "0"
-	opts.TargetTransport = func(cluster types.NamespacedName, rt http.RoundTripper) http.RoundTripper {
-		if h.ServerOf != nil {
-			return h.Counter.Wrap(h.ServerOf(cluster), rt)
-		}
-		return h.Counter.Wrap(cluster.Name, rt)
-	}
-	mgr, registry, err := controller.NewManager(ctx, hubCfg, opts)
+	r, err := h.startManager(ctx, hubQPS, opts, nil)
 	if err != nil {
 		return err
 	}
-	h.Registry = registry
-	mgrCtx, cancel := context.WithCancel(ctx)
-	h.cancel, h.done = cancel, make(chan error, 1)
-	h.Started = time.Now()
-	go func() { h.done <- mgr.Start(mgrCtx) }()
+	h.Registry, h.Started = r.Registry, r.Started
 	return nil
 }
 
-// Stop stops the controller, if it runs, and the fleet.
-func (h *Harness) Stop() error {
-	var err error
-	if h.cancel != nil {
-		h.cancel()
-		if e := <-h.done; e != nil {
-			err = fmt.Errorf("running the controller: %w", e)
+// startManager builds a controller manager whose requests Counter counts, and own too when not
+// nil, and starts it. opts.TargetTransport, if set, wraps the counted transports.
+func (h *Harness) startManager(ctx context.Context, hubQPS float32, opts controller.Options, own *RequestCounter) (*Replica, error) {
+	count := func(server string, rt http.RoundTripper) http.RoundTripper {
+		rt = h.Counter.Wrap(server, rt)
+		if own != nil {
+			rt = own.Wrap(server, rt)
 		}
+		return rt
 	}
-	return errors.Join(err, h.Fleet.Stop())
+	hubCfg := rest.CopyConfig(h.Fleet.Hub.RESTConfig())
+	hubCfg.QPS = hubQPS
+	hubCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return count("hub", rt) })
+	opts.MetricsAddr, opts.HealthAddr = "0", "0"
+	wrap := opts.TargetTransport
+	opts.TargetTransport = func(cluster types.NamespacedName, rt http.RoundTripper) http.RoundTripper {
+		server := cluster.Name
+		if h.ServerOf != nil {
+			server = h.ServerOf(cluster)
+		}
+		rt = count(server, rt)
+		if wrap != nil {
+			rt = wrap(cluster, rt)
+		}
+		return rt
+	}
+	mgr, registry, err := controller.NewManager(ctx, hubCfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	mgrCtx, cancel := context.WithCancel(ctx)
+	r := &Replica{ID: opts.ShardID, Counter: own, Registry: registry, cancel: cancel, done: make(chan error, 1), Started: time.Now()}
+	go func() { r.done <- mgr.Start(mgrCtx) }()
+	h.managers = append(h.managers, r)
+	return r, nil
+}
+
+// Stop stops the controller and every replica still running, and the fleet.
+func (h *Harness) Stop() error {
+	var errs []error
+	for _, r := range h.managers {
+		errs = append(errs, r.Stop())
+	}
+	return errors.Join(append(errs, h.Fleet.Stop())...)
 }
 
 // CreateTemplate creates an inline ServiceTemplate (and its namespace on the hub).
