@@ -260,6 +260,14 @@ func (c *Coordinator) settle(ctx context.Context) {
 			}
 		}
 	}
+	// Clusters held before and now whose reconciles were turned away in between (the replica
+	// stopped acting on them for a moment: a renewal late, views disagreeing) are queued again
+	// like gained ones: the drift events and requests dropped meanwhile came to no replica.
+	for _, k := range c.gate.takeTurnedAway() {
+		if held[k] && c.held[k] {
+			gained = append(gained, k)
+		}
+	}
 	lost := 0
 	for k := range c.held {
 		if !held[k] {

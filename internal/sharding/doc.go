@@ -48,7 +48,9 @@
 // The per-cluster controllers (Cluster and ClusterServiceStatus) run on every replica and call
 // Begin at the start of each reconcile (requests for another replica's clusters are dropped);
 // their event predicates drop those earlier (Predicate). Clusters a replica gains are queued
-// again (Source) with a random delay within RebalanceSpread, and the target connections of
+// again (Source) with a random delay within RebalanceSpread, and so are clusters it kept whose
+// reconciles it turned away while it stopped acting on them for a moment (a renewal late, views
+// disagreeing), and the target connections of
 // clusters it lost are closed (Connections), with the caches and drift watches on them. The
 // hub-level controllers (MultiClusterService, ServiceSet, ServiceTemplate, Cluster API
 // discovery) only create and delete hub objects and stay on the elected leader.

@@ -14,6 +14,10 @@ type gate struct {
 	mu      sync.Mutex
 	acting  Ownership
 	flights map[*flight]struct{}
+	// turnedAway are the clusters whose reconciles the gate refused or cancelled since the last
+	// takeTurnedAway: if the replica acts on one of them again without having let it go in
+	// between (a narrowing undone before settle ran), nothing else brings that work back.
+	turnedAway map[types.NamespacedName]struct{}
 }
 
 // flight is one admitted reconcile.
@@ -35,6 +39,7 @@ func (g *gate) begin(ctx context.Context, cluster types.NamespacedName) (context
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if !g.acting.Owns(cluster.String()) {
+		g.turnAway(cluster)
 		return ctx, func() {}, false
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -60,6 +65,7 @@ func (g *gate) set(o Ownership) {
 	for f := range g.flights {
 		if !o.Owns(f.cluster.String()) {
 			f.cancel()
+			g.turnAway(f.cluster)
 		}
 	}
 }
@@ -86,4 +92,25 @@ func (g *gate) busy(cluster types.NamespacedName) bool {
 		}
 	}
 	return false
+}
+
+// turnAway records that a reconcile of cluster was refused or cancelled; g.mu is held.
+func (g *gate) turnAway(cluster types.NamespacedName) {
+	if g.turnedAway == nil {
+		g.turnedAway = map[types.NamespacedName]struct{}{}
+	}
+	g.turnedAway[cluster] = struct{}{}
+}
+
+// takeTurnedAway returns the clusters whose reconciles were refused or cancelled since the last
+// call, and forgets them.
+func (g *gate) takeTurnedAway() []types.NamespacedName {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make([]types.NamespacedName, 0, len(g.turnedAway))
+	for k := range g.turnedAway {
+		out = append(out, k)
+	}
+	g.turnedAway = nil
+	return out
 }

@@ -2,6 +2,7 @@ package sharding
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -44,5 +45,35 @@ func TestGateCancelsAndDrainsWhatItLetsGo(t *testing.T) {
 	done()
 	if !g.drained() || g.busy(mine) {
 		t.Errorf("drained %v, busy %v after the reconcile returned; want true, false", g.drained(), g.busy(mine))
+	}
+}
+
+// TestGateRemembersWhatItTurnedAway: reconciles refused or cancelled while the replica did not
+// act on their cluster are reported once, so that settle can queue them again when the replica
+// acts on the cluster again without having let it go.
+func TestGateRemembersWhatItTurnedAway(t *testing.T) {
+	a := NewView("a")
+	running, refused := types.NamespacedName{Namespace: "fleet", Name: "running"}, types.NamespacedName{Namespace: "fleet", Name: "refused"}
+	g := &gate{}
+	g.set(Ownership{Self: "a", Views: []View{a}})
+	_, done, ok := g.begin(context.Background(), running)
+	if !ok {
+		t.Fatal("refused a reconcile of a cluster the only replica owns")
+	}
+	if got := g.takeTurnedAway(); len(got) != 0 {
+		t.Fatalf("turned away %v before anything was refused", got)
+	}
+	g.set(Ownership{Self: "a"}) // a moment acting on nothing
+	if _, _, ok := g.begin(context.Background(), refused); ok {
+		t.Fatal("admitted a reconcile while acting on nothing")
+	}
+	done()
+	g.set(Ownership{Self: "a", Views: []View{a}})
+	got := g.takeTurnedAway()
+	if len(got) != 2 || !slices.Contains(got, running) || !slices.Contains(got, refused) {
+		t.Fatalf("turned away %v, want %s (cancelled) and %s (refused)", got, running, refused)
+	}
+	if again := g.takeTurnedAway(); len(again) != 0 {
+		t.Fatalf("turned away %v again after they were taken", again)
 	}
 }
