@@ -183,7 +183,15 @@ func (c *Coordinator) round(ctx context.Context) {
 
 	view := c.state.Publishable(c.gate.drained())
 	start := c.opts.Clock.Now()
-	wctx, cancel := context.WithTimeout(ctx, c.opts.RenewInterval/2)
+	timeout := c.opts.RenewInterval / 2
+	if !c.renewed.IsZero() {
+		// A busy hub may answer late: the renewal may take until the renew deadline, when the
+		// replica stops acting anyway. Giving up sooner let every cluster go for a renewal that
+		// was only slow (seen at a thousand clusters on a saturated hub), and brought them back
+		// a round later, with new connections and a full comparison each.
+		timeout = max(timeout, c.opts.RenewDeadline-c.opts.Clock.Since(c.renewed))
+	}
+	wctx, cancel := context.WithTimeout(ctx, timeout)
 	err := c.renew(wctx, view)
 	cancel()
 	if err != nil {
