@@ -92,10 +92,14 @@ func checkBounds(fs *flag.FlagSet, bounds []Bound) string {
 }
 
 // Main runs a benchmark: the controller's and client-go's logs go to stderr, errors only (info
-// logs would cost CPU in the measured windows), SIGINT and SIGTERM cancel run's context, and an
-// error ends the program with status 1.
+// logs would cost CPU in the measured windows; BENCH_LOG_LEVEL=info or debug to follow a run),
+// SIGINT and SIGTERM cancel run's context, and an error ends the program with status 1.
 func Main(run func(context.Context) error) {
-	logger := zap.New(zap.Level(zapcore.ErrorLevel), zap.WriteTo(os.Stderr))
+	level := zapcore.ErrorLevel
+	if l, err := zapcore.ParseLevel(os.Getenv("BENCH_LOG_LEVEL")); err == nil && os.Getenv("BENCH_LOG_LEVEL") != "" {
+		level = l
+	}
+	logger := zap.New(zap.Level(level), zap.WriteTo(os.Stderr))
 	ctrl.SetLogger(logger)
 	klog.SetLogger(logger)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
