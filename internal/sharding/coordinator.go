@@ -95,8 +95,9 @@ type Coordinator struct {
 	lease   *leaseRecord
 	renewed time.Time
 	held    map[types.NamespacedName]bool
-	// releasing are the clusters let go whose reconciles may still be returning.
-	releasing map[types.NamespacedName]bool
+	// releasing are the clusters let go, since when: their connections close once their
+	// reconciles returned and a lease duration passed (release).
+	releasing map[types.NamespacedName]time.Time
 	instance  string
 
 	// mu guards the listeners of OnGained and the clusters held when they were last told.
@@ -239,12 +240,13 @@ func (c *Coordinator) lose(ctx context.Context, why string) {
 }
 
 // settle counts the clusters the replica handles, announces those it gained, and closes the
-// connections of those it let go once nothing of its own runs on them.
+// connections of those it let go once nothing of its own runs on them and a lease duration
+// passed (see release).
 func (c *Coordinator) settle(ctx context.Context) {
 	log := logf.FromContext(ctx)
 	if c.opts.Connections != nil {
 		for _, k := range c.opts.Connections.Keys() {
-			if !c.gate.owns(k) && !c.gate.busy(k) {
+			if _, letGo := c.releasing[k]; !letGo && !c.held[k] && !c.gate.owns(k) && !c.gate.busy(k) {
 				c.opts.Connections.Remove(k)
 			}
 		}
@@ -281,9 +283,9 @@ func (c *Coordinator) settle(ctx context.Context) {
 		if !held[k] {
 			lost++
 			if c.releasing == nil {
-				c.releasing = map[types.NamespacedName]bool{}
+				c.releasing = map[types.NamespacedName]time.Time{}
 			}
-			c.releasing[k] = true
+			c.releasing[k] = c.opts.Clock.Now()
 		}
 	}
 	c.held = held
@@ -307,13 +309,18 @@ func (c *Coordinator) settle(ctx context.Context) {
 }
 
 // release finishes letting go of the clusters the replica no longer holds once their
-// reconciles have returned: their connections are closed and OnReleased told.
+// reconciles have returned and a lease duration passed since: their connections are closed and
+// OnReleased told. Until then the connection, its caches and drift watches stay, reading only
+// (the gate lets nothing write): a replica that let everything go because its own renewal was
+// late (a busy hub) takes its clusters back a round later, and closing them all at once would
+// make it reconnect to, list and watch every one of them again, a herd that held corrections up
+// for tens of seconds at a thousand clusters.
 func (c *Coordinator) release(held map[types.NamespacedName]bool) {
-	for k := range c.releasing {
+	for k, since := range c.releasing {
 		switch {
 		case held[k]:
 			delete(c.releasing, k)
-		case !c.gate.busy(k):
+		case !c.gate.busy(k) && c.opts.Clock.Since(since) >= c.opts.LeaseDuration:
 			if c.opts.Connections != nil {
 				c.opts.Connections.Remove(k)
 			}
