@@ -50,11 +50,11 @@
 // their event predicates drop those earlier (Predicate). Clusters a replica gains are queued
 // again (Source) with a random delay within RebalanceSpread, and so are clusters it kept whose
 // reconciles it turned away while it stopped acting on them for a moment (a renewal late, views
-// disagreeing), and the target connections of
-// clusters it lost are closed (Connections) a lease duration later (a replica whose own renewal
-// was late takes its clusters back without reconnecting to each), with the caches and drift watches on them. The
-// hub-level controllers (MultiClusterService, ServiceSet, ServiceTemplate, Cluster API
-// discovery) only create and delete hub objects and stay on the elected leader.
+// disagreeing). The target connections of clusters it lost, with the caches and drift watches
+// on them, are closed (Connections) a lease duration later: a replica whose own renewal was late
+// takes its clusters back without reconnecting to each. The hub-level controllers
+// (MultiClusterService, ServiceSet, ServiceTemplate, Cluster API discovery) only create and
+// delete hub objects and stay on the elected leader.
 //
 // # Why not the API server's sharded list/watch
 //
