@@ -4,17 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"runtime"
 	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"holdfast.dev/holdfast/bench/internal/measure"
 	"holdfast.dev/holdfast/internal/controller"
+	"holdfast.dev/holdfast/internal/metrics"
 	"holdfast.dev/holdfast/internal/naming"
 	"holdfast.dev/holdfast/internal/sharding"
 )
@@ -76,18 +75,12 @@ type handoverEdit struct {
 
 func measureHandover(ctx context.Context, cfg config, n int) (_ *handoverResult, retErr error) {
 	r, began := &handoverResult{n: n, replicas: cfg.replicas}, time.Now()
-	fmt.Fprintf(os.Stderr, "%d clusters: starting a hub and %d API servers\n", n, cfg.servers)
-	h, err := measure.StartFleet(ctx, measure.FleetOptions{Clusters: cfg.servers, UnlimitedClients: true})
+	b, stop, err := startBench(ctx, cfg, n)
 	if err != nil {
 		return nil, err
 	}
-	defer func() { retErr = errors.Join(retErr, h.Stop()) }()
-	b := &bench{Harness: h, cfg: cfg, n: n, serverOf: map[string]int{}, rng: rand.New(rand.NewPCG(cfg.seed, uint64(n)))}
-	watchCtx, stopWatches := context.WithCancel(ctx)
-	defer stopWatches()
-	if err := b.setUp(ctx, watchCtx); err != nil {
-		return nil, err
-	}
+	defer func() { retErr = errors.Join(retErr, stop()) }()
+	h := b.Harness
 	r.setup, r.namespace = time.Since(began), h.Fleet.Namespace
 
 	h.ServerOf = func(c types.NamespacedName) string { return h.Names[b.serverOf[c.Name]] }
@@ -208,35 +201,12 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// shardClusters reads each replica's holdfast_shard_clusters gauge: the replicas run in this
-// process, so they share controller-runtime's metrics registry.
-func shardClusters() map[string]int {
-	out := map[string]int{}
-	mfs, err := ctrlmetrics.Registry.Gather()
-	if err != nil {
-		return out
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != "holdfast_shard_clusters" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "replica" {
-					out[l.GetValue()] = int(m.GetGauge().GetValue())
-				}
-			}
-		}
-	}
-	return out
-}
-
 // waitShares waits until the gauges show the shares want (the hashing's), up to shareTimeout,
 // and returns the last reading and whether it matched.
 func waitShares(ctx context.Context, want map[string]int) (map[string]int, bool) {
 	deadline := time.Now().Add(shareTimeout)
 	for {
-		got := shardClusters()
+		got := metrics.ShardClusters()
 		match := true
 		for id, n := range want {
 			match = match && got[id] == n
@@ -260,7 +230,7 @@ func watchShares(stop <-chan struct{}) []gaugeSample {
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		samples = append(samples, gaugeSample{at: time.Now(), held: shardClusters()})
+		samples = append(samples, gaugeSample{at: time.Now(), held: metrics.ShardClusters()})
 		select {
 		case <-stop:
 			return samples

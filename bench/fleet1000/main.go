@@ -229,20 +229,34 @@ func (b *bench) configMapNames() []string {
 	return names
 }
 
-func measureSize(ctx context.Context, cfg config, n int) (_ *result, retErr error) {
-	r, began := &result{n: n}, time.Now()
+// startBench starts a fresh fleet of n simulated clusters: a hub, cfg.servers API servers, this
+// program's watches and ideal correctors, and the clusters registered (setUp). stop ends it all.
+func startBench(ctx context.Context, cfg config, n int) (_ *bench, stop func() error, _ error) {
 	fmt.Fprintf(os.Stderr, "%d clusters: starting a hub and %d API servers\n", n, cfg.servers)
 	h, err := measure.StartFleet(ctx, measure.FleetOptions{Clusters: cfg.servers, UnlimitedClients: true})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	defer func() { retErr = errors.Join(retErr, h.Stop()) }()
 	b := &bench{Harness: h, cfg: cfg, n: n, serverOf: map[string]int{}, rng: rand.New(rand.NewPCG(cfg.seed, uint64(n)))}
 	watchCtx, stopWatches := context.WithCancel(ctx)
-	defer stopWatches()
+	stop = func() error {
+		stopWatches()
+		return h.Stop()
+	}
 	if err := b.setUp(ctx, watchCtx); err != nil {
+		return nil, nil, errors.Join(err, stop())
+	}
+	return b, stop, nil
+}
+
+func measureSize(ctx context.Context, cfg config, n int) (_ *result, retErr error) {
+	r, began := &result{n: n}, time.Now()
+	b, stop, err := startBench(ctx, cfg, n)
+	if err != nil {
 		return nil, err
 	}
+	defer func() { retErr = errors.Join(retErr, stop()) }()
+	h := b.Harness
 	r.setup = time.Since(began)
 
 	heap0, rss0, err := measure.SelfMemory()

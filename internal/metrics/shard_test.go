@@ -13,3 +13,12 @@ func TestShardGauges(t *testing.T) {
 		t.Errorf("holdfast_shard_members = %v, want 2", got)
 	}
 }
+
+func TestShardClustersByReplica(t *testing.T) {
+	SetShardClusters("replica-x", 7)
+	SetShardClusters("replica-y", 3)
+	got := ShardClusters()
+	if got["replica-x"] != 7 || got["replica-y"] != 3 {
+		t.Fatalf("ShardClusters() = %v, want replica-x 7 and replica-y 3", got)
+	}
+}

@@ -22,12 +22,12 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/controller"
 	"holdfast.dev/holdfast/internal/fleet"
 	"holdfast.dev/holdfast/internal/localfleet"
+	"holdfast.dev/holdfast/internal/metrics"
 	"holdfast.dev/holdfast/internal/sharding"
 	"holdfast.dev/holdfast/internal/testsupport"
 )
@@ -158,26 +158,6 @@ func (r *replica) stop() {
 	r.cancel = nil
 }
 
-// shardClusters reads holdfast_shard_clusters of each replica.
-func shardClusters(g Gomega) map[string]int {
-	mfs, err := ctrlmetrics.Registry.Gather()
-	g.Expect(err).NotTo(HaveOccurred())
-	out := map[string]int{}
-	for _, mf := range mfs {
-		if mf.GetName() != "holdfast_shard_clusters" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "replica" {
-					out[l.GetValue()] = int(m.GetGauge().GetValue())
-				}
-			}
-		}
-	}
-	return out
-}
-
 var (
 	fleetOnce sync.Once
 	sharedHub *localfleet.Fleet
@@ -271,7 +251,7 @@ func TestHandOverWithoutDoubleWrites(t *testing.T) {
 	}
 	g.Expect(wantA).To(And(BeNumerically(">", 0), BeNumerically("<", e2eClusters)), "the test's names must split the clusters")
 	g.Eventually(func(g Gomega) {
-		g.Expect(shardClusters(g)).To(And(HaveKeyWithValue("replica-a", wantA), HaveKeyWithValue("replica-b", e2eClusters-wantA)))
+		g.Expect(metrics.ShardClusters()).To(And(HaveKeyWithValue("replica-a", wantA), HaveKeyWithValue("replica-b", e2eClusters-wantA)))
 	}).WithTimeout(30 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
 
 	// Drift, all along: one cluster's ConfigMap edited every 150 ms, in turn.
@@ -336,7 +316,7 @@ func TestHandOverWithoutDoubleWrites(t *testing.T) {
 	}
 	g.Expect(wantC).To(BeNumerically(">", 0), "the test's names must give replica-c a cluster")
 	g.Eventually(func(g Gomega) {
-		g.Expect(shardClusters(g)).To(And(HaveKeyWithValue("replica-a", e2eClusters-wantC), HaveKeyWithValue("replica-c", wantC),
+		g.Expect(metrics.ShardClusters()).To(And(HaveKeyWithValue("replica-a", e2eClusters-wantC), HaveKeyWithValue("replica-c", wantC),
 			HaveKeyWithValue("replica-b", 0)))
 	}).WithTimeout(30 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
 	time.Sleep(2 * time.Second)
