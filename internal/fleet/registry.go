@@ -88,6 +88,7 @@ type Registry struct {
 	watches    watchCounts
 	recoveries listeners[types.NamespacedName]
 	closed     listeners[*Connection]
+	connected  listeners[types.NamespacedName]
 }
 
 // NewRegistry returns an empty registry. Connections' caches run until Close or until the
@@ -184,7 +185,17 @@ func (r *Registry) Connect(key types.NamespacedName, origin string, kubeconfig [
 		old.close()
 		r.closed.notify(old)
 	}
+	r.connected.notify(key)
 	return conn, nil
+}
+
+// OnConnected registers f to be called with the cluster's key each time Connect registers a new
+// connection (the first, or one built from a changed kubeconfig), before Connect returns it: what
+// waits for this process to connect to a cluster (Get returned nil), a replica taking over a
+// cluster from another, is told at once rather than polling. The connection has not been probed
+// yet. f runs on the goroutine that called Connect, a reconcile's: it must not block.
+func (r *Registry) OnConnected(f func(cluster types.NamespacedName)) {
+	r.connected.add(f)
 }
 
 // Get returns the connection for key, or nil.

@@ -4,6 +4,7 @@ import (
 	"encoding/pem"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -11,7 +12,8 @@ import (
 )
 
 // TestClosedConnectionsAreReported: whoever keeps state about a connection's cache learns when
-// the registry lets the connection go, and only then.
+// the registry lets the connection go, and only then; whoever waits for a connection learns
+// when a new one is registered, and not when one is reused.
 func TestClosedConnectionsAreReported(t *testing.T) {
 	srv := httptest.NewTLSServer(http.NotFoundHandler())
 	t.Cleanup(srv.Close)
@@ -31,6 +33,13 @@ func TestClosedConnectionsAreReported(t *testing.T) {
 			t.Errorf("connection of %s reported before its cache stopped", c.Key())
 		}
 		closed = append(closed, c)
+	})
+	var connected []types.NamespacedName
+	r.OnConnected(func(k types.NamespacedName) {
+		if r.Get(k) == nil {
+			t.Errorf("%s reported connected before Get returns its connection", k)
+		}
+		connected = append(connected, k)
 	})
 	connect := func(key types.NamespacedName, token string) *Connection {
 		t.Helper()
@@ -69,4 +78,7 @@ func TestClosedConnectionsAreReported(t *testing.T) {
 	other := connect(c2, "a")
 	r.Close()
 	expect("closed with the registry", first, second, other)
+	if want := []types.NamespacedName{c1, c1, c2}; !slices.Equal(connected, want) {
+		t.Errorf("reported connected: %v, want %v (the first, the one from a changed kubeconfig, the other cluster's)", connected, want)
+	}
 }

@@ -40,9 +40,11 @@ const (
 	// looked at again; the Cluster's own status changes bring it back sooner.
 	DefaultClusterWait = time.Minute
 	// connectionWait is how soon a ClusterServiceStatus whose Cluster is Connected, but not yet
-	// connected in this process (it just started), is looked at again: the Cluster's status does
-	// not change when this process connects, so no event brings it back.
-	connectionWait = time.Second
+	// connected in this process (it just started, or took the cluster over from another
+	// replica), is looked at again if nothing brings it back before: the Cluster's status does
+	// not change when this process connects, the registry tells (onConnected), and this is for
+	// when that news was dropped.
+	connectionWait = 5 * time.Second
 )
 
 // Reconciler deploys a MultiClusterService's services to one Cluster.
@@ -74,8 +76,10 @@ type Reconciler struct {
 	// whose objects drifted, queued first (DriftPriority).
 	recheck chan event.TypedGenericEvent[*holdfastv1.ClusterServiceStatus]
 	drifted chan event.TypedGenericEvent[*holdfastv1.ClusterServiceStatus]
-	// recovered receives Clusters whose link recovered (see onRecovered).
+	// recovered receives Clusters whose link recovered (see onRecovered); connected those this
+	// process just connected to (see onConnected).
 	recovered chan event.TypedGenericEvent[*holdfastv1.Cluster]
+	connected chan event.TypedGenericEvent[*holdfastv1.Cluster]
 	// watches report changes to managed objects in ContinuousWithDriftDetection mode.
 	watches *drift.Watches
 	// memory is what this process knows about status objects between reconciles.
@@ -299,6 +303,15 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 func (r *Reconciler) patchStatus(ctx context.Context, s *scope) error {
 	if s.gone {
 		r.report(ctx, s)
+		return nil
+	}
+	if s.awaitingConnection && conditions.Get(s.css, holdfastv1.ReadyCondition) != nil {
+		// Nothing was learnt: the Cluster is Connected and this process has yet to connect to it
+		// (it just started, or took the cluster over from another replica). What was recorded
+		// stays: a readiness that went False and back would cost two status writes and two
+		// Events per status object, and leave the MultiClusterService not Ready, for every
+		// cluster a replica takes over.
+		r.memory.returnDrifts(client.ObjectKeyFromObject(s.css), s.css.Spec.Cluster, s.drifts)
 		return nil
 	}
 	if err := r.readWhole(ctx, s); err != nil {

@@ -36,7 +36,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	r.recheck = make(chan event.TypedGenericEvent[*holdfastv1.ClusterServiceStatus], 1024)
 	r.drifted = make(chan event.TypedGenericEvent[*holdfastv1.ClusterServiceStatus], 4096)
 	r.recovered = make(chan event.TypedGenericEvent[*holdfastv1.Cluster], 1024)
+	r.connected = make(chan event.TypedGenericEvent[*holdfastv1.Cluster], 1024)
 	r.Fleet.OnRecovered(r.onRecovered)
+	r.Fleet.OnConnected(r.onConnected)
 	r.watches = &drift.Watches{OnChange: r.onDrift, OnSynced: r.onWatchSynced}
 	r.Fleet.OnClosed(forgetCacheOf(r.watches.Forget))
 	r.memory = newMemory()
@@ -62,6 +64,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 			&handler.TypedEnqueueRequestForObject[*holdfastv1.ClusterServiceStatus]{}), always[*holdfastv1.ClusterServiceStatus](triggerRecheck)))).
 		WatchesRawSource(source.Channel(r.drifted, triggered(enqueueDrifted(r.routine.driftQueued), always[*holdfastv1.ClusterServiceStatus](triggerDrift)))).
 		WatchesRawSource(source.Channel(r.recovered, triggered(handler.TypedEnqueueRequestsFromMapFunc(r.watchedOnCluster),
+			always[*holdfastv1.Cluster](triggerRecheck)))).
+		WatchesRawSource(source.Channel(r.connected, triggered(handler.TypedEnqueueRequestsFromMapFunc(
+			func(ctx context.Context, c *holdfastv1.Cluster) []reconcile.Request { return r.forCluster(ctx, c) }),
 			always[*holdfastv1.Cluster](triggerRecheck))))
 	if r.Shard != nil {
 		// The status objects of a cluster handed over to this replica are compared with it anew:
@@ -148,6 +153,20 @@ func (r *Reconciler) onRecovered(cluster types.NamespacedName) {
 	default:
 		ctrl.Log.WithName("drift").Info("Recovery queue full; drift made during the partition is found at the next full reconcile",
 			"cluster", cluster.String())
+	}
+}
+
+// onConnected brings back the status objects of a Cluster this process just connected to:
+// those that found no connection (awaitingConnection) wait for nothing else, and polling for it
+// would keep a worker and the queue busy with every status object of a thousand clusters a
+// replica takes over at once. It runs on a Cluster reconcile's goroutine and never blocks; when
+// the channel is full, the waiting status objects come back after connectionWait.
+func (r *Reconciler) onConnected(cluster types.NamespacedName) {
+	c := &holdfastv1.Cluster{}
+	c.Namespace, c.Name = cluster.Namespace, cluster.Name
+	select {
+	case r.connected <- event.TypedGenericEvent[*holdfastv1.Cluster]{Object: c}:
+	default:
 	}
 }
 

@@ -72,7 +72,7 @@ func driftReconciler(t *testing.T, objs ...*holdfastv1.ClusterServiceStatus) *Re
 	if err := holdfastv1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
-	b := fake.NewClientBuilder().WithScheme(scheme)
+	b := fake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(&holdfastv1.ClusterServiceStatus{})
 	for _, o := range objs {
 		b = b.WithObjects(o)
 	}

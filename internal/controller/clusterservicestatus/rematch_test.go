@@ -8,8 +8,10 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/conditions"
 )
 
 // TestDriftRecords: the deletion of an object the status object never applied is no drift of
@@ -54,7 +56,8 @@ func TestDriftRecords(t *testing.T) {
 
 // TestWithdrawalAwaitingTheConnectionComesBackSoon: after a restart the Cluster is Connected but
 // this process has not connected yet; a status object being deleted then waits as long as one
-// deploying (about a second), not DefaultClusterWait (bench/soak saw a withdrawal wait 61 s).
+// deploying (connectionWait, unless the registry reports the connection sooner), not
+// DefaultClusterWait (bench/soak saw a withdrawal wait 61 s).
 func TestWithdrawalAwaitingTheConnectionComesBackSoon(t *testing.T) {
 	for _, awaiting := range []bool{true, false} {
 		css := statusObject("fleet", "web.c1", "web", "c1")
@@ -76,6 +79,48 @@ func TestWithdrawalAwaitingTheConnectionComesBackSoon(t *testing.T) {
 		}
 		if res.RequeueAfter != want {
 			t.Fatalf("awaiting the connection %v: comes back after %v, want %v", awaiting, res.RequeueAfter, want)
+		}
+	}
+}
+
+// TestAwaitingTheConnectionKeepsTheRecordedStatus: a status object whose Cluster is Connected
+// but which this process has not connected to yet (a restart, a cluster taken over from another
+// replica) keeps what was recorded, Ready included, and the drifts taken for the reconcile go
+// back to memory; one that never had a status gets the wait written.
+func TestAwaitingTheConnectionKeepsTheRecordedStatus(t *testing.T) {
+	for _, recorded := range []bool{true, false} {
+		css := statusObject("fleet", "web.c1", "web", "c1")
+		if recorded {
+			css.Status.Conditions = []metav1.Condition{{Type: holdfastv1.ReadyCondition, Status: metav1.ConditionTrue,
+				Reason: holdfastv1.ReadyCondition, LastTransitionTime: metav1.Now()}}
+		}
+		r := driftReconciler(t, css)
+		r.APIReader = r.Client
+		key := client.ObjectKeyFromObject(css)
+		before := &holdfastv1.ClusterServiceStatus{}
+		if err := r.Client.Get(context.Background(), key, before); err != nil {
+			t.Fatal(err)
+		}
+		drift := holdfastv1.DriftRecord{ResourceRef: holdfastv1.ResourceRef{Version: "v1", Kind: "ConfigMap", Namespace: "demo", Name: "a"},
+			Service: "app", DriftDetail: holdfastv1.DriftDetail{Type: holdfastv1.DriftChanged}}
+		s := &scope{css: before.DeepCopy(), before: before.DeepCopy(), cluster: &holdfastv1.Cluster{}, awaitingConnection: true,
+			clusterProblem: &problem{holdfastv1.ClusterNotReadyReason, "no connection to Cluster fleet/c1 yet"},
+			drifts:         []holdfastv1.DriftRecord{drift}}
+		if err := r.patchStatus(context.Background(), s); err != nil {
+			t.Fatal(err)
+		}
+		after := &holdfastv1.ClusterServiceStatus{}
+		if err := r.Client.Get(context.Background(), key, after); err != nil {
+			t.Fatal(err)
+		}
+		ready := conditions.Get(after, holdfastv1.ReadyCondition)
+		switch {
+		case recorded && after.ResourceVersion != before.ResourceVersion:
+			t.Errorf("recorded status: written while awaiting the connection (Ready now %+v)", ready)
+		case recorded && !r.memory.hasDrifts(key):
+			t.Error("recorded status: the drifts taken for the reconcile were not returned to memory")
+		case !recorded && (ready == nil || ready.Reason != holdfastv1.ClusterNotReadyReason):
+			t.Errorf("no status yet: Ready = %+v, want False with reason %s", ready, holdfastv1.ClusterNotReadyReason)
 		}
 	}
 }
