@@ -73,9 +73,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -133,6 +135,10 @@ type config struct {
 	idle, settle, gap       time.Duration
 	timeout, correctTimeout time.Duration
 	heapProfile, cpuProfile string
+	// memoryLimit is the controller's container memory limit: the Go memory limit is set to 90%
+	// of it above this process's baseline, as `holdfast controller` sets it from its cgroup's
+	// (0: none).
+	memoryLimit int64
 	// replicas > 1 measures sharding and a replica's death instead (handover.go), with editors
 	// editing at once, the last replica killed killAfter after the start and edits until
 	// afterKill after the kill.
@@ -161,6 +167,7 @@ func main() {
 	flag.DurationVar(&cfg.correctTimeout, "correct-timeout", 60*time.Second, "how long to wait for one correction before going on")
 	flag.StringVar(&cfg.heapProfile, "heap-profile", "", "write a heap profile after the largest size's first rollout to this `file`")
 	flag.StringVar(&cfg.cpuProfile, "cpu-profile", "", "write a CPU profile of the largest size's first rollout to this `file`")
+	flag.Int64Var(&cfg.memoryLimit, "memory-limit", 1<<30, "the controller's memory limit in bytes, as the chart's resources.limits.memory (1 GiB): the Go memory limit is 90% of it above this process's baseline, as `holdfast controller` sets it from its cgroup; 0 sets none")
 	flag.IntVar(&cfg.replicas, "replicas", 1, "controller replicas sharing the clusters; more than 1 measures the hand-over when the last one is killed instead of the single controller's costs (see handover.go)")
 	flag.IntVar(&cfg.editors, "editors", 4, "with -replicas: edits made at once during the drift injection, each waiting for its correction")
 	flag.DurationVar(&cfg.killAfter, "kill-after", 20*time.Second, "with -replicas: editing before the last replica is killed")
@@ -190,6 +197,10 @@ func run(ctx context.Context, cfg config) error {
 		return runHandover(ctx, cfg, began)
 	}
 	fmt.Printf("Sizes: %v clusters on %d API servers, %d objects each, %d controller workers.\n\n", cfg.sizes, cfg.servers, cfg.objects, cfg.concurrency)
+	if cfg.memoryLimit > 0 {
+		fmt.Printf("Go memory limit: 90%% of %s above the process's baseline, as `holdfast controller` sets it under a %s container limit.\n\n",
+			measure.MiB(cfg.memoryLimit), measure.MiB(cfg.memoryLimit))
+	}
 	var results []*result
 	for _, n := range cfg.sizes {
 		r, err := measureSize(ctx, cfg, n)
@@ -262,6 +273,10 @@ func measureSize(ctx context.Context, cfg config, n int) (_ *result, retErr erro
 	heap0, rss0, err := measure.SelfMemory()
 	if err != nil {
 		return nil, err
+	}
+	if cfg.memoryLimit > 0 {
+		debug.SetMemoryLimit(rss0 + cfg.memoryLimit*9/10)
+		defer debug.SetMemoryLimit(math.MaxInt64)
 	}
 	h.ServerOf = func(c types.NamespacedName) string { return h.Names[b.serverOf[c.Name]] }
 	if err := h.StartController(ctx, float32(cfg.hubQPS), controller.Options{Concurrency: cfg.concurrency, SkipNameValidation: true}); err != nil {

@@ -111,6 +111,9 @@ func (r *result) print(cfg config) {
 	fmt.Println()
 	servers := serversOf(r.rolloutRequests)
 	fmt.Println(r.rolloutRequests.Table(servers...))
+	fmt.Println("Writes to the hub during the first rollout:")
+	fmt.Println()
+	fmt.Println(hubWrites(r.rolloutRequests).MutatingTable())
 
 	if r.idleWindow > 0 {
 		w, p, o, listed := r.idleGroups(servers)
@@ -119,7 +122,8 @@ func (r *result) print(cfg config) {
 		if len(listed) > 0 {
 			fmt.Printf("Others: %s.\n\n", strings.Join(listed, "; "))
 		}
-		fmt.Printf("Requests to the hub in the idle window: %d.\n\n", r.idle.Total("hub"))
+		fmt.Printf("Requests to the hub in the idle window: %d, of which writes:\n\n", r.idle.Total("hub"))
+		fmt.Println(hubWrites(r.idle).MutatingTable())
 	}
 
 	lt := measure.NewTable(append(measure.LatencyHeader("correction latency: t0 (edit returned) until this program's watch sees the declared value"), "failed", "never corrected")...)
@@ -191,4 +195,10 @@ func met(ok bool) string {
 		return "met"
 	}
 	return "**not met**"
+}
+
+// hubWrites is rc with only the writes to the hub kept among its mutating requests.
+func hubWrites(rc measure.RequestCounts) measure.RequestCounts {
+	rc.Mutating = rc.MutatingTo("hub")
+	return rc
 }

@@ -134,7 +134,7 @@ type config struct {
 
 func main() {
 	cfg := config{sizes: sizeList{10, 1000, 5000}}
-	flag.Var(&cfg.sizes, "sizes", "ConfigMaps per service set: a comma-separated `list`, each measured in turn, smallest first; the smallest is the reference of the goal (each at least 2, at most about 5,500: the status object holds the whole inventory)")
+	flag.Var(&cfg.sizes, "sizes", "ConfigMaps per service set: a comma-separated `list`, each measured in turn, smallest first; the smallest is the reference of the goal (each at least 2; above --inventory-shard-size, 1,000, the inventory is kept in ClusterServiceInventory shards)")
 	flag.IntVar(&cfg.edits, "edits", 40, "edits per size and corrector, one at a time (at most 1,000 times the smallest size)")
 	flag.IntVar(&cfg.seed, "seed", 1, "seed of the random order of the edited ConfigMaps")
 	flag.DurationVar(&cfg.gap, "gap", 150*time.Millisecond, "pause after a correction before the next edit")

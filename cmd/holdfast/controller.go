@@ -2,6 +2,10 @@ package main
 
 import (
 	"fmt"
+	"log/slog"
+
+	"github.com/KimMachineGun/automemlimit/memlimit"
+	"github.com/go-logr/logr"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -84,6 +88,7 @@ func newControllerCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			setMemoryLimit()
 			mgr, _, err := controller.NewManager(cmd.Context(), cfg, o.manager)
 			if err != nil {
 				return err
@@ -97,4 +102,15 @@ func newControllerCommand() *cobra.Command {
 	}
 	o.addFlags(cmd.Flags())
 	return cmd
+}
+
+// setMemoryLimit tells the Go runtime 90% of the container's memory limit (the cgroup's), unless
+// GOMEMLIMIT is set (AUTOMEMLIMIT=off turns it off): the heap may otherwise grow to twice what is
+// live before it is collected, and under a limit that growth is an OOM kill, not a collection. A
+// thousand clusters hold about 600 MiB live and peaked above the chart's 1 GiB limit without it.
+func setMemoryLimit() {
+	log := ctrl.Log.WithName("memory")
+	if _, err := memlimit.Set(memlimit.WithLogger(slog.New(logr.ToSlogHandler(log)))); err != nil {
+		log.Error(err, "Running without a Go memory limit")
+	}
 }

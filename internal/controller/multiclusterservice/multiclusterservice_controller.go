@@ -153,6 +153,9 @@ func (r *Reconciler) createStatus(ctx context.Context, mcs *holdfastv1.MultiClus
 				APIVersion: holdfastv1.GroupVersion.String(), Kind: "MultiClusterService",
 				Name: mcs.Name, UID: mcs.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
 			}},
+			// Born with the finalizer its controller needs before it deploys anything: adding it
+			// there would be a read of the whole object and an update more per cluster.
+			Finalizers: []string{holdfastv1.CleanupFinalizer},
 		},
 		Spec: holdfastv1.ClusterServiceStatusSpec{
 			MultiClusterService: mcs.Name,
