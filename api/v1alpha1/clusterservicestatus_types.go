@@ -82,7 +82,36 @@ type ResourceStatus struct {
 	// the object is back in sync.
 	// +optional
 	LastDrift *DriftDetail `json:"lastDrift,omitempty"`
+	// Health of the object on the cluster as kstatus computes it, when it was last applied or
+	// looked at.
+	// +optional
+	Health HealthStatus `json:"health,omitempty"`
+	// HealthMessage says why the object is not Current.
+	// +optional
+	HealthMessage string `json:"healthMessage,omitempty"`
 }
+
+// HealthStatus is an object's health, kstatus's status of it.
+// +kubebuilder:validation:Enum=Current;InProgress;Failed;Terminating;NotFound;Unknown
+type HealthStatus string
+
+// Health statuses, kstatus's.
+const (
+	// HealthCurrent: the object is what its spec asks for (a Deployment Available with its new
+	// pods, a ConfigMap at once).
+	HealthCurrent HealthStatus = "Current"
+	// HealthInProgress: the object is on its way (pods starting, a rollout progressing).
+	HealthInProgress HealthStatus = "InProgress"
+	// HealthFailed: the object will not get there without a change (a Deployment past its
+	// progress deadline, a failed Job).
+	HealthFailed HealthStatus = "Failed"
+	// HealthTerminating: the object is being deleted.
+	HealthTerminating HealthStatus = "Terminating"
+	// HealthNotFound: the object is not on the cluster.
+	HealthNotFound HealthStatus = "NotFound"
+	// HealthUnknown: its health could not be computed.
+	HealthUnknown HealthStatus = "Unknown"
+)
 
 // DriftType says what happened to a managed object.
 // +kubebuilder:validation:Enum=Changed;Deleted
@@ -183,6 +212,16 @@ type ServiceStatus struct {
 	// LastAppliedTime is when the service was last applied completely.
 	// +optional
 	LastAppliedTime *metav1.Time `json:"lastAppliedTime,omitempty"`
+	// RevisionTime is when Revision was first applied completely: what the health timeout
+	// counts from.
+	// +optional
+	RevisionTime *metav1.Time `json:"revisionTime,omitempty"`
+	// Health is the least healthy of the service's objects (Current when all are).
+	// +optional
+	Health HealthStatus `json:"health,omitempty"`
+	// HealthMessage names the first object that is not Current, and why.
+	// +optional
+	HealthMessage string `json:"healthMessage,omitempty"`
 }
 
 // ClusterServiceStatusSpec identifies the pair the status is about. Holdfast writes it.

@@ -62,6 +62,24 @@ const (
 	RenderedCondition = "Rendered"
 	// AppliedCondition is True when every rendered object is in place on the cluster.
 	AppliedCondition = "Applied"
+	// HealthyCondition is True when every applied object is healthy as kstatus computes it
+	// (Current): a Deployment Available with its new pods, a Job complete, a ConfigMap at once.
+	// Unknown (reason Progressing) while some object is still becoming healthy, False (reason
+	// Unhealthy or HealthTimeout) when one failed or did not become healthy in time; the
+	// message names the first such object and why.
+	HealthyCondition = "Healthy"
+)
+
+// Reasons of the Healthy condition.
+const (
+	// HealthyReason: every applied object is healthy.
+	HealthyReason = "Healthy"
+	// UnhealthyReason: an applied object failed (kstatus Failed), e.g. a Deployment past its
+	// progress deadline.
+	UnhealthyReason = "Unhealthy"
+	// HealthTimeoutReason: an applied object was still not healthy the service's healthTimeout
+	// after its revision was applied.
+	HealthTimeoutReason = "HealthTimeout"
 )
 
 // Reasons of ClusterServiceStatus and MultiClusterService conditions.

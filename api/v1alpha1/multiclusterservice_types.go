@@ -135,6 +135,11 @@ type Service struct {
 	// Drift overrides the service set's drift policy for this service.
 	// +optional
 	Drift *ServiceDriftPolicy `json:"drift,omitempty"`
+	// HealthTimeout is how long the service's objects may take to become healthy after a
+	// revision is applied; an object still progressing then makes the service, and its
+	// cluster's status object, Healthy False with reason HealthTimeout. Default 5m.
+	// +optional
+	HealthTimeout *metav1.Duration `json:"healthTimeout,omitempty"`
 }
 
 // MultiClusterServiceSpec declares which services go to which clusters, and how they are kept.
@@ -224,6 +229,10 @@ type MultiClusterServiceStatus struct {
 	// FailedClusters is the number of matching Clusters with a failure that needs attention.
 	// +optional
 	FailedClusters int32 `json:"failedClusters"`
+	// HealthyClusters is the number of matching Clusters whose applied objects are all healthy
+	// (their status object's Healthy condition is True).
+	// +optional
+	HealthyClusters int32 `json:"healthyClusters"`
 	// DriftedClusters is the number of matching Clusters with objects drifted and not corrected
 	// (Report mode, Contested); DriftedObjects counts those objects over all of them.
 	// +optional

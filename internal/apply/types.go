@@ -151,6 +151,9 @@ type ObjectResult struct {
 	// Adopted reports that the object exists and Holdfast did not create it, and that this call
 	// took it over (Options.Adopt) or, unless Applied, tried to.
 	Adopted bool `json:"adopted,omitempty"`
+	// Health is the object's health computed from the object the cluster returned or showed,
+	// for objects Applied (HealthOf); zero otherwise.
+	Health Health `json:"health,omitzero"`
 }
 
 // Result is the outcome of Apply or Delete.

@@ -31,6 +31,7 @@ func computeStatus(s *scope) {
 	if s.deployed {
 		st.Resources = s.resources
 		st.Services = serviceStatuses(s)
+		setServiceHealth(s, st.Services)
 		st.SyncMode = s.mcs.Spec.SyncMode
 		if s.requested != "" {
 			st.LastHandledReconcileAt = s.requested
@@ -54,6 +55,7 @@ func computeStatus(s *scope) {
 	setClusterReady(s)
 	setRendered(s)
 	setApplied(s)
+	setHealthy(s)
 	setDrifted(s)
 	setContested(s)
 	if s.deleting {
@@ -228,7 +230,7 @@ func serviceStatuses(s *scope) []holdfastv1.ServiceStatus {
 	out := make([]holdfastv1.ServiceStatus, 0, len(s.services))
 	for _, o := range s.services {
 		p := prev[o.name]
-		st := holdfastv1.ServiceStatus{Name: o.name, Revision: p.Revision, LastAppliedTime: p.LastAppliedTime, Objects: int32(o.objects)}
+		st := holdfastv1.ServiceStatus{Name: o.name, Revision: p.Revision, LastAppliedTime: p.LastAppliedTime, RevisionTime: p.RevisionTime, Objects: int32(o.objects)}
 		switch {
 		case o.renderErr != nil:
 			st.Ready, st.Reason, st.Message = metav1.ConditionFalse, o.renderErr.reason, o.renderErr.message
@@ -243,6 +245,9 @@ func serviceStatuses(s *scope) []holdfastv1.ServiceStatus {
 		default:
 			st.Ready, st.Reason, st.Message = serviceReadiness(s, o)
 			if st.Ready == metav1.ConditionTrue {
+				if st.Revision != o.revision || st.RevisionTime == nil {
+					st.RevisionTime = &now
+				}
 				st.Revision, st.LastAppliedTime = o.revision, &now
 			}
 		}

@@ -52,8 +52,9 @@ func (r *Reconciler) reconcileDeploy(ctx context.Context, s *scope) (ctrl.Result
 	unsettled := !conditions.IsTrue(s.css, holdfastv1.AppliedCondition)
 	recheck := r.memory.takeRecheck(client.ObjectKeyFromObject(s.css))
 	compare := r.comparisonDue(s)
-	// Anything but the periodic full reconcile being due that asks for a full reconcile.
-	other := changed || unsettled || recheck || compare || s.requested != ""
+	// Anything but the periodic full reconcile being due that asks for a full reconcile; objects
+	// not yet healthy are read again by one.
+	other := changed || unsettled || recheck || compare || s.requested != "" || healthPending(s.css)
 	if len(s.drifts) > 0 && remembered && !deletedContainers(s.drifts) && !other {
 		if due {
 			return r.correctBeforeDeploy(ctx, s, rendered)
@@ -216,6 +217,9 @@ func (r *Reconciler) comeBackAfter(s *scope, nextFull time.Duration) time.Durati
 	}
 	if !s.nextWindow.IsZero() && s.nextWindow.Sub(s.now) < after {
 		after = s.nextWindow.Sub(s.now)
+	}
+	if wait := healthWait(s); wait > 0 && wait < after {
+		after = wait
 	}
 	if retry := retryUncorrectable(s); retry > 0 && retry < after {
 		after = retry

@@ -66,6 +66,11 @@ func resourcesFromResult(service string, res *apply.Result, prev []holdfastv1.Re
 			// holds it, unless the apply was handed only corrections: see apply.Options).
 			rs.Desired, rs.Owned, rs.Adopted = p.Desired, p.Owned, p.Adopted
 		}
+		// Health as the cluster showed the object now, or as it was last seen.
+		rs.Health, rs.HealthMessage = prevState[k].Health, prevState[k].HealthMessage
+		if o.Applied && o.Health.Status != "" {
+			rs.Health, rs.HealthMessage = holdfastv1.HealthStatus(o.Health.Status), o.Health.Message
+		}
 		switch o.Action {
 		case apply.Created, apply.Configured, apply.Unchanged:
 			rs.State, rs.Message = holdfastv1.ResourceInSync, ""
@@ -128,7 +133,7 @@ func resourcesFromResult(service string, res *apply.Result, prev []holdfastv1.Re
 		rs := holdfastv1.ResourceStatus{ResourceRef: fromRef(e.Ref), Service: service, State: holdfastv1.ResourceInSync,
 			Desired: e.DesiredDigest, Owned: e.OwnedDigest}
 		if p, ok := prevState[k]; ok {
-			rs.State, rs.Message = p.State, p.Message
+			rs.State, rs.Message, rs.Health, rs.HealthMessage = p.State, p.Message, p.Health, p.HealthMessage
 		}
 		out = append(out, rs)
 	}

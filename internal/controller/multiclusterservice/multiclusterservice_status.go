@@ -80,8 +80,51 @@ func computeStatus(s *scope) {
 			st.ReadyClusters, len(s.matching), nameSome(notReady)))
 	}
 	conditions.SetProgress(m, *conditions.Get(m, holdfastv1.ReadyCondition))
+	setHealthy(s)
 	if s.invalid == nil && !s.deleting {
 		st.ObservedGeneration = m.Generation
+	}
+}
+
+// setHealthy counts the clusters whose status object is Healthy and sets the service set's
+// Healthy condition: True when every matching cluster's is, False when one's is False (naming
+// the clusters, and why the first one is not healthy), Unknown while some are progressing.
+func setHealthy(s *scope) {
+	m := s.mcs
+	st := &m.Status
+	st.HealthyClusters = 0
+	type notHealthy struct{ cluster, reason, message string }
+	var unhealthy []notHealthy
+	var progressing []string
+	for i := range s.statuses {
+		css := &s.statuses[i]
+		switch h := conditions.Get(css, holdfastv1.HealthyCondition); {
+		case h != nil && h.Status == metav1.ConditionTrue:
+			st.HealthyClusters++
+		case h != nil && h.Status == metav1.ConditionFalse:
+			unhealthy = append(unhealthy, notHealthy{css.Spec.Cluster, h.Reason, h.Message})
+		default:
+			progressing = append(progressing, css.Spec.Cluster)
+		}
+	}
+	sort.Slice(unhealthy, func(i, j int) bool { return unhealthy[i].cluster < unhealthy[j].cluster })
+	sort.Strings(progressing)
+	set := func(status metav1.ConditionStatus, reason, msg string) {
+		conditions.Set(m, metav1.Condition{Type: holdfastv1.HealthyCondition, Status: status, Reason: reason, Message: msg})
+	}
+	counts := fmt.Sprintf("%d of %d clusters healthy", st.HealthyClusters, len(s.matching))
+	switch {
+	case len(unhealthy) > 0:
+		names := make([]string, len(unhealthy))
+		for i, u := range unhealthy {
+			names[i] = fmt.Sprintf("%s (%s)", u.cluster, u.reason)
+		}
+		set(metav1.ConditionFalse, holdfastv1.UnhealthyReason, fmt.Sprintf("%s; not healthy: %s; %s: %s",
+			counts, nameSome(names), unhealthy[0].cluster, unhealthy[0].message))
+	case int(st.HealthyClusters) >= len(s.matching):
+		set(metav1.ConditionTrue, holdfastv1.HealthyReason, counts)
+	default:
+		set(metav1.ConditionUnknown, holdfastv1.ProgressingReason, fmt.Sprintf("%s; waiting for %s", counts, nameSome(progressing)))
 	}
 }
 

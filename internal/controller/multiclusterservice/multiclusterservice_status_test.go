@@ -234,8 +234,9 @@ func TestComputeStatus(t *testing.T) {
 			if got.ObservedGeneration != generation {
 				t.Errorf("Ready.observedGeneration = %d, want %d", got.ObservedGeneration, generation)
 			}
-			if len(st.Conditions) != 3 || conditions.Get(mcs, holdfastv1.StalledCondition) == nil || conditions.Get(mcs, holdfastv1.ReconcilingCondition) == nil {
-				t.Errorf("conditions = %v, want Ready, Stalled and Reconciling", st.Conditions)
+			if len(st.Conditions) != 4 || conditions.Get(mcs, holdfastv1.StalledCondition) == nil || conditions.Get(mcs, holdfastv1.ReconcilingCondition) == nil ||
+				conditions.Get(mcs, holdfastv1.HealthyCondition) == nil {
+				t.Errorf("conditions = %v, want Ready, Stalled, Reconciling and Healthy", st.Conditions)
 			}
 			counts := [5]int32{st.MatchingClusters, st.ReadyClusters, st.FailedClusters, st.DriftedClusters, st.DriftedObjects}
 			wantCounts := [5]int32{tt.want.matching, tt.want.ready, tt.want.failed, tt.want.driftedClusters, tt.want.driftedObjects}
@@ -305,6 +306,58 @@ func TestMatches(t *testing.T) {
 			mcs := &holdfastv1.MultiClusterService{Spec: holdfastv1.MultiClusterServiceSpec{ClusterSelector: tt.sel}}
 			if got := (tenancy.Policy{}).Selects(mcs, selector, &prod); got != tt.want {
 				t.Errorf("Selects = %t, want %t", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestHealthyRollsUpTheClusters: the service set is Healthy when every matching cluster's status
+// object is; one Healthy False makes it False naming the clusters and why the first is not
+// healthy; otherwise it waits (Unknown) naming those progressing.
+func TestHealthyRollsUpTheClusters(t *testing.T) {
+	withHealth := func(cluster string, status metav1.ConditionStatus, reason, msg string) holdfastv1.ClusterServiceStatus {
+		css := readyStatus(cluster)
+		css.Status.Conditions = append(css.Status.Conditions, metav1.Condition{Type: holdfastv1.HealthyCondition, Status: status, Reason: reason, Message: msg})
+		return css
+	}
+	healthy := func(c string) holdfastv1.ClusterServiceStatus {
+		return withHealth(c, metav1.ConditionTrue, holdfastv1.HealthyReason, "3 objects healthy")
+	}
+	cases := []struct {
+		name     string
+		statuses []holdfastv1.ClusterServiceStatus
+		status   metav1.ConditionStatus
+		reason   string
+		message  string
+		healthy  int32
+	}{
+		{"all healthy", []holdfastv1.ClusterServiceStatus{healthy("a"), healthy("b")},
+			metav1.ConditionTrue, holdfastv1.HealthyReason, "2 of 2 clusters healthy", 2},
+		{"one progressing, one not reconciled yet", []holdfastv1.ClusterServiceStatus{healthy("a"),
+			withHealth("b", metav1.ConditionUnknown, holdfastv1.ProgressingReason, "Deployment x/web is InProgress: 0 of 1 updated")},
+			metav1.ConditionUnknown, holdfastv1.ProgressingReason, "1 of 2 clusters healthy; waiting for b", 1},
+		{"failures named, the first's reason given", []holdfastv1.ClusterServiceStatus{
+			withHealth("c", metav1.ConditionFalse, holdfastv1.HealthTimeoutReason, "Deployment x/slow: not healthy"),
+			healthy("a"),
+			withHealth("b", metav1.ConditionFalse, holdfastv1.UnhealthyReason, "Deployment x/web: Progress deadline exceeded")},
+			metav1.ConditionFalse, holdfastv1.UnhealthyReason,
+			"1 of 3 clusters healthy; not healthy: b (Unhealthy), c (HealthTimeout); b: Deployment x/web: Progress deadline exceeded", 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var names []string
+			for _, css := range tc.statuses {
+				names = append(names, css.Spec.Cluster)
+			}
+			s := &scope{mcs: &holdfastv1.MultiClusterService{ObjectMeta: metav1.ObjectMeta{Name: "web", Generation: generation}},
+				matching: clusters(names...), statuses: tc.statuses}
+			computeStatus(s)
+			c := conditions.Get(s.mcs, holdfastv1.HealthyCondition)
+			if c == nil || c.Status != tc.status || c.Reason != tc.reason || c.Message != tc.message {
+				t.Fatalf("Healthy = %+v, want %s %s %q", c, tc.status, tc.reason, tc.message)
+			}
+			if s.mcs.Status.HealthyClusters != tc.healthy {
+				t.Errorf("healthyClusters = %d, want %d", s.mcs.Status.HealthyClusters, tc.healthy)
 			}
 		})
 	}

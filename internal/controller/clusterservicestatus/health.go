@@ -1,0 +1,172 @@
+package clusterservicestatus
+
+import (
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/conditions"
+)
+
+const (
+	// DefaultHealthTimeout is how long a service's objects may take to become healthy after a
+	// revision is applied, unless the service says otherwise (spec.services[].healthTimeout).
+	DefaultHealthTimeout = 5 * time.Minute
+	// healthRetry is how soon a status object with objects still becoming healthy is looked at
+	// again; unhealthyRetry how soon one with failed objects is.
+	healthRetry    = 5 * time.Second
+	unhealthyRetry = time.Minute
+)
+
+// health is the verdict on one object, or the least healthy of several: its kstatus status,
+// why, and whether the service's health timeout turned its progress into a failure.
+type health struct {
+	status   holdfastv1.HealthStatus
+	message  string
+	timedOut bool
+	// object names the object the verdict is about.
+	object string
+}
+
+// failed reports a verdict that needs a change to get better: kstatus Failed, or a timeout.
+func (h health) failed() bool { return h.status == holdfastv1.HealthFailed || h.timedOut }
+
+// rank orders verdicts from healthy to failed, for the least healthy of several.
+func (h health) rank() int {
+	switch {
+	case h.failed():
+		return 4
+	case h.status == holdfastv1.HealthCurrent:
+		return 0
+	case h.status == holdfastv1.HealthInProgress:
+		return 2
+	case h.status == holdfastv1.HealthUnknown:
+		return 1
+	}
+	return 3 // Terminating, NotFound
+}
+
+// objectHealth is the verdict on one inventory entry: its recorded health, failed once its
+// service's revision has been applied for longer than the service's health timeout without the
+// object becoming Current. ok is false for entries never applied, which have no health.
+func (s *scope) objectHealth(rs holdfastv1.ResourceStatus) (h health, ok bool) {
+	if rs.Health == "" {
+		return health{}, false
+	}
+	h = health{status: rs.Health, message: rs.HealthMessage, object: toRef(rs.ResourceRef).String()}
+	if rs.Health != holdfastv1.HealthCurrent && rs.Health != holdfastv1.HealthFailed {
+		if since := s.revisionTime(rs.Service); !since.IsZero() {
+			if timeout := s.healthTimeout(rs.Service); s.now.Sub(since) > timeout {
+				h.timedOut = true
+				h.message = fmt.Sprintf("not healthy %s after its revision was applied (healthTimeout %s): %s",
+					s.now.Sub(since).Round(time.Second), timeout, h.message)
+			}
+		}
+	}
+	return h, true
+}
+
+// healthOf is the least healthy of the entries of service (every service when empty), and how
+// many entries have a health.
+func (s *scope) healthOf(entries []holdfastv1.ResourceStatus, service string) (worst health, n int) {
+	worst = health{status: holdfastv1.HealthCurrent}
+	for _, rs := range entries {
+		if service != "" && rs.Service != service {
+			continue
+		}
+		h, ok := s.objectHealth(rs)
+		if !ok {
+			continue
+		}
+		n++
+		if h.rank() > worst.rank() {
+			worst = h
+		}
+	}
+	return worst, n
+}
+
+// healthTimeout is the service's health timeout.
+func (s *scope) healthTimeout(service string) time.Duration {
+	if s.mcs != nil {
+		for _, svc := range s.mcs.Spec.Services {
+			if svc.Name == service && svc.HealthTimeout != nil && svc.HealthTimeout.Duration > 0 {
+				return svc.HealthTimeout.Duration
+			}
+		}
+	}
+	return DefaultHealthTimeout
+}
+
+// revisionTime is when the service's current revision was first applied, as recorded.
+func (s *scope) revisionTime(service string) time.Time {
+	for _, st := range s.css.Status.Services {
+		if st.Name == service && st.RevisionTime != nil {
+			return st.RevisionTime.Time
+		}
+	}
+	return time.Time{}
+}
+
+// setHealthy sets the Healthy condition from the inventory: True when every applied object is
+// Current, Unknown (Progressing) while some are still on their way, False (Unhealthy, or
+// HealthTimeout) when one failed; the message names the least healthy object.
+func setHealthy(s *scope) {
+	if !s.deployed {
+		keepOrUnknown(s, holdfastv1.HealthyCondition, "objects not applied yet")
+		return
+	}
+	worst, n := s.healthOf(s.css.Status.Resources, "")
+	switch {
+	case worst.timedOut:
+		set(s, holdfastv1.HealthyCondition, metav1.ConditionFalse, holdfastv1.HealthTimeoutReason, worst.object+": "+worst.message)
+	case worst.failed():
+		set(s, holdfastv1.HealthyCondition, metav1.ConditionFalse, holdfastv1.UnhealthyReason, worst.object+": "+worst.message)
+	case worst.status != holdfastv1.HealthCurrent:
+		set(s, holdfastv1.HealthyCondition, metav1.ConditionUnknown, holdfastv1.ProgressingReason,
+			fmt.Sprintf("%s is %s: %s", worst.object, worst.status, worst.message))
+	default:
+		set(s, holdfastv1.HealthyCondition, metav1.ConditionTrue, holdfastv1.HealthyReason, fmt.Sprintf("%d objects healthy", n))
+	}
+}
+
+// setServiceHealth records the least healthy of each service's objects in its status.
+func setServiceHealth(s *scope, services []holdfastv1.ServiceStatus) {
+	for i := range services {
+		worst, n := s.healthOf(s.css.Status.Resources, services[i].Name)
+		services[i].Health, services[i].HealthMessage = "", ""
+		if n == 0 {
+			continue
+		}
+		services[i].Health = worst.status
+		if worst.timedOut {
+			services[i].Health = holdfastv1.HealthFailed
+		}
+		if worst.status != holdfastv1.HealthCurrent || worst.timedOut {
+			services[i].HealthMessage = worst.object + ": " + worst.message
+		}
+	}
+}
+
+// healthWait is how soon the status object should be looked at again for the health of its
+// objects: soon while some are becoming healthy, later while some failed, never when all are
+// healthy (0).
+func healthWait(s *scope) time.Duration {
+	worst, _ := s.healthOf(s.resources, "")
+	switch {
+	case worst.failed():
+		return unhealthyRetry
+	case worst.status != holdfastv1.HealthCurrent:
+		return healthRetry
+	}
+	return 0
+}
+
+// healthPending reports whether the last recorded health of the status object's objects was
+// not all healthy: the next visit compares the cluster again, which reads them anew.
+func healthPending(css *holdfastv1.ClusterServiceStatus) bool {
+	c := conditions.Get(css, holdfastv1.HealthyCondition)
+	return c != nil && c.Status != metav1.ConditionTrue
+}

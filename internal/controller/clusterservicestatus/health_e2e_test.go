@@ -1,0 +1,131 @@
+package clusterservicestatus_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+)
+
+// deployment is a Deployment's manifest; the target runs kube-controller-manager but has no
+// nodes, so its pods never run: with 0 replicas it becomes Available, with more it never does.
+func deployment(name string, replicas int, extraSpec string) string {
+	return fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: %[1]s
+spec:
+  replicas: %[2]d
+%[3]s  selector:
+    matchLabels: {app: %[1]s}
+  template:
+    metadata:
+      labels: {app: %[1]s}
+    spec:
+      containers:
+      - name: app
+        image: registry.example/app:1
+`, name, replicas, extraSpec)
+}
+
+// TestHealthOfDeployedObjects: every applied object's health is computed with kstatus and
+// rolled up per service and per cluster. A ConfigMap and a Deployment that becomes Available are
+// healthy; a Deployment past its progress deadline makes its service and the status object
+// Healthy False (Unhealthy) naming it and kstatus's reason; one still progressing when its
+// service's healthTimeout runs out makes it Healthy False (HealthTimeout); the status object
+// with only healthy services is Healthy True.
+func TestHealthOfDeployedObjects(t *testing.T) {
+	const cluster = "cluster-1"
+	ctx := context.Background()
+	ns := objName(t, "ns")
+	target := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+	NewWithT(t).Expect(targets[cluster].Create(ctx, target)).To(Succeed())
+	t.Cleanup(func() {
+		_ = targets[cluster].Delete(context.Background(), target)
+		// Created by the "config" service (createNamespace), not managed.
+		_ = targets[cluster].Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns + "-b"}})
+	})
+
+	healthy, failing, slow := objName(t, "ok"), objName(t, "failing"), objName(t, "slow")
+	createTemplate(t, healthy, holdfastv1.ServiceTemplateSpec{Inline: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata: {a: b}\n---\n" +
+		deployment("idle", 0, "")})
+	createTemplate(t, failing, holdfastv1.ServiceTemplateSpec{Inline: deployment("stuck", 1, "  progressDeadlineSeconds: 1\n")})
+	createTemplate(t, slow, holdfastv1.ServiceTemplateSpec{Inline: deployment("waiting", 1, "")})
+	createServiceSet(t, healthy, holdfastv1.MultiClusterServiceSpec{ClusterSelector: selectEnv("dev"),
+		Services: []holdfastv1.Service{service("app", healthy, ns)}})
+	createServiceSet(t, failing, holdfastv1.MultiClusterServiceSpec{ClusterSelector: selectEnv("dev"),
+		Services: []holdfastv1.Service{service("config", healthy, ns+"-b"), service("stuck", failing, ns)}})
+	waitingSvc := service("waiting", slow, ns)
+	waitingSvc.HealthTimeout = &metav1.Duration{Duration: 3 * time.Second}
+	createServiceSet(t, slow, holdfastv1.MultiClusterServiceSpec{ClusterSelector: selectEnv("dev"),
+		Services: []holdfastv1.Service{waitingSvc}})
+
+	entry := func(css *holdfastv1.ClusterServiceStatus, kind, name string) holdfastv1.ResourceStatus {
+		for _, rs := range css.Status.Resources {
+			if rs.Kind == kind && rs.Name == name {
+				return rs
+			}
+		}
+		return holdfastv1.ResourceStatus{}
+	}
+	serviceHealth := func(css *holdfastv1.ClusterServiceStatus, svc string) holdfastv1.ServiceStatus {
+		for _, st := range css.Status.Services {
+			if st.Name == svc {
+				return st
+			}
+		}
+		return holdfastv1.ServiceStatus{}
+	}
+
+	t.Log("A ConfigMap and a Deployment of 0 replicas: healthy")
+	eventually(t, func(g Gomega) {
+		css := statusOf(g, healthy, cluster)
+		c := condition(css.Status.Conditions, holdfastv1.HealthyCondition)
+		g.Expect(c.Status).To(Equal(metav1.ConditionTrue), "Healthy: %+v", c)
+		g.Expect(c.Reason).To(Equal(holdfastv1.HealthyReason))
+		g.Expect(entry(css, "ConfigMap", "settings").Health).To(Equal(holdfastv1.HealthCurrent))
+		g.Expect(entry(css, "Deployment", "idle").Health).To(Equal(holdfastv1.HealthCurrent))
+		g.Expect(serviceHealth(css, "app").Health).To(Equal(holdfastv1.HealthCurrent))
+	})
+
+	t.Log("A Deployment past its progress deadline: Unhealthy, named with kstatus's reason")
+	eventually(t, func(g Gomega) {
+		css := statusOf(g, failing, cluster)
+		c := condition(css.Status.Conditions, holdfastv1.HealthyCondition)
+		g.Expect(c.Status).To(Equal(metav1.ConditionFalse), "Healthy: %+v", c)
+		g.Expect(c.Reason).To(Equal(holdfastv1.UnhealthyReason))
+		g.Expect(c.Message).To(And(ContainSubstring("Deployment "+ns+"/stuck"), ContainSubstring("Progress deadline exceeded")))
+		stuck := entry(css, "Deployment", "stuck")
+		g.Expect(stuck.Health).To(Equal(holdfastv1.HealthFailed))
+		g.Expect(stuck.HealthMessage).To(ContainSubstring("Progress deadline exceeded"))
+		g.Expect(serviceHealth(css, "stuck").Health).To(Equal(holdfastv1.HealthFailed))
+		g.Expect(serviceHealth(css, "config").Health).To(Equal(holdfastv1.HealthCurrent), "the other service of the set stays healthy")
+	}, "waiting for the progress deadline")
+	t.Log("... and the service set says so, naming the cluster")
+	eventually(t, func(g Gomega) {
+		mcs := &holdfastv1.MultiClusterService{}
+		g.Expect(hub.Get(ctx, client.ObjectKey{Name: failing}, mcs)).To(Succeed())
+		c := condition(mcs.Status.Conditions, holdfastv1.HealthyCondition)
+		g.Expect(c.Status).To(Equal(metav1.ConditionFalse), "Healthy: %+v", c)
+		g.Expect(c.Message).To(And(ContainSubstring(cluster+" (Unhealthy)"), ContainSubstring("Progress deadline exceeded")))
+		g.Expect(mcs.Status.HealthyClusters).To(BeZero())
+	})
+
+	t.Log("A Deployment still progressing when its service's healthTimeout runs out: HealthTimeout")
+	eventually(t, func(g Gomega) {
+		css := statusOf(g, slow, cluster)
+		c := condition(css.Status.Conditions, holdfastv1.HealthyCondition)
+		g.Expect(c.Status).To(Equal(metav1.ConditionFalse), "Healthy: %+v", c)
+		g.Expect(c.Reason).To(Equal(holdfastv1.HealthTimeoutReason))
+		g.Expect(c.Message).To(And(ContainSubstring("Deployment "+ns+"/waiting"), ContainSubstring("healthTimeout 3s")))
+		g.Expect(entry(css, "Deployment", "waiting").Health).To(Equal(holdfastv1.HealthInProgress), "the object's own health stays kstatus's")
+		g.Expect(serviceHealth(css, "waiting").Health).To(Equal(holdfastv1.HealthFailed))
+	}, "waiting for the health timeout")
+}
