@@ -80,6 +80,9 @@ const (
 	// HealthTimeoutReason: an applied object was still not healthy the service's healthTimeout
 	// after its revision was applied.
 	HealthTimeoutReason = "HealthTimeout"
+	// InvalidHealthCheckReason: a health check of the service set does not compile, or two
+	// name the same kind.
+	InvalidHealthCheckReason = "InvalidHealthCheck"
 )
 
 // Reasons of ClusterServiceStatus and MultiClusterService conditions.

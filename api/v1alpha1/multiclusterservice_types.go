@@ -142,6 +142,28 @@ type Service struct {
 	HealthTimeout *metav1.Duration `json:"healthTimeout,omitempty"`
 }
 
+// HealthCheck judges the health of the objects of one kind with CEL: for kinds kstatus does not
+// know (a custom resource without Ready conditions), or to judge a kind differently.
+type HealthCheck struct {
+	// Group of the kind; empty for the core group.
+	// +optional
+	Group string `json:"group,omitempty"`
+	// Kind the check applies to, in every version.
+	// +kubebuilder:validation:MinLength=1
+	Kind string `json:"kind"`
+	// Expr is a CEL expression over the live object, self, that is true when the object is
+	// healthy (Current), e.g. `has(self.status) && self.status.phase == "Ready"`. While it is
+	// false (or cannot be evaluated: a field not there yet) the object is InProgress.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	Expr string `json:"expr"`
+	// Failed, if set, is a CEL expression over self that is true when the object failed and
+	// will not become healthy without a change (Failed); it is evaluated first.
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	Failed string `json:"failed,omitempty"`
+}
+
 // MultiClusterServiceSpec declares which services go to which clusters, and how they are kept.
 type MultiClusterServiceSpec struct {
 	// ClusterSelector picks the target Clusters. An empty selector matches every Cluster.
@@ -186,6 +208,12 @@ type MultiClusterServiceSpec struct {
 	// corrected at once.
 	// +optional
 	Drift *DriftPolicy `json:"drift,omitempty"`
+	// HealthChecks judge the health of the objects of the kinds they name with CEL instead of
+	// kstatus (see HealthCheck); one check per kind.
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=atomic
+	// +optional
+	HealthChecks []HealthCheck `json:"healthChecks,omitempty"`
 	// ServiceAccount, if set, is who Holdfast acts as on each target cluster for this service
 	// set: every read and write it makes there to apply, correct, prune or withdraw the set's
 	// objects (creating a missing target namespace included) is made as

@@ -265,7 +265,7 @@ func (r *run) applyOne(ctx context.Context, it *item) {
 			if err == nil && owned != "" && owned == prev.OwnedDigest {
 				it.result.Action, it.result.Applied = Unchanged, !r.opts.DryRun
 				it.current = it.live
-				it.result.Health = HealthOf(it.live)
+				it.result.Health = r.health(it.live)
 				it.entry = r.entry(it, owned)
 				r.markAdopted(ctx, it, it.live)
 				return
@@ -323,7 +323,7 @@ func (r *run) applyOne(ctx context.Context, it *item) {
 		log.Info("Cannot compute owned digest", "error", err.Error())
 	}
 	it.current = obj
-	it.result.Applied, it.result.Health = true, HealthOf(obj)
+	it.result.Applied, it.result.Health = true, r.health(obj)
 	it.entry = r.entry(it, owned)
 	r.markAdopted(ctx, it, obj)
 	switch {

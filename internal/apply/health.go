@@ -43,3 +43,14 @@ func HealthOf(u *unstructured.Unstructured) Health {
 func healthMessage(msg string) string {
 	return strings.ToValidUTF8(utilstrings.ShortenString(msg, maxHealthMessage), "")
 }
+
+// health is the health of u: by Options.Health when it knows u's kind, else by kstatus.
+func (r *run) health(u *unstructured.Unstructured) Health {
+	if r.opts.Health != nil && u != nil {
+		if h, ok := r.opts.Health(u); ok {
+			h.Message = healthMessage(h.Message)
+			return h
+		}
+	}
+	return HealthOf(u)
+}

@@ -295,6 +295,9 @@ type Options struct {
 	// Force re-applies every object even when the digests say it is unchanged (a manual or
 	// periodic full correction).
 	Force bool
+	// Health, if set, judges the health of the objects it knows (ok true) instead of kstatus
+	// (HealthOf): the service set's CEL health checks.
+	Health func(*unstructured.Unstructured) (h Health, ok bool)
 	// CRDWaitTimeout bounds the wait for applied CRDs to become Established; default
 	// DefaultCRDWaitTimeout.
 	CRDWaitTimeout time.Duration

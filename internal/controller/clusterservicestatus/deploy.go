@@ -479,6 +479,7 @@ func (r *Reconciler) applyOptions(ctx context.Context, s *scope, svc holdfastv1.
 		// A missing target namespace is created unless the service says otherwise.
 		EnsureNamespace: ensuredNamespace(svc),
 		Ignore:          func(live *unstructured.Unstructured) bool { return drift.Exempt(live) },
+		Health:          s.healthChecks().Health,
 	}
 }
 

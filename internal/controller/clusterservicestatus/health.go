@@ -120,6 +120,9 @@ func setHealthy(s *scope) {
 	}
 	worst, n := s.healthOf(s.css.Status.Resources, "")
 	switch {
+	case s.checksErr != nil:
+		set(s, holdfastv1.HealthyCondition, metav1.ConditionFalse, holdfastv1.InvalidHealthCheckReason,
+			s.checksErr.Error()+"; fix spec.healthChecks (kstatus judges every kind until then)")
 	case worst.timedOut:
 		set(s, holdfastv1.HealthyCondition, metav1.ConditionFalse, holdfastv1.HealthTimeoutReason, worst.object+": "+worst.message)
 	case worst.failed():

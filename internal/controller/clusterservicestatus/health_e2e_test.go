@@ -129,3 +129,50 @@ func TestHealthOfDeployedObjects(t *testing.T) {
 		g.Expect(serviceHealth(css, "waiting").Health).To(Equal(holdfastv1.HealthFailed))
 	}, "waiting for the health timeout")
 }
+
+// TestCustomHealthChecks: a service set's CEL health checks judge the kinds they name instead of
+// kstatus — healthy, still progressing, failed — and a check that does not compile makes the
+// status object Healthy False naming it, without stopping the deployment.
+func TestCustomHealthChecks(t *testing.T) {
+	const cluster = "cluster-1"
+	ctx := context.Background()
+	ns := objName(t, "ns")
+	target := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+	NewWithT(t).Expect(targets[cluster].Create(ctx, target)).To(Succeed())
+	t.Cleanup(func() { _ = targets[cluster].Delete(context.Background(), target) })
+	configMap := func(name, ready string) string {
+		return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\ndata: {ready: %q}\n---\n", name, ready)
+	}
+	checks := []holdfastv1.HealthCheck{{Kind: "ConfigMap", Expr: `self.data.ready == "true"`, Failed: `self.data.ready == "broken"`}}
+	sets := map[string]struct {
+		manifests string
+		checks    []holdfastv1.HealthCheck
+	}{
+		objName(t, "ok"):      {configMap("ok-a", "true"), checks},
+		objName(t, "waiting"): {configMap("waiting-a", "true") + configMap("waiting-b", "false"), checks},
+		objName(t, "broken"):  {configMap("broken-a", "true") + configMap("broken-c", "broken"), checks},
+		objName(t, "invalid"): {configMap("invalid-a", "false"), []holdfastv1.HealthCheck{{Kind: "ConfigMap", Expr: `self.data.(`}}},
+	}
+	for name, set := range sets {
+		createTemplate(t, name, holdfastv1.ServiceTemplateSpec{Inline: set.manifests})
+		createServiceSet(t, name, holdfastv1.MultiClusterServiceSpec{ClusterSelector: selectEnv("dev"),
+			Services: []holdfastv1.Service{service("app", name, ns)}, HealthChecks: set.checks})
+	}
+	expect := func(set string, status metav1.ConditionStatus, reason string, message ...string) {
+		t.Helper()
+		eventually(t, func(g Gomega) {
+			css := statusOf(g, set, cluster)
+			c := condition(css.Status.Conditions, holdfastv1.HealthyCondition)
+			g.Expect(c.Status).To(Equal(status), "Healthy: %+v", c)
+			g.Expect(c.Reason).To(Equal(reason))
+			for _, m := range message {
+				g.Expect(c.Message).To(ContainSubstring(m))
+			}
+			g.Expect(condition(css.Status.Conditions, holdfastv1.AppliedCondition).Status).To(Equal(metav1.ConditionTrue), "deployed whatever the health checks say")
+		}, set)
+	}
+	expect(objName(t, "ok"), metav1.ConditionTrue, holdfastv1.HealthyReason)
+	expect(objName(t, "waiting"), metav1.ConditionUnknown, holdfastv1.ProgressingReason, "ConfigMap "+ns+"/waiting-b", `health check "self.data.ready == \"true\"" is not true yet`)
+	expect(objName(t, "broken"), metav1.ConditionFalse, holdfastv1.UnhealthyReason, "ConfigMap "+ns+"/broken-c", "failed expression is true")
+	expect(objName(t, "invalid"), metav1.ConditionFalse, holdfastv1.InvalidHealthCheckReason, "spec.healthChecks[0] (ConfigMap) expr", "fix spec.healthChecks")
+}

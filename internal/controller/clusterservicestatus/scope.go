@@ -6,6 +6,7 @@ import (
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/apply"
 	"holdfast.dev/holdfast/internal/drift"
+	"holdfast.dev/holdfast/internal/healthcheck"
 	"holdfast.dev/holdfast/internal/fleet"
 	"holdfast.dev/holdfast/internal/inventory"
 	"holdfast.dev/holdfast/internal/rendercache"
@@ -129,6 +130,11 @@ type scope struct {
 	summary          []holdfastv1.ResourceStatus
 	shards           inventory.Shards
 	inventoryProblem *problem
+
+	// checks are the service set's compiled health checks (healthChecks), once per reconcile;
+	// checksErr why they do not compile.
+	checks    *healthcheck.Checks
+	checksErr error
 }
 
 // policy returns the drift policy of one of the service set's services, resolved once per
@@ -143,6 +149,15 @@ func (s *scope) policy(svc holdfastv1.Service) *drift.Policy {
 	p := drift.PolicyFor(s.mcs, svc)
 	s.policies[svc.Name] = &p
 	return &p
+}
+
+// healthChecks returns the service set's health checks, compiled once per reconcile; nil, with
+// checksErr set, when they do not compile (kstatus judges every kind then).
+func (s *scope) healthChecks() *healthcheck.Checks {
+	if s.checks == nil && s.checksErr == nil {
+		s.checks, s.checksErr = healthcheck.Compile(s.mcs.Spec.HealthChecks)
+	}
+	return s.checks
 }
 
 // clusterWait is how soon a reconcile that cannot reach its cluster comes back: at once when
