@@ -26,8 +26,8 @@ type health struct {
 	status   holdfastv1.HealthStatus
 	message  string
 	timedOut bool
-	// object names the object the verdict is about.
-	object string
+	// object names the object the verdict is about, service its service.
+	object, service string
 }
 
 // failed reports a verdict that needs a change to get better: kstatus Failed, or a timeout.
@@ -55,7 +55,7 @@ func (s *scope) objectHealth(rs holdfastv1.ResourceStatus) (h health, ok bool) {
 	if rs.Health == "" {
 		return health{}, false
 	}
-	h = health{status: rs.Health, message: rs.HealthMessage, object: toRef(rs.ResourceRef).String()}
+	h = health{status: rs.Health, message: rs.HealthMessage, object: toRef(rs.ResourceRef).String(), service: rs.Service}
 	if rs.Health != holdfastv1.HealthCurrent && rs.Health != holdfastv1.HealthFailed {
 		if since := s.revisionTime(rs.Service); !since.IsZero() {
 			if timeout := s.healthTimeout(rs.Service); s.now.Sub(since) > timeout {
@@ -154,17 +154,23 @@ func setServiceHealth(s *scope, services []holdfastv1.ServiceStatus) {
 }
 
 // healthWait is how soon the status object should be looked at again for the health of its
-// objects: soon while some are becoming healthy, later while some failed, never when all are
-// healthy (0).
+// objects: never when all are healthy (0); every unhealthyRetry while one failed; while some are
+// becoming healthy, every healthRetry at first, then less often as the revision ages (a sixth of
+// its age, at most unhealthyRetry), so that a thousand clusters rolling out a slow Deployment do
+// not each compare every few seconds for minutes.
 func healthWait(s *scope) time.Duration {
 	worst, _ := s.healthOf(s.resources, "")
 	switch {
 	case worst.failed():
 		return unhealthyRetry
-	case worst.status != holdfastv1.HealthCurrent:
-		return healthRetry
+	case worst.status == holdfastv1.HealthCurrent:
+		return 0
 	}
-	return 0
+	wait := healthRetry
+	if since := s.revisionTime(worst.service); !since.IsZero() {
+		wait = max(wait, min(s.now.Sub(since)/6, unhealthyRetry))
+	}
+	return wait
 }
 
 // healthPending reports whether the last recorded health of the status object's objects was
