@@ -321,6 +321,7 @@ type ClusterServiceStatusStatus struct {
 // +kubebuilder:printcolumn:name="Cluster",type=string,JSONPath=`.spec.cluster`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
+// +kubebuilder:printcolumn:name="Healthy",type=string,JSONPath=`.status.conditions[?(@.type=="Healthy")].status`
 // +kubebuilder:printcolumn:name="Objects",type=integer,JSONPath=`.status.resourceCount`
 // +kubebuilder:printcolumn:name="In Sync",type=integer,JSONPath=`.status.inSyncCount`
 // +kubebuilder:printcolumn:name="Failed",type=integer,JSONPath=`.status.failedCount`

@@ -281,6 +281,7 @@ type MultiClusterServiceStatus struct {
 // +kubebuilder:printcolumn:name="Matching",type=integer,JSONPath=`.status.matchingClusters`
 // +kubebuilder:printcolumn:name="Ready Clusters",type=integer,JSONPath=`.status.readyClusters`
 // +kubebuilder:printcolumn:name="Failed",type=integer,JSONPath=`.status.failedClusters`
+// +kubebuilder:printcolumn:name="Healthy Clusters",type=integer,JSONPath=`.status.healthyClusters`
 // +kubebuilder:printcolumn:name="Drifted",type=integer,JSONPath=`.status.driftedClusters`
 // +kubebuilder:printcolumn:name="Mode",type=string,JSONPath=`.spec.syncMode`
 // +kubebuilder:printcolumn:name="Priority",type=integer,JSONPath=`.spec.priority`,priority=1
