@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -35,7 +37,8 @@ const (
 	kwokDir            = "kwok"
 	// kwokPodCIDR is where kwok takes pod IPs from; kwok's default, 10.0.0.0/24, is the
 	// sandbox's service range.
-	kwokPodCIDR = "10.244.0.0/16"
+	kwokPodCIDR      = "10.244.0.0/16"
+	nodeLeaseSeconds = 40
 )
 
 // stageFiles are kwok's default node and pod stages and Holdfast's failure stage; kwok reads
@@ -53,6 +56,10 @@ func (c *ControlPlane) kwokArgs() []string {
 		"--manage-all-nodes=false",
 		"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=" + kwokNodeValue,
 		"--cidr=" + kwokPodCIDR,
+		// Without a Lease duration kwok renews no Leases, and the node-heartbeat-with-lease
+		// stage updates node status every ten minutes: kube-controller-manager would find the
+		// nodes silent and mark them NotReady. 40 s is the kubelet's default.
+		"--node-lease-duration-seconds=" + strconv.Itoa(nodeLeaseSeconds),
 	}
 	for _, f := range c.kwokConfigFiles() {
 		args = append(args, "--config="+f)
@@ -98,7 +105,7 @@ func (c *ControlPlane) writeKwokConfig() error {
 }
 
 // startKwok creates the simulated Nodes if they do not exist yet, runs kwok and waits until it
-// manages every one: it holds the node's Lease and the node is Ready.
+// manages every one: it has renewed the node's Lease and the node is Ready.
 //
 // The Leases are deleted first. A kwok process takes a new identity each start, and would
 // otherwise wait up to the Lease duration (40 s) for the Leases of the kwok it replaces, after
@@ -114,13 +121,14 @@ func (c *ControlPlane) startKwok(ctx context.Context) error {
 	if err := c.ensureNodes(ctx, client); err != nil {
 		return err
 	}
+	launched := time.Now()
 	// A home of its own: kwok would also read ~/.kwok/kwok.yaml, whatever the user put there.
 	p, err := c.launch("kwok", kwokBinary, c.kwokArgs(), "HOME="+filepath.Join(c.dir, kwokDir))
 	if err != nil {
 		return err
 	}
 	c.setProcess(&c.kwok, p)
-	if err := waitReady(ctx, c.stopping, p, c.nodesManaged(client)); err != nil {
+	if err := waitReady(ctx, c.stopping, p, c.nodesManaged(client, launched)); err != nil {
 		return errors.Join(err, p.stop())
 	}
 	return nil
@@ -151,32 +159,35 @@ func (c *ControlPlane) ensureNodes(ctx context.Context, client kubernetes.Interf
 	return nil
 }
 
-// nodesManaged is a readinessCheck: every simulated node is Ready and its Lease is held.
-func (c *ControlPlane) nodesManaged(client kubernetes.Interface) readinessCheck {
+// nodesManaged is a readinessCheck: every simulated node is Ready and its Lease was renewed
+// since kwok was launched, which only the running kwok can have done.
+func (c *ControlPlane) nodesManaged(client kubernetes.Interface, launched time.Time) readinessCheck {
 	return func(ctx context.Context) error {
+		leases, err := client.CoordinationV1().Leases(corev1.NamespaceNodeLease).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return fmt.Errorf("listing node Leases: %w", err)
+		}
+		nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: kwokNodeLabel + "=" + kwokNodeLabelValue})
+		if err != nil {
+			return fmt.Errorf("listing nodes: %w", err)
+		}
 		for i := range c.nodes {
 			name := NodeName(i)
-			lease, err := client.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, name, metav1.GetOptions{})
-			if err != nil {
-				return fmt.Errorf("lease of node %s: %w", name, err)
+			l := slices.IndexFunc(leases.Items, func(l coordinationv1.Lease) bool { return l.Name == name })
+			if l < 0 || !renewedSince(&leases.Items[l], launched) {
+				return fmt.Errorf("the Lease of node %s is not renewed by the running kwok yet", name)
 			}
-			if !leaseHeld(lease) {
-				return fmt.Errorf("lease of node %s not held", name)
-			}
-			node, err := client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-			if err != nil {
-				return fmt.Errorf("node %s: %w", name, err)
-			}
-			if !nodeReady(node) {
-				return fmt.Errorf("node %s not Ready", name)
+			n := slices.IndexFunc(nodes.Items, func(n corev1.Node) bool { return n.Name == name })
+			if n < 0 || !nodeReady(&nodes.Items[n]) {
+				return fmt.Errorf("node %s is not Ready yet", name)
 			}
 		}
 		return nil
 	}
 }
 
-func leaseHeld(lease *coordinationv1.Lease) bool {
-	return lease.Spec.HolderIdentity != nil && *lease.Spec.HolderIdentity != ""
+func renewedSince(lease *coordinationv1.Lease, t time.Time) bool {
+	return lease.Spec.HolderIdentity != nil && lease.Spec.RenewTime != nil && !lease.Spec.RenewTime.Time.Before(t)
 }
 
 func nodeReady(node *corev1.Node) bool {
