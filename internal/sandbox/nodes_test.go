@@ -136,6 +136,30 @@ func TestSimulatedNodes(t *testing.T) {
 		}).WithTimeout(5 * time.Second).Should(Succeed())
 	})
 
+	t.Run("an annotated pod that never restarts ends Failed", func(t *testing.T) {
+		g := NewWithT(t)
+		ns := createNamespace(ctx, g, admin)
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "once", Namespace: ns, Annotations: map[string]string{SimulateFailureAnnotation: "true"}},
+			Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyNever,
+				Containers:    []corev1.Container{{Name: "once", Image: "registry.k8s.io/pause:3.10"}},
+			},
+		}
+		_, err := admin.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Eventually(func(g Gomega) {
+			pod, err := admin.CoreV1().Pods(ns).Get(ctx, "once", metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(pod.Status.Phase).To(Equal(corev1.PodFailed))
+			g.Expect(pod.Status.ContainerStatuses).To(ConsistOf(And(
+				HaveField("Ready", BeFalse()),
+				HaveField("State.Terminated.ExitCode", BeEquivalentTo(1)),
+				HaveField("State.Terminated.Message", ContainSubstring(SimulateFailureAnnotation)),
+			)))
+		}).WithTimeout(deploymentTimeout).Should(Succeed())
+	})
+
 	t.Run("after an API server restart the nodes are managed again", func(t *testing.T) {
 		g := NewWithT(t)
 		g.Expect(c.StopAPIServer()).To(Succeed())
