@@ -50,7 +50,7 @@ var stageFiles embed.FS
 // NodeName is the name of the i-th simulated node (0-based) of a control plane.
 func NodeName(i int) string { return "kwok-node-" + strconv.Itoa(i) }
 
-func (c *ControlPlane) kwokArgs() []string {
+func (c *ControlPlane) kwokArgs(configFiles []string) []string {
 	args := []string{
 		"--kubeconfig=" + filepath.Join(c.dir, kwokKubeconfigFile),
 		"--manage-all-nodes=false",
@@ -61,47 +61,41 @@ func (c *ControlPlane) kwokArgs() []string {
 		// nodes silent and mark them NotReady. 40 s is the kubelet's default.
 		"--node-lease-duration-seconds=" + strconv.Itoa(nodeLeaseSeconds),
 	}
-	for _, f := range c.kwokConfigFiles() {
+	for _, f := range configFiles {
 		args = append(args, "--config="+f)
 	}
 	return args
 }
 
-func (c *ControlPlane) kwokConfigFiles() []string {
-	entries, _ := stageFiles.ReadDir("stages")
-	files := make([]string, 0, len(entries))
-	for _, e := range entries {
-		files = append(files, filepath.Join(c.dir, kwokDir, e.Name()))
-	}
-	return files
-}
-
-// writeKwokConfig writes kwok's kubeconfig and stages into Dir.
-func (c *ControlPlane) writeKwokConfig() error {
+// writeKwokConfig writes kwok's kubeconfig and stages into Dir and returns the stage files.
+func (c *ControlPlane) writeKwokConfig() ([]string, error) {
 	kubeconfig, err := kubeconfigFor(c.name, c.name, c.name+"-kwok", c.host, c.pki.ca.keyPair.Cert, c.pki.admin)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := os.WriteFile(filepath.Join(c.dir, kwokKubeconfigFile), kubeconfig, 0o600); err != nil {
-		return fmt.Errorf("writing kwok kubeconfig: %w", err)
+		return nil, fmt.Errorf("writing kwok kubeconfig: %w", err)
 	}
 	if err := os.MkdirAll(filepath.Join(c.dir, kwokDir), 0o700); err != nil {
-		return fmt.Errorf("creating kwok directory: %w", err)
+		return nil, fmt.Errorf("creating kwok directory: %w", err)
 	}
 	entries, err := stageFiles.ReadDir("stages")
 	if err != nil {
-		return fmt.Errorf("reading kwok stages: %w", err)
+		return nil, fmt.Errorf("reading kwok stages: %w", err)
 	}
+	files := make([]string, 0, len(entries))
 	for _, e := range entries {
 		data, err := stageFiles.ReadFile("stages/" + e.Name())
 		if err != nil {
-			return fmt.Errorf("reading kwok stage %s: %w", e.Name(), err)
+			return nil, fmt.Errorf("reading kwok stage %s: %w", e.Name(), err)
 		}
-		if err := os.WriteFile(filepath.Join(c.dir, kwokDir, e.Name()), data, 0o600); err != nil {
-			return fmt.Errorf("writing kwok stage %s: %w", e.Name(), err)
+		path := filepath.Join(c.dir, kwokDir, e.Name())
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			return nil, fmt.Errorf("writing kwok stage %s: %w", e.Name(), err)
 		}
+		files = append(files, path)
 	}
-	return nil
+	return files, nil
 }
 
 // startKwok creates the simulated Nodes if they do not exist yet, runs kwok and waits until it
@@ -111,10 +105,15 @@ func (c *ControlPlane) writeKwokConfig() error {
 // otherwise wait up to the Lease duration (40 s) for the Leases of the kwok it replaces, after
 // StopAPIServer and StartAPIServer, to expire before managing the nodes again.
 func (c *ControlPlane) startKwok(ctx context.Context) error {
-	if err := c.writeKwokConfig(); err != nil {
+	configFiles, err := c.writeKwokConfig()
+	if err != nil {
 		return err
 	}
-	client, err := kubernetes.NewForConfig(c.RESTConfig())
+	config := c.RESTConfig()
+	// Two requests a node to set up, two a poll: client-go's default of 5/s would make a
+	// hundred nodes take forty seconds.
+	config.QPS, config.Burst = 100, 200
+	client, err := kubernetes.NewForConfig(config)
 	if err != nil {
 		return fmt.Errorf("kwok readiness client: %w", err)
 	}
@@ -123,7 +122,7 @@ func (c *ControlPlane) startKwok(ctx context.Context) error {
 	}
 	launched := time.Now()
 	// A home of its own: kwok would also read ~/.kwok/kwok.yaml, whatever the user put there.
-	p, err := c.launch("kwok", kwokBinary, c.kwokArgs(), "HOME="+filepath.Join(c.dir, kwokDir))
+	p, err := c.launch("kwok", kwokBinary, c.kwokArgs(configFiles), "HOME="+filepath.Join(c.dir, kwokDir))
 	if err != nil {
 		return err
 	}
