@@ -18,6 +18,7 @@ type sandboxUpOptions struct {
 	dir                 string
 	withController      bool
 	noControllerManager bool
+	nodes               int
 	readyTimeout        time.Duration
 }
 
@@ -36,7 +37,9 @@ func newSandboxUpCommand() *cobra.Command {
 		Use:   "up",
 		Short: "Start a hub and N target control planes, registered as Clusters, until interrupted",
 		Long: `Starts a hub control plane with Holdfast's CRDs and N target control planes (etcd,
-kube-apiserver and kube-controller-manager each), writes DIR/hub.kubeconfig and
+kube-apiserver and kube-controller-manager each; with --nodes, kube-scheduler and kwok too, whose
+simulated nodes run the targets' pods: Deployments become Available, and pods annotated
+holdfast.dev/simulate-failure=true crash-loop), writes DIR/hub.kubeconfig and
 DIR/cluster-<i>.kubeconfig, registers every target as a Cluster in namespace holdfast-system and,
 unless --with-controller=false, runs the Holdfast controller against the hub. Prints one line
 starting with "Sandbox ready" once every Cluster is Ready, then runs until SIGINT or SIGTERM and
@@ -48,13 +51,14 @@ stops every process it started.`,
 	cmd.Flags().StringVar(&o.dir, "dir", "", "directory for kubeconfigs and control-plane data (default: a temporary one)")
 	cmd.Flags().BoolVar(&o.withController, "with-controller", true, "run the Holdfast controller against the hub")
 	cmd.Flags().BoolVar(&o.noControllerManager, "no-controller-manager", false, "do not run kube-controller-manager on the targets")
+	cmd.Flags().IntVar(&o.nodes, "nodes", 0, "simulated nodes per target cluster (kube-scheduler and kwok); 0 runs none and pods stay Pending")
 	cmd.Flags().DurationVar(&o.readyTimeout, "ready-timeout", 3*time.Minute, "how long to wait for the Clusters to become Ready")
 	return cmd
 }
 
 func (o *sandboxUpOptions) run(cmd *cobra.Command) (retErr error) {
 	ctx := cmd.Context()
-	f, err := localfleet.Up(ctx, localfleet.Options{Clusters: o.clusters, Dir: o.dir, NoControllerManager: o.noControllerManager})
+	f, err := localfleet.Up(ctx, localfleet.Options{Clusters: o.clusters, Dir: o.dir, NoControllerManager: o.noControllerManager, Nodes: o.nodes})
 	if err != nil {
 		return err
 	}

@@ -33,6 +33,11 @@ type Options struct {
 	Namespace string
 	// NoControllerManager skips kube-controller-manager on the targets (faster, less real).
 	NoControllerManager bool
+	// Nodes is the number of simulated nodes of each target (sandbox.Options.Nodes): with
+	// kube-controller-manager, Deployments become Available as on a real cluster, and pods
+	// annotated sandbox.SimulateFailureAnnotation crash-loop. 0, the default, runs no nodes:
+	// pods stay Pending.
+	Nodes int
 	// Logs receives the control planes' output; files in each working directory when nil.
 	Logs io.Writer
 }
@@ -67,6 +72,9 @@ func Up(ctx context.Context, opts Options) (_ *Fleet, retErr error) {
 	if opts.Clusters < 0 {
 		return nil, fmt.Errorf("clusters must not be negative, got %d", opts.Clusters)
 	}
+	if opts.Nodes < 0 {
+		return nil, fmt.Errorf("nodes must not be negative, got %d", opts.Nodes)
+	}
 	f := &Fleet{Dir: opts.Dir, Namespace: opts.Namespace}
 	if f.Namespace == "" {
 		f.Namespace = DefaultNamespace
@@ -89,7 +97,7 @@ func Up(ctx context.Context, opts Options) (_ *Fleet, retErr error) {
 	planes := []sandbox.Options{{Name: "hub", Dir: filepath.Join(f.Dir, "hub"), Logs: opts.Logs}}
 	for i := 1; i <= opts.Clusters; i++ {
 		planes = append(planes, sandbox.Options{Name: TargetName(i), Dir: filepath.Join(f.Dir, TargetName(i)),
-			ControllerManager: !opts.NoControllerManager, Logs: opts.Logs})
+			ControllerManager: !opts.NoControllerManager, Nodes: opts.Nodes, Logs: opts.Logs})
 	}
 	started, err := sandbox.StartMany(ctx, planes)
 	if err != nil {

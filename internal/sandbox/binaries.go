@@ -17,14 +17,17 @@ const (
 	etcdBinary              = "etcd"
 	apiServerBinary         = "kube-apiserver"
 	controllerManagerBinary = "kube-controller-manager"
+	schedulerBinary         = "kube-scheduler"
+	kwokBinary              = "kwok"
 )
 
-var requiredBinaries = []string{etcdBinary, apiServerBinary, controllerManagerBinary}
+var requiredBinaries = []string{etcdBinary, apiServerBinary, controllerManagerBinary, schedulerBinary, kwokBinary}
 
-// BinaryDir returns the directory holding etcd, kube-apiserver and kube-controller-manager:
-// $HOLDFAST_BIN_DIR if set, else the cache directory hack/build-control-plane.sh fills. It
-// fails if any of the three is missing, so callers can skip or explain instead of failing
-// later with a less helpful exec error.
+// BinaryDir returns the directory holding etcd, kube-apiserver, kube-controller-manager,
+// kube-scheduler and kwok: $HOLDFAST_BIN_DIR if set, else the cache directory
+// hack/build-control-plane.sh fills. It fails if any of them is missing, so callers can skip
+// or explain instead of failing later with a less helpful exec error; the script builds only
+// what a cache lacks.
 func BinaryDir() (string, error) {
 	dir := os.Getenv("HOLDFAST_BIN_DIR")
 	if dir == "" {

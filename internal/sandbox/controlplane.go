@@ -21,18 +21,24 @@ type Options struct {
 	// Dir holds certificates, etcd data, logs and the kubeconfig. If empty, a fresh temporary
 	// directory is used and removed by Stop; a given Dir is left in place.
 	Dir string
-	// BinaryDir holds etcd, kube-apiserver and kube-controller-manager; default BinaryDir().
+	// BinaryDir holds the control-plane binaries (see BinaryDir); default BinaryDir().
 	BinaryDir string
 	// ControllerManager also runs kube-controller-manager, for tests that need Deployments to
 	// make ReplicaSets, garbage collection, namespace deletion to finish, and the like.
 	ControllerManager bool
+	// Nodes is the number of simulated nodes, named by NodeName. With Nodes > 0 the control
+	// plane also runs kube-scheduler, which binds pods to them, and kwok, which plays each
+	// node's heartbeat and each pod's lifecycle as a kubelet would: pods become Running and
+	// Ready, and, with ControllerManager, Deployments become Available. A pod annotated
+	// SimulateFailureAnnotation crash-loops instead. 0 runs neither, as before.
+	Nodes int
 	// Logs receives the processes' output, each line prefixed with "[<Name>/<process>] ".
 	// If nil, output goes to <Dir>/logs/<Name>-<process>.log.
 	Logs io.Writer
 }
 
-// ControlPlane is a running etcd and kube-apiserver, and optionally kube-controller-manager,
-// listening on loopback. Its methods are safe for concurrent use.
+// ControlPlane is a running etcd and kube-apiserver, and optionally kube-controller-manager and
+// simulated nodes (kube-scheduler and kwok), listening on loopback. Its methods are safe for concurrent use.
 type ControlPlane struct {
 	// Set by Start and never changed afterwards.
 	name       string
@@ -40,6 +46,7 @@ type ControlPlane struct {
 	removeDir  bool
 	binaryDir  string
 	withKCM    bool
+	nodes      int
 	logs       io.Writer
 	pki        *pki
 	etcdURL    string
@@ -60,11 +67,14 @@ type ControlPlane struct {
 	etcd              *process
 	apiServer         *process
 	controllerManager *process
+	scheduler         *process
+	kwok              *process
 	reservation       *portReservation
 }
 
-// Start starts a control plane and returns once kube-apiserver's /readyz is ok and, with
-// Options.ControllerManager, kube-controller-manager is running its controllers. ctx bounds
+// Start starts a control plane and returns once kube-apiserver's /readyz is ok, with
+// Options.ControllerManager, kube-controller-manager is running its controllers and, with
+// Options.Nodes, kube-scheduler is healthy and kwok has made every simulated node Ready. ctx bounds
 // the start only; the processes run until Stop. On error nothing is left running.
 func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 	c, err := newControlPlane(opts)
@@ -103,6 +113,9 @@ func newControlPlane(opts Options) (*ControlPlane, error) {
 	if opts.Name == "" {
 		return nil, errors.New("Options.Name is required")
 	}
+	if opts.Nodes < 0 {
+		return nil, fmt.Errorf("Options.Nodes must not be negative, got %d", opts.Nodes)
+	}
 	if strings.ContainsAny(opts.Name, `/\`) {
 		return nil, fmt.Errorf("Options.Name %q must not contain a path separator: it names log files", opts.Name)
 	}
@@ -120,6 +133,7 @@ func newControlPlane(opts Options) (*ControlPlane, error) {
 		dir:       opts.Dir,
 		binaryDir: binaryDir,
 		withKCM:   opts.ControllerManager,
+		nodes:     opts.Nodes,
 		logs:      opts.Logs,
 		stopping:  make(chan struct{}),
 	}
@@ -158,18 +172,27 @@ func (c *ControlPlane) start(ctx context.Context) error {
 		return fmt.Errorf("writing kubeconfig: %w", err)
 	}
 	if c.withKCM {
-		return c.startControllerManager(ctx)
+		if err := c.startControllerManager(ctx); err != nil {
+			return err
+		}
+	}
+	if c.nodes > 0 {
+		if err := c.startScheduler(ctx); err != nil {
+			return err
+		}
+		return c.startKwok(ctx)
 	}
 	return nil
 }
 
-// launch starts one of the binaries with its output routed per Options.Logs.
-func (c *ControlPlane) launch(proc, binary string, args []string) (*process, error) {
+// launch starts one of the binaries with its output routed per Options.Logs; env adds to or
+// overrides the environment it inherits.
+func (c *ControlPlane) launch(proc, binary string, args []string, env ...string) (*process, error) {
 	out, err := openLog(c.logs, c.dir, c.name, proc)
 	if err != nil {
 		return nil, err
 	}
-	return startProcess(proc, filepath.Join(c.binaryDir, binary), args, out)
+	return startProcess(proc, filepath.Join(c.binaryDir, binary), args, out, env...)
 }
 
 func (c *ControlPlane) setProcess(slot **process, p *process) {
@@ -223,7 +246,7 @@ func (c *ControlPlane) PIDs() []int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var pids []int
-	for _, p := range []*process{c.etcd, c.apiServer, c.controllerManager} {
+	for _, p := range []*process{c.etcd, c.apiServer, c.controllerManager, c.scheduler, c.kwok} {
 		if p != nil && !p.exited() {
 			pids = append(pids, p.pid())
 		}

@@ -219,6 +219,7 @@ func TestStartRejectsBadOptions(t *testing.T) {
 	}{
 		{name: "no name", opts: Options{}, want: "Name is required"},
 		{name: "name with a path separator", opts: Options{Name: "a/b"}, want: "path separator"},
+		{name: "negative nodes", opts: Options{Name: "x", Nodes: -1}, want: "Nodes must not be negative"},
 		{name: "no binaries", opts: Options{Name: "x", BinaryDir: "/nonexistent"}, want: "make control-plane"},
 	}
 	for _, tt := range tests {

@@ -1,5 +1,6 @@
 // Package sandbox runs real, throwaway Kubernetes control planes on loopback: etcd,
-// kube-apiserver and, on request, kube-controller-manager, each as a child process.
+// kube-apiserver and, on request, kube-controller-manager and simulated nodes, each as a child
+// process.
 //
 // It exists because Holdfast's behaviour depends on what a real API server does (admission,
 // RBAC, garbage collection, namespace finalization, server-side apply), which fakes do not
@@ -11,4 +12,10 @@
 // their own process group and are sent SIGKILL by the kernel if the Go process dies, so a
 // crashed test run does not leave API servers behind. The binaries are built by
 // hack/build-control-plane.sh (`make control-plane`); see BinaryDir.
+//
+// There is no kubelet. With Options.Nodes, kube-scheduler binds pods to Node objects that kwok
+// (sigs.k8s.io/kwok) keeps Ready and whose pods it walks through their lifecycle by its stages
+// (stages/): pods become Running and Ready, so workloads become healthy as on a real cluster,
+// and a pod annotated SimulateFailureAnnotation crash-loops, so health can also
+// be seen to fail.
 package sandbox

@@ -10,8 +10,8 @@ import (
 // errStopped is returned by lifecycle calls after Stop.
 var errStopped = errors.New("control plane is stopped")
 
-// StopAPIServer stops kube-apiserver, and kube-controller-manager with it, to simulate an
-// unreachable cluster. etcd and its data stay; the port stays held so that StartAPIServer
+// StopAPIServer stops kube-apiserver, and kube-controller-manager, kube-scheduler and kwok with
+// it, to simulate an unreachable cluster. etcd and its data stay; the port stays held so that StartAPIServer
 // comes back at the same Host. Meanwhile connections are refused, as by a stopped server.
 func (c *ControlPlane) StopAPIServer() error {
 	c.lifecycle.Lock()
@@ -37,11 +37,12 @@ func (c *ControlPlane) StopAPIServer() error {
 
 func (c *ControlPlane) stopAPIServerLocked() error {
 	c.mu.Lock()
-	kcm, apiServer := c.controllerManager, c.apiServer
+	kwok, scheduler, kcm, apiServer := c.kwok, c.scheduler, c.controllerManager, c.apiServer
 	c.mu.Unlock()
 	var errs []error
-	// Controller manager first: it would otherwise log connection errors until it is stopped.
-	for _, p := range []*process{kcm, apiServer} {
+	// The API server's clients first: they would otherwise log connection errors until they
+	// are stopped.
+	for _, p := range []*process{kwok, scheduler, kcm, apiServer} {
 		if p != nil {
 			errs = append(errs, p.stop())
 		}
@@ -60,6 +61,8 @@ func (c *ControlPlane) StartAPIServer(ctx context.Context) error {
 	c.mu.Lock()
 	apiServerRunning := c.apiServer != nil && !c.apiServer.exited()
 	kcmRunning := c.controllerManager != nil && !c.controllerManager.exited()
+	schedulerRunning := c.scheduler != nil && !c.scheduler.exited()
+	kwokRunning := c.kwok != nil && !c.kwok.exited()
 	reservation := c.reservation
 	c.reservation = nil
 	c.mu.Unlock()
@@ -81,6 +84,16 @@ func (c *ControlPlane) StartAPIServer(ctx context.Context) error {
 	if c.withKCM && !kcmRunning {
 		if err := c.startControllerManager(ctx); err != nil {
 			return fmt.Errorf("starting kube-controller-manager of %q: %w", c.name, err)
+		}
+	}
+	if c.nodes > 0 && !schedulerRunning {
+		if err := c.startScheduler(ctx); err != nil {
+			return fmt.Errorf("starting kube-scheduler of %q: %w", c.name, err)
+		}
+	}
+	if c.nodes > 0 && !kwokRunning {
+		if err := c.startKwok(ctx); err != nil {
+			return fmt.Errorf("starting kwok of %q: %w", c.name, err)
 		}
 	}
 	return nil

@@ -18,19 +18,20 @@ import (
 // helperEnv turns TestHelperProcess into the parent that TestParentKilled kills.
 const helperEnv = "HOLDFAST_SANDBOX_HELPER_DIR"
 
-// TestHelperProcess is not a test: run by TestParentKilled, it starts a control plane, prints
-// its pids and waits to be killed.
+// TestHelperProcess is not a test: run by TestParentKilled, it starts a control plane with
+// every process (kube-controller-manager, and kube-scheduler and kwok for a simulated node),
+// prints its pids and waits to be killed.
 func TestHelperProcess(t *testing.T) {
 	dir := os.Getenv(helperEnv)
 	if dir == "" {
 		t.Skip("helper process for TestParentKilled")
 	}
-	c, err := Start(context.Background(), Options{Name: "orphan", Dir: dir, ControllerManager: true})
+	c, err := Start(context.Background(), Options{Name: "orphan", Dir: dir, ControllerManager: true, Nodes: 1})
 	if err != nil {
 		fmt.Printf("ERROR %v\n", strings.ReplaceAll(err.Error(), "\n", " | "))
 		os.Exit(1)
 	}
-	fields := make([]string, 0, 3)
+	fields := make([]string, 0, 5)
 	for _, pid := range c.PIDs() {
 		fields = append(fields, strconv.Itoa(pid))
 	}
@@ -85,8 +86,8 @@ func TestParentKilled(t *testing.T) {
 			t.Fatal("helper did not start a control plane in time")
 		}
 	}
-	g.Expect(pids).To(HaveLen(3))
-	g.Expect(livePIDs(pids)).To(HaveLen(3))
+	g.Expect(pids).To(HaveLen(5))
+	g.Expect(livePIDs(pids)).To(HaveLen(5))
 
 	g.Expect(helper.Process.Kill()).To(Succeed())
 	_ = helper.Wait()

@@ -9,16 +9,18 @@ import (
 
 // File names inside <Dir>/pki; the processes read them from disk, so they are fixed.
 const (
-	caCertFile        = "ca.crt"
-	caKeyFile         = "ca.key"
-	servingCertFile   = "apiserver.crt"
-	servingKeyFile    = "apiserver.key"
-	adminCertFile     = "admin.crt"
-	adminKeyFile      = "admin.key"
-	kcmServingCrtFile = "kube-controller-manager.crt"
-	kcmServingKeyFile = "kube-controller-manager.key"
-	saPrivateKeyFile  = "sa.key"
-	saPublicKeyFile   = "sa.pub"
+	caCertFile              = "ca.crt"
+	caKeyFile               = "ca.key"
+	servingCertFile         = "apiserver.crt"
+	servingKeyFile          = "apiserver.key"
+	adminCertFile           = "admin.crt"
+	adminKeyFile            = "admin.key"
+	kcmServingCrtFile       = "kube-controller-manager.crt"
+	kcmServingKeyFile       = "kube-controller-manager.key"
+	schedulerServingCrtFile = "kube-scheduler.crt"
+	schedulerServingKeyFile = "kube-scheduler.key"
+	saPrivateKeyFile        = "sa.key"
+	saPublicKeyFile         = "sa.pub"
 )
 
 // adminUser and adminGroup make the admin identity a member of system:masters, which RBAC
@@ -55,6 +57,10 @@ func newPKI(dir string) (*pki, error) {
 	if err != nil {
 		return nil, err
 	}
+	schedulerServing, err := ca.newServingCert("kube-scheduler", []string{"localhost"}, loopback)
+	if err != nil {
+		return nil, err
+	}
 	admin, err := ca.newClientCert(adminUser, []string{adminGroup})
 	if err != nil {
 		return nil, err
@@ -64,16 +70,18 @@ func newPKI(dir string) (*pki, error) {
 		return nil, err
 	}
 	files := map[string][]byte{
-		caCertFile:        ca.keyPair.Cert,
-		caKeyFile:         ca.keyPair.Key,
-		servingCertFile:   serving.Cert,
-		servingKeyFile:    serving.Key,
-		adminCertFile:     admin.Cert,
-		adminKeyFile:      admin.Key,
-		kcmServingCrtFile: kcmServing.Cert,
-		kcmServingKeyFile: kcmServing.Key,
-		saPrivateKeyFile:  saPrivate,
-		saPublicKeyFile:   saPublic,
+		caCertFile:              ca.keyPair.Cert,
+		caKeyFile:               ca.keyPair.Key,
+		servingCertFile:         serving.Cert,
+		servingKeyFile:          serving.Key,
+		adminCertFile:           admin.Cert,
+		adminKeyFile:            admin.Key,
+		kcmServingCrtFile:       kcmServing.Cert,
+		kcmServingKeyFile:       kcmServing.Key,
+		schedulerServingCrtFile: schedulerServing.Cert,
+		schedulerServingKeyFile: schedulerServing.Key,
+		saPrivateKeyFile:        saPrivate,
+		saPublicKeyFile:         saPublic,
 	}
 	for name, data := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {

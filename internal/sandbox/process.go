@@ -20,7 +20,8 @@ const (
 	tailLines = 20
 )
 
-// process is one running child: etcd, kube-apiserver or kube-controller-manager.
+// process is one running child: etcd, kube-apiserver, kube-controller-manager, kube-scheduler
+// or kwok.
 type process struct {
 	name string
 	cmd  *exec.Cmd
@@ -38,10 +39,11 @@ type process struct {
 // Pdeathsig fires when the OS thread that forked the child exits, not only the process. The
 // Go runtime never ends its threads, except one locked with runtime.LockOSThread whose
 // goroutine returns, so do not start a control plane from such a goroutine.
-func startProcess(name, binary string, args []string, out io.WriteCloser) (*process, error) {
+func startProcess(name, binary string, args []string, out io.WriteCloser, env ...string) (*process, error) {
 	p := &process{name: name, tail: newTailBuffer(16 << 10), out: out, done: make(chan struct{})}
 	cmd := exec.Command(binary, args...)
-	cmd.Env = childEnv()
+	// Of duplicate keys, exec uses the last: env overrides what is inherited.
+	cmd.Env = append(childEnv(), env...)
 	cmd.Stdout = io.MultiWriter(out, p.tail)
 	cmd.Stderr = cmd.Stdout
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
