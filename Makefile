@@ -63,7 +63,7 @@ lint: $(STATICCHECK)
 $(STATICCHECK):
 	GOBIN="$(dir $(STATICCHECK))" go install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
-## control-plane: builds etcd, kube-apiserver and kube-controller-manager into the cache.
+## control-plane: builds etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok into the cache.
 control-plane:
 	@bash hack/build-control-plane.sh
 
