@@ -34,6 +34,7 @@ The controller logs only errors here; --log-level info shows its work.`,
 		RunE:        func(cmd *cobra.Command, _ []string) error { return demo.Run(cmd.Context(), cmd.OutOrStdout(), o) },
 	}
 	cmd.Flags().IntVar(&o.Clusters, "clusters", 2, "number of target clusters")
+	cmd.Flags().IntVar(&o.Nodes, "nodes", 2, "simulated nodes per target cluster (kube-scheduler and kwok), so the sample Deployments' pods run and their services become healthy; 0: none")
 	cmd.Flags().StringVar(&o.Dir, "dir", "", "directory for kubeconfigs and control-plane data (default: a temporary one)")
 	cmd.Flags().BoolVar(&o.KeepRunning, "keep-running", false, "keep the fleet running after the walk-through, until SIGINT")
 	cmd.Flags().DurationVar(&o.ProbeInterval, "cluster-probe-interval", time.Second, "time between two health probes of a cluster")

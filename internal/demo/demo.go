@@ -17,6 +17,9 @@ import (
 type Options struct {
 	// Clusters is the number of target clusters.
 	Clusters int
+	// Nodes is the number of simulated nodes (kube-scheduler and kwok) per target, so that the
+	// sample Deployments' pods run and their services become healthy; 0: none, pods stay Pending.
+	Nodes int
 	// Dir holds the kubeconfigs and control-plane data; empty means a temporary directory.
 	Dir string
 	// KeepRunning keeps the fleet running after the walk-through, until ctx is done.
@@ -51,9 +54,13 @@ func (o *Options) run(ctx context.Context, out io.Writer) (retErr error) {
 	var timings []timing
 	timed := func(what string, start time.Time) { timings = append(timings, timing{what, time.Since(start)}) }
 
-	step("Starting a hub and %d target clusters (etcd, kube-apiserver, kube-controller-manager each)", o.Clusters)
+	if o.Nodes > 0 {
+		step("Starting a hub and %d target clusters (etcd, kube-apiserver, kube-controller-manager each; kube-scheduler and kwok with %d simulated nodes on each target)", o.Clusters, o.Nodes)
+	} else {
+		step("Starting a hub and %d target clusters (etcd, kube-apiserver, kube-controller-manager each)", o.Clusters)
+	}
 	start := time.Now()
-	f, err := localfleet.Up(ctx, localfleet.Options{Clusters: o.Clusters, Dir: o.Dir})
+	f, err := localfleet.Up(ctx, localfleet.Options{Clusters: o.Clusters, Dir: o.Dir, Nodes: o.Nodes})
 	if err != nil {
 		return err
 	}
@@ -90,6 +97,7 @@ func (o *Options) run(ctx context.Context, out io.Writer) (retErr error) {
 	}
 
 	d, err := newServiceDemo(ctx, out, f, step, o.WaitTimeout, o.RunVerb)
+	d.nodes = o.Nodes
 	if err != nil {
 		return err
 	}

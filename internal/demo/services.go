@@ -45,6 +45,8 @@ type serviceDemo struct {
 	repo     *chartserver.Repo
 	registry *chartserver.Registry
 	chartRef string
+	// nodes is the number of simulated nodes per target (Options.Nodes).
+	nodes int
 }
 
 func newServiceDemo(ctx context.Context, out io.Writer, f *localfleet.Fleet, step func(string, ...any), timeout time.Duration,
@@ -101,6 +103,14 @@ func (d *serviceDemo) run(ctx context.Context, timed func(string, time.Time)) er
 	timed("First deployment to all Ready", start)
 	if err := d.printFleet(ctx); err != nil {
 		return err
+	}
+	if d.nodes > 0 {
+		d.step("Health: waiting for every service set to be Healthy (its Deployments Available on the simulated nodes)")
+		start = time.Now()
+		if err := d.waitHealthy(ctx); err != nil {
+			return err
+		}
+		timed("Every service set Healthy", start)
 	}
 
 	d.step("Reading back from each target cluster what Holdfast put there")

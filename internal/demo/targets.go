@@ -27,7 +27,11 @@ type managedObject struct {
 // ReplicaSets kube-controller-manager made for the Deployments.
 func (d *serviceDemo) printTargets(ctx context.Context) error {
 	fmt.Fprintln(d.out, "Objects labelled "+holdfastv1.ManagedByLabel+"="+holdfastv1.ManagedByValue+", read with each target's own kubeconfig.")
-	fmt.Fprintln(d.out, "ReplicaSets are made by the target's kube-controller-manager; the sandbox has no kubelet, so pods stay Pending.")
+	if d.nodes > 0 {
+		fmt.Fprintln(d.out, "ReplicaSets are made by the target's kube-controller-manager; kube-scheduler places their pods on simulated nodes, where kwok runs them.")
+	} else {
+		fmt.Fprintln(d.out, "ReplicaSets are made by the target's kube-controller-manager; the targets have no nodes (--nodes 0), so pods stay Pending.")
+	}
 	for i := range d.clusters {
 		c := &d.clusters[i]
 		objects, err := d.readTarget(ctx, c.Name)
