@@ -137,6 +137,9 @@ type config struct {
 	gap, quiet, settle, correctTimeout, timeout time.Duration
 	// cpuProfile, if set, is where a CPU profile of the largest size's edit phase is written.
 	cpuProfile string
+	// trace is how many of the largest size's Holdfast edits have the controller's requests
+	// listed (on stderr), in order, with their times from the edit.
+	trace int
 }
 
 func main() {
@@ -149,6 +152,7 @@ func main() {
 	flag.DurationVar(&cfg.settle, "settle", 5*time.Second, "wait after a size is deployed, before its first edit")
 	flag.DurationVar(&cfg.correctTimeout, "correct-timeout", 30*time.Second, "how long to wait for one correction before going on")
 	flag.DurationVar(&cfg.timeout, "timeout", 10*time.Minute, "how long to wait for one size's deployment, and for its withdrawal")
+	flag.IntVar(&cfg.trace, "trace", 0, "list on stderr the controller's requests, in order and timed from t0, for this many of the largest size's Holdfast edits (each until -quiet without a request)")
 	flag.StringVar(&cfg.cpuProfile, "cpu-profile", "", "write a CPU profile (go tool pprof) of the largest size's edit phase to this `file`")
 	measure.ParseFlags(measure.AtLeast("edits", 1))
 	if most := fightMax * cfg.sizes[0]; cfg.edits > most {
@@ -333,6 +337,10 @@ func (b *bench) measureSize(ctx context.Context, n int) (*sizeResult, error) {
 		}
 		name := configMapName(pick.next())
 
+		stopTrace := func() []measure.TracedRequest { return nil }
+		if n == b.cfg.sizes[len(b.cfg.sizes)-1] && seq < b.cfg.trace {
+			stopTrace = b.Counter.Trace()
+		}
 		e := measure.Edit(ctx, b.cs, b.obs, editor, hns, name, seq, b.cfg.correctTimeout)
 		r.holdfast = append(r.holdfast, e)
 		if !e.Corrected.IsZero() {
@@ -341,6 +349,7 @@ func (b *bench) measureSize(ctx context.Context, n int) (*sizeResult, error) {
 				r.tails = append(r.tails, max(b.Counter.Last().Sub(e.Corrected), 0))
 			}
 		}
+		printTrace(e, stopTrace())
 		time.Sleep(b.cfg.gap)
 
 		r.ideal = append(r.ideal, measure.Edit(ctx, b.cs, b.obs, editor, ins, name, seq, b.cfg.correctTimeout))
@@ -374,6 +383,18 @@ func (b *bench) measureSize(ctx context.Context, n int) (*sizeResult, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// printTrace lists on stderr the controller's requests around one edit, timed from its t0.
+func printTrace(e *measure.EditRun, requests []measure.TracedRequest) {
+	if len(requests) == 0 {
+		return
+	}
+	ms := func(t time.Time) string { return fmt.Sprintf("%+.1f ms", float64(t.Sub(e.T0).Microseconds())/1000) }
+	fmt.Fprintf(os.Stderr, "Trace of the edit of %s/%s (t0 = the Update returned; sent %s; seen corrected at %s):\n", e.Namespace, e.Name, ms(e.TSend), ms(e.Corrected))
+	for _, q := range requests {
+		fmt.Fprintf(os.Stderr, "  sent %s, answered %s: %s %s\n", ms(q.Sent), ms(q.Answered), q.Server, q.Request)
+	}
 }
 
 // startCPUProfile profiles this process (the controller runs in it) until the returned func is
