@@ -273,7 +273,7 @@ func (b *bench) measureSize(ctx context.Context, n int) (*sizeResult, error) {
 	}
 	r.idealDep = time.Since(began)
 
-	fmt.Fprintf(os.Stderr, "Size %d: deploying a service set of %d ConfigMaps in %d services\n", n, n, chunks(n))
+	fmt.Fprintf(os.Stderr, "Size %d: deploying a service set of %d ConfigMaps in %d service(s)\n", n, n, chunks(n))
 	for k := range chunks(n) {
 		from, to := chunkBounds(n, k)
 		if err := b.CreateTemplate(ctx, templateNamespace, templateName(n, k), manifests(from, to, hns)); err != nil {
