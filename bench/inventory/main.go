@@ -6,11 +6,14 @@
 // and the Holdfast controller (controller.NewManager) in this process. Then, for each size n of
 // -sizes (10,1000,5000), smallest first:
 //
-//   - it creates a ServiceTemplate of n ConfigMaps with small data (a key "value", which the
-//     benchmark edits, and one more) declared into a namespace of their own, bench-inv-<n> (the
-//     template declares the Namespace too: n+1 objects), and a MultiClusterService in
-//     ContinuousWithDriftDetection mode deploying it, and waits until its status object is Ready
-//     with every object in sync. The service set's fight limit (spec.drift.fight.maxCorrections)
+//   - it creates n ConfigMaps with small data (a key "value", which the benchmark edits, and one
+//     more) declared into a namespace of their own, bench-inv-<n>, in inline ServiceTemplates of
+//     at most chunkSize (5,000) ConfigMaps each, inv-<n>-0, inv-<n>-1, … (an inline template of
+//     5,000 is near the API server's request limit, and one render may yield at most 10,000
+//     objects; the first template declares the Namespace too: n+1 objects), and a
+//     MultiClusterService in ContinuousWithDriftDetection mode with one service per template,
+//     inventory-0, inventory-1, …, and waits until its status object is Ready with every object
+//     in sync. The service set's fight limit (spec.drift.fight.maxCorrections)
 //     is 1,000, the most allowed: with the default, 5 corrections of one object within 10
 //     minutes, a small set's objects would become Contested after a few edits each and no longer
 //     be corrected;
@@ -40,7 +43,7 @@
 //     correction that lists, applies or rewrites the whole inventory shows there, and so does a
 //     GET of a status object holding it (bytes read from the hub);
 //   - finally it deletes the MultiClusterService and waits until it is gone (the controller
-//     removes its finalizer once everything is withdrawn), deletes the template and the ideal's
+//     removes its finalizer once everything is withdrawn), deletes the templates and the ideal's
 //     namespace, and waits until both namespaces are gone from the target, so that the next size
 //     starts from an empty target.
 //
@@ -55,6 +58,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -80,8 +84,11 @@ import (
 
 const (
 	templateNamespace = "bench"
-	serviceName       = "inventory"
 	editor            = "bench-editor"
+	// chunkSize is the most ConfigMaps one ServiceTemplate (and so one service) declares: an
+	// inline template of 5,000 is about 900 KiB as served, of a request limit of 3 MiB and
+	// etcd's 1.5 MiB, and one render may yield at most render.DefaultMaxObjects (10,000).
+	chunkSize = 5000
 	// goalFactor is the goal: the p50 at every larger size within this factor of the smallest's.
 	goalFactor = 2
 	// fightMax is the service sets' spec.drift.fight.maxCorrections, the most the API allows:
@@ -130,11 +137,14 @@ type config struct {
 	gap, quiet, settle, correctTimeout, timeout time.Duration
 	// cpuProfile, if set, is where a CPU profile of the largest size's edit phase is written.
 	cpuProfile string
+	// trace is how many of the largest size's Holdfast edits have the controller's requests
+	// listed (on stderr), in order, with their times from the edit.
+	trace int
 }
 
 func main() {
 	cfg := config{sizes: sizeList{10, 1000, 5000}}
-	flag.Var(&cfg.sizes, "sizes", "ConfigMaps per service set: a comma-separated `list`, each measured in turn, smallest first; the smallest is the reference of the goal (each at least 2; above --inventory-shard-size, 1,000, the inventory is kept in ClusterServiceInventory shards)")
+	flag.Var(&cfg.sizes, "sizes", "ConfigMaps per service set: a comma-separated `list`, each measured in turn, smallest first; the smallest is the reference of the goal (each at least 2; above --inventory-shard-size, 1,000, the inventory is kept in ClusterServiceInventory shards; above 5,000 the set has one service and one inline ServiceTemplate per 5,000, e.g. 4 at 20,000)")
 	flag.IntVar(&cfg.edits, "edits", 40, "edits per size and corrector, one at a time (at most 1,000 times the smallest size)")
 	flag.IntVar(&cfg.seed, "seed", 1, "seed of the random order of the edited ConfigMaps")
 	flag.DurationVar(&cfg.gap, "gap", 150*time.Millisecond, "pause after a correction before the next edit")
@@ -142,6 +152,7 @@ func main() {
 	flag.DurationVar(&cfg.settle, "settle", 5*time.Second, "wait after a size is deployed, before its first edit")
 	flag.DurationVar(&cfg.correctTimeout, "correct-timeout", 30*time.Second, "how long to wait for one correction before going on")
 	flag.DurationVar(&cfg.timeout, "timeout", 10*time.Minute, "how long to wait for one size's deployment, and for its withdrawal")
+	flag.IntVar(&cfg.trace, "trace", 0, "list on stderr the controller's requests, in order and timed from t0, for this many of the largest size's Holdfast edits (each until -quiet without a request)")
 	flag.StringVar(&cfg.cpuProfile, "cpu-profile", "", "write a CPU profile (go tool pprof) of the largest size's edit phase to this `file`")
 	measure.ParseFlags(measure.AtLeast("edits", 1))
 	if most := fightMax * cfg.sizes[0]; cfg.edits > most {
@@ -217,12 +228,15 @@ func run(ctx context.Context, cfg config) (retErr error) {
 	return nil
 }
 
-// names of one size's objects.
-func setName(n int) string       { return fmt.Sprintf("bench-inv-%d", n) }
-func templateName(n int) string  { return fmt.Sprintf("inv-%d", n) }
-func holdfastNS(n int) string    { return fmt.Sprintf("bench-inv-%d", n) }
-func idealNS(n int) string       { return fmt.Sprintf("bench-ideal-%d", n) }
-func configMapName(i int) string { return fmt.Sprintf("cm-%05d", i) }
+// names of one size's objects; chunk k of a size is its k-th template and service.
+func setName(n int) string            { return fmt.Sprintf("bench-inv-%d", n) }
+func templateName(n, k int) string    { return fmt.Sprintf("inv-%d-%d", n, k) }
+func serviceName(k int) string        { return fmt.Sprintf("inventory-%d", k) }
+func holdfastNS(n int) string         { return fmt.Sprintf("bench-inv-%d", n) }
+func idealNS(n int) string            { return fmt.Sprintf("bench-ideal-%d", n) }
+func configMapName(i int) string      { return fmt.Sprintf("cm-%05d", i) }
+func chunks(n int) int                { return (n + chunkSize - 1) / chunkSize }
+func chunkBounds(n, k int) (int, int) { return k * chunkSize, min((k+1)*chunkSize, n) }
 
 // configMapNames are the names of n ConfigMaps.
 func configMapNames(n int) []string {
@@ -240,8 +254,9 @@ type sizeResult struct {
 	tails              []time.Duration
 	counts             measure.RequestCounts
 	window             time.Duration
-	templateBytes      int
+	templateBytes      []int
 	statusBytes        int
+	shardBytes         []int
 	deployed, idealDep time.Duration
 	withdrawn          time.Duration
 	idealApplies       int64
@@ -258,15 +273,22 @@ func (b *bench) measureSize(ctx context.Context, n int) (*sizeResult, error) {
 	}
 	r.idealDep = time.Since(began)
 
-	fmt.Fprintf(os.Stderr, "Size %d: deploying a service set of %d ConfigMaps\n", n, n)
-	if err := b.CreateTemplate(ctx, templateNamespace, templateName(n), manifests(n, hns)); err != nil {
-		return nil, err
+	fmt.Fprintf(os.Stderr, "Size %d: deploying a service set of %d ConfigMaps in %d service(s)\n", n, n, chunks(n))
+	for k := range chunks(n) {
+		from, to := chunkBounds(n, k)
+		if err := b.CreateTemplate(ctx, templateNamespace, templateName(n, k), manifests(from, to, hns)); err != nil {
+			return nil, err
+		}
 	}
 	b.ExpectServiceSet(setName(n))
 	created := time.Now()
-	if err := b.CreateServiceSet(ctx, setName(n), holdfastv1.SyncModeContinuousWithDriftDetection, serviceName,
-		holdfastv1.TemplateReference{Name: templateName(n), Namespace: templateNamespace}, hns,
+	if err := b.CreateServiceSet(ctx, setName(n), holdfastv1.SyncModeContinuousWithDriftDetection, serviceName(0),
+		holdfastv1.TemplateReference{Name: templateName(n, 0), Namespace: templateNamespace}, hns,
 		func(mcs *holdfastv1.MultiClusterService) {
+			for k := 1; k < chunks(n); k++ {
+				mcs.Spec.Services = append(mcs.Spec.Services, holdfastv1.Service{Name: serviceName(k),
+					Template: holdfastv1.TemplateReference{Name: templateName(n, k), Namespace: templateNamespace}, Namespace: hns})
+			}
 			mcs.Spec.Drift = &holdfastv1.DriftPolicy{Fight: &holdfastv1.FightPolicy{MaxCorrections: fightMax}}
 		}); err != nil {
 		return nil, err
@@ -275,11 +297,15 @@ func (b *bench) measureSize(ctx context.Context, n int) (*sizeResult, error) {
 		return nil, fmt.Errorf("waiting for the deployment: %w", err)
 	}
 	r.deployed = time.Since(created)
-	var err error
-	if r.templateBytes, err = b.servedSize(ctx, "/apis/"+holdfastv1.GroupVersion.String()+"/namespaces/"+templateNamespace+"/servicetemplates/"+templateName(n)); err != nil {
-		return nil, err
+	for k := range chunks(n) {
+		size, err := b.servedSize(ctx, "/apis/"+holdfastv1.GroupVersion.String()+"/namespaces/"+templateNamespace+"/servicetemplates/"+templateName(n, k))
+		if err != nil {
+			return nil, err
+		}
+		r.templateBytes = append(r.templateBytes, size)
 	}
-	if r.statusBytes, err = b.servedSize(ctx, "/apis/"+holdfastv1.GroupVersion.String()+"/namespaces/"+b.Fleet.Namespace+"/clusterservicestatuses/"+naming.StatusName(setName(n), b.Names[0])); err != nil {
+	var err error
+	if r.statusBytes, r.shardBytes, err = b.statusSizes(ctx, naming.StatusName(setName(n), b.Names[0])); err != nil {
 		return nil, err
 	}
 	for _, ns := range []string{hns, ins} {
@@ -311,6 +337,10 @@ func (b *bench) measureSize(ctx context.Context, n int) (*sizeResult, error) {
 		}
 		name := configMapName(pick.next())
 
+		stopTrace := func() []measure.TracedRequest { return nil }
+		if n == b.cfg.sizes[len(b.cfg.sizes)-1] && seq < b.cfg.trace {
+			stopTrace = b.Counter.Trace()
+		}
 		e := measure.Edit(ctx, b.cs, b.obs, editor, hns, name, seq, b.cfg.correctTimeout)
 		r.holdfast = append(r.holdfast, e)
 		if !e.Corrected.IsZero() {
@@ -319,6 +349,7 @@ func (b *bench) measureSize(ctx context.Context, n int) (*sizeResult, error) {
 				r.tails = append(r.tails, max(b.Counter.Last().Sub(e.Corrected), 0))
 			}
 		}
+		printTrace(e, stopTrace())
 		time.Sleep(b.cfg.gap)
 
 		r.ideal = append(r.ideal, measure.Edit(ctx, b.cs, b.obs, editor, ins, name, seq, b.cfg.correctTimeout))
@@ -335,9 +366,11 @@ func (b *bench) measureSize(ctx context.Context, n int) (*sizeResult, error) {
 	if err := b.DeleteServiceSet(ctx, setName(n), b.cfg.timeout); err != nil {
 		return nil, err
 	}
-	tpl := &holdfastv1.ServiceTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: templateNamespace, Name: templateName(n)}}
-	if err := b.Hub.Delete(ctx, tpl); err != nil {
-		return nil, fmt.Errorf("deleting ServiceTemplate %s: %w", tpl.Name, err)
+	for k := range chunks(n) {
+		tpl := &holdfastv1.ServiceTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: templateNamespace, Name: templateName(n, k)}}
+		if err := b.Hub.Delete(ctx, tpl); err != nil {
+			return nil, fmt.Errorf("deleting ServiceTemplate %s: %w", tpl.Name, err)
+		}
 	}
 	if err := b.waitNamespaceGone(ctx, hns); err != nil {
 		return nil, err
@@ -350,6 +383,18 @@ func (b *bench) measureSize(ctx context.Context, n int) (*sizeResult, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// printTrace lists on stderr the controller's requests around one edit, timed from its t0.
+func printTrace(e *measure.EditRun, requests []measure.TracedRequest) {
+	if len(requests) == 0 {
+		return
+	}
+	ms := func(t time.Time) string { return fmt.Sprintf("%+.1f ms", float64(t.Sub(e.T0).Microseconds())/1000) }
+	fmt.Fprintf(os.Stderr, "Trace of the edit of %s/%s (t0 = the Update returned; sent %s; seen corrected at %s):\n", e.Namespace, e.Name, ms(e.TSend), ms(e.Corrected))
+	for _, q := range requests {
+		fmt.Fprintf(os.Stderr, "  sent %s, answered %s: %s %s\n", ms(q.Sent), ms(q.Answered), q.Server, q.Request)
+	}
 }
 
 // startCPUProfile profiles this process (the controller runs in it) until the returned func is
@@ -372,6 +417,32 @@ func (b *bench) servedSize(ctx context.Context, path string) (int, error) {
 		return 0, fmt.Errorf("reading %s: %w", path, err)
 	}
 	return len(body), nil
+}
+
+// statusSizes reads a status object and the inventory shards it names (status.inventory.names)
+// as served, and returns their sizes in bytes.
+func (b *bench) statusSizes(ctx context.Context, name string) (status int, shards []int, err error) {
+	base := "/apis/" + holdfastv1.GroupVersion.String() + "/namespaces/" + b.Fleet.Namespace
+	path := base + "/clusterservicestatuses/" + name
+	body, err := b.Raw.Get().AbsPath(path).SetHeader("Accept", "application/json").DoRaw(ctx)
+	if err != nil {
+		return 0, nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	css := &holdfastv1.ClusterServiceStatus{}
+	if err := json.Unmarshal(body, css); err != nil {
+		return 0, nil, fmt.Errorf("decoding %s: %w", path, err)
+	}
+	if css.Status.Inventory == nil {
+		return len(body), nil, nil
+	}
+	for _, shard := range css.Status.Inventory.Names {
+		size, err := b.servedSize(ctx, base+"/clusterserviceinventories/"+shard)
+		if err != nil {
+			return 0, nil, err
+		}
+		shards = append(shards, size)
+	}
+	return len(body), shards, nil
 }
 
 func (b *bench) waitNamespaceGone(ctx context.Context, ns string) error {

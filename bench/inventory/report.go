@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"holdfast.dev/holdfast/bench/internal/measure"
@@ -14,6 +15,24 @@ func ratio(a, b float64) string {
 		return ""
 	}
 	return fmt.Sprintf("%.2f×", a/b)
+}
+
+// sum adds sizes up.
+func sum(sizes []int) int {
+	t := 0
+	for _, s := range sizes {
+		t += s
+	}
+	return t
+}
+
+// sizes formats the sizes of several objects: their sum, then each, e.g. "300 bytes (100 + 200)".
+func sizes(each []int) string {
+	parts := make([]string, len(each))
+	for i, s := range each {
+		parts[i] = fmt.Sprint(s)
+	}
+	return fmt.Sprintf("%d bytes (%s)", sum(each), strings.Join(parts, " + "))
 }
 
 // kib formats bytes in KiB.
@@ -58,9 +77,19 @@ func latencyRow(t *measure.Table, label string, ds []time.Duration, extra ...str
 func (r *sizeResult) print(b *bench, small *sizeResult) {
 	fmt.Printf("### %d ConfigMaps\n\n", r.n)
 	setup := measure.NewTable("measure", "value")
-	setup.Row("ServiceTemplate as served (JSON)", fmt.Sprintf("%d bytes", r.templateBytes))
+	if len(r.templateBytes) == 1 {
+		setup.Row("ServiceTemplate as served (JSON)", fmt.Sprintf("%d bytes", r.templateBytes[0]))
+	} else {
+		setup.Row(fmt.Sprintf("%d ServiceTemplates as served (JSON), one per service, in all (each)", len(r.templateBytes)), sizes(r.templateBytes))
+	}
 	setup.Row(fmt.Sprintf("MultiClusterService created until its status object is Ready with %d of %d in sync", r.n+1, r.n+1), measure.Seconds(r.deployed))
 	setup.Row("ClusterServiceStatus as served (JSON), once deployed", fmt.Sprintf("%d bytes", r.statusBytes))
+	if len(r.shardBytes) > 0 {
+		setup.Row(fmt.Sprintf("%d ClusterServiceInventory shards (status.inventory.names) as served (JSON), in all (smallest, largest)", len(r.shardBytes)),
+			fmt.Sprintf("%d bytes (%d, %d)", sum(r.shardBytes), slices.Min(r.shardBytes), slices.Max(r.shardBytes)))
+	} else {
+		setup.Row("ClusterServiceInventory shards", "none: the inventory is in the status object")
+	}
 	setup.Row("the service set's fight limit (spec.drift.fight.maxCorrections; the edits per ConfigMap at most)", fmt.Sprintf("%d (%d)", fightMax, (b.cfg.edits+r.n-1)/r.n))
 	setup.Row(fmt.Sprintf("the ideal corrector's %d ConfigMaps applied (%d at a time)", r.n, measure.IdealWorkers), measure.Seconds(r.idealDep))
 	setup.Row("MultiClusterService deleted until it and its namespace are gone from the target", measure.Seconds(r.withdrawn))

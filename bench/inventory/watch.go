@@ -27,11 +27,15 @@ func declaredData(name string) map[string]string {
 	return data
 }
 
-// manifests renders Holdfast's template: the Namespace ns and n ConfigMaps with small data.
-// Namespaced objects carry no namespace: the service's applies.
-func manifests(n int, ns string) string {
-	d := measure.NewDocs(ns)
-	for i := range n {
+// manifests renders one of Holdfast's templates: the ConfigMaps from to to-1 with small data,
+// and the Namespace ns in the first (from 0). Namespaced objects carry no namespace: the
+// service's applies.
+func manifests(from, to int, ns string) string {
+	d := measure.NewDocs("")
+	if from == 0 {
+		d = measure.NewDocs(ns)
+	}
+	for i := from; i < to; i++ {
 		name := configMapName(i)
 		data := declaredData(name)
 		var lines strings.Builder

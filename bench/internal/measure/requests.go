@@ -76,6 +76,33 @@ type RequestCounter struct {
 	spans    map[string]map[string]*Span
 	mutating []Request
 	last     time.Time
+	// traced, while tracing (Trace), gets every request sent, with when it was sent and when its
+	// response headers came.
+	traced *[]TracedRequest
+}
+
+// TracedRequest is one request seen while tracing: sent at Sent, answered (response headers, or
+// the error) at Answered.
+type TracedRequest struct {
+	Request
+	Sent, Answered time.Time
+}
+
+// Trace starts keeping every request sent from now on; the returned func stops and returns them,
+// in the order they were answered.
+func (c *RequestCounter) Trace() func() []TracedRequest {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	traced := &[]TracedRequest{}
+	c.traced = traced
+	return func() []TracedRequest {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.traced == traced {
+			c.traced = nil
+		}
+		return *traced
+	}
 }
 
 // Span is when the requests for one resource were sent during a window.
@@ -187,9 +214,12 @@ func (c *RequestCounter) sent(r Request) {
 	sp.Last = c.last
 }
 
-func (c *RequestCounter) answered(r Request) {
+func (c *RequestCounter) answered(r Request, sent time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.traced != nil {
+		*c.traced = append(*c.traced, TracedRequest{Request: r, Sent: sent, Answered: time.Now()})
+	}
 	if r.Code == 0 || r.Code >= 400 {
 		if c.errors[r.Server] == nil {
 			c.errors[r.Server] = map[int]int{}
@@ -419,6 +449,7 @@ func (t *countingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	r.Server = t.server
 	r.Bytes = req.ContentLength
 	t.c.sent(r)
+	sent := time.Now()
 	resp, err := t.next.RoundTrip(req)
 	if resp != nil {
 		r.Code = resp.StatusCode
@@ -426,7 +457,7 @@ func (t *countingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 			resp.Body = &countingBody{ReadCloser: resp.Body, c: t.c, server: t.server, verb: r.Verb}
 		}
 	}
-	t.c.answered(r)
+	t.c.answered(r, sent)
 	return resp, err
 }
 
