@@ -85,6 +85,16 @@ const (
 	InvalidHealthCheckReason = "InvalidHealthCheck"
 )
 
+// Reasons of a service's readiness that come from its dependencies (spec.services[].dependsOn).
+const (
+	// WaitingForDependenciesReason: a service waits for the services it depends on to be
+	// healthy on the cluster before it is applied.
+	WaitingForDependenciesReason = "WaitingForDependencies"
+	// InvalidDependencyReason: a service depends on a service the set does not have, or is in a
+	// dependency cycle; it is not applied.
+	InvalidDependencyReason = "InvalidDependency"
+)
+
 // Reasons of ClusterServiceStatus and MultiClusterService conditions.
 const (
 	// ClusterNotFoundReason: the Cluster named by the status object does not exist.

@@ -39,4 +39,5 @@ var StalledReasons = map[string]bool{
 	NotSelectedReason:             true,
 	InvalidDriftPolicyReason:      true,
 	CorrectionFailedReason:        true,
+	InvalidDependencyReason:       true,
 }

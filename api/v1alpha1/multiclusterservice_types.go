@@ -135,6 +135,14 @@ type Service struct {
 	// Drift overrides the service set's drift policy for this service.
 	// +optional
 	Drift *ServiceDriftPolicy `json:"drift,omitempty"`
+	// DependsOn names services of this service set that must be healthy on a cluster before
+	// this one is applied there (each of their objects Current); until then the service waits,
+	// its objects left as they are. Services in a cycle, or naming a service the set does not
+	// have, are not applied, with a reason naming the cycle or the name.
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=set
+	// +optional
+	DependsOn []string `json:"dependsOn,omitempty"`
 	// HealthTimeout is how long the service's objects may take to become healthy after a
 	// revision is applied; an object still progressing then makes the service, and its
 	// cluster's status object, Healthy False with reason HealthTimeout. Default 5m.

@@ -943,6 +943,11 @@ func (in *Service) DeepCopyInto(out *Service) {
 		*out = new(ServiceDriftPolicy)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.DependsOn != nil {
+		in, out := &in.DependsOn, &out.DependsOn
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	if in.HealthTimeout != nil {
 		in, out := &in.HealthTimeout, &out.HealthTimeout
 		*out = new(v1.Duration)

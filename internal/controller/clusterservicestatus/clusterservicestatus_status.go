@@ -162,9 +162,19 @@ func setApplied(s *scope) {
 	var failed, conflicts, would []string
 	applied, total, kept := 0, 0, 0
 	var applyErrs []string
+	var waiting, invalid []string
 	for _, o := range s.services {
 		if o.kept {
 			kept++
+			continue
+		}
+		if o.waiting != nil {
+			msg := fmt.Sprintf("service %q %s", o.name, strings.TrimPrefix(o.waiting.message, "dependsOn "))
+			if o.waiting.reason == holdfastv1.InvalidDependencyReason {
+				invalid = append(invalid, msg)
+			} else {
+				waiting = append(waiting, msg)
+			}
 			continue
 		}
 		if o.applyErr != nil {
@@ -205,6 +215,10 @@ func setApplied(s *scope) {
 	case len(conflicts) > 0:
 		set(s, holdfastv1.AppliedCondition, metav1.ConditionFalse, holdfastv1.ConflictReason,
 			fmt.Sprintf("%d objects not applied: %s", len(conflicts), list(conflicts)))
+	case len(invalid) > 0:
+		set(s, holdfastv1.AppliedCondition, metav1.ConditionFalse, holdfastv1.InvalidDependencyReason, list(invalid))
+	case len(waiting) > 0:
+		set(s, holdfastv1.AppliedCondition, metav1.ConditionUnknown, holdfastv1.WaitingForDependenciesReason, list(waiting))
 	case s.mcs.Spec.SyncMode == holdfastv1.SyncModeDryRun:
 		msg := "DryRun: nothing would change"
 		if len(would) > 0 {
@@ -232,6 +246,9 @@ func serviceStatuses(s *scope) []holdfastv1.ServiceStatus {
 		p := prev[o.name]
 		st := holdfastv1.ServiceStatus{Name: o.name, Revision: p.Revision, LastAppliedTime: p.LastAppliedTime, RevisionTime: p.RevisionTime, Objects: int32(o.objects)}
 		switch {
+		case o.waiting != nil:
+			st.Ready, st.Reason, st.Message = metav1.ConditionFalse, o.waiting.reason, o.waiting.message
+			st.Objects = p.Objects
 		case o.renderErr != nil:
 			st.Ready, st.Reason, st.Message = metav1.ConditionFalse, o.renderErr.reason, o.renderErr.message
 			st.Objects = p.Objects

@@ -87,11 +87,22 @@ func (r *Reconciler) reconcileDeploy(ctx context.Context, s *scope) (ctrl.Result
 	var inventory []holdfastv1.ResourceStatus
 	var transient []error
 	declared := map[string]bool{}
-	for _, rs := range rendered {
+	ordered, dependencyProblems := dependencyOrder(rendered)
+	ready := map[string]bool{}
+	for _, rs := range ordered {
 		declared[rs.svc.Name] = true
 		out := serviceOutcome{name: rs.svc.Name, revision: rs.digest, objects: rs.count}
 		prev := resourcesOf(previous, rs.svc.Name)
+		start := len(inventory)
+		if p := dependencyProblems[rs.svc.Name]; p != nil {
+			out.waiting = p
+		} else if why := dependencyWait(rs.svc, ready); why != "" {
+			out.waiting = &problem{holdfastv1.WaitingForDependenciesReason, why}
+		}
 		switch {
+		case out.waiting != nil:
+			out.revision = ServiceRevision(css, rs.svc.Name)
+			inventory = append(inventory, prev...)
 		case rs.err != nil:
 			out.renderErr = rs.err
 			inventory = append(inventory, prev...) // keep what was deployed; never prune on a render error
@@ -126,6 +137,7 @@ func (r *Reconciler) reconcileDeploy(ctx context.Context, s *scope) (ctrl.Result
 				transient = append(transient, fmt.Errorf("service %q: %w", rs.svc.Name, ferr))
 			}
 		}
+		ready[rs.svc.Name] = s.readyForDependents(out, inventory[start:])
 		s.services = append(s.services, out)
 	}
 	inventory = append(inventory, r.withdrawRemoved(ctx, s, applier, previous, declared)...)

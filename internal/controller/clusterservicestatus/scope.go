@@ -36,6 +36,10 @@ type serviceOutcome struct {
 	// unchanged: a drift correction changed none of its objects (see correctDrifts); its
 	// status stays as recorded.
 	unchanged bool
+	// waiting: not applied because of its dependencies (spec.services[].dependsOn): they are
+	// not ready yet (WaitingForDependencies), or cannot be (InvalidDependency). Its objects
+	// stay as they were.
+	waiting *problem
 }
 
 // tally counts the service's objects applied as declared (now or, for those a correction left

@@ -132,7 +132,8 @@ func setHealthy(s *scope) {
 func failed(reason string) bool {
 	switch reason {
 	case holdfastv1.ProgressingReason, holdfastv1.ProbingReason, holdfastv1.ClusterNotReadyReason,
-		holdfastv1.ClusterPausedReason, holdfastv1.PausedReason, holdfastv1.DryRunReason, holdfastv1.DeletingReason:
+		holdfastv1.ClusterPausedReason, holdfastv1.PausedReason, holdfastv1.DryRunReason, holdfastv1.DeletingReason,
+		holdfastv1.WaitingForDependenciesReason:
 		return false
 	}
 	return true

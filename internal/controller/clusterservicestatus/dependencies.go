@@ -1,0 +1,101 @@
+package clusterservicestatus
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+)
+
+// dependencyOrder returns the rendered services so that each comes after the services it
+// depends on (spec.services[].dependsOn), in declaration order otherwise, and the problem of
+// each service that can never be applied because of its dependencies: one naming a service the
+// set does not have, and those in (or behind) a cycle.
+func dependencyOrder(rendered []renderedService) ([]renderedService, map[string]*problem) {
+	byName := map[string]int{}
+	for i, rs := range rendered {
+		byName[rs.svc.Name] = i
+	}
+	problems := map[string]*problem{}
+	waits := make([]int, len(rendered)) // dependencies not yet placed
+	dependents := make([][]int, len(rendered))
+	for i, rs := range rendered {
+		for _, dep := range rs.svc.DependsOn {
+			j, ok := byName[dep]
+			if !ok {
+				problems[rs.svc.Name] = &problem{holdfastv1.InvalidDependencyReason,
+					fmt.Sprintf("dependsOn names service %q, which the service set does not have; fix spec.services[].dependsOn", dep)}
+				continue
+			}
+			waits[i]++
+			dependents[j] = append(dependents[j], i)
+		}
+	}
+	ordered := make([]renderedService, 0, len(rendered))
+	placed := make([]bool, len(rendered))
+	for len(ordered) < len(rendered) {
+		next := -1
+		for i := range rendered {
+			if !placed[i] && waits[i] == 0 {
+				next = i
+				break
+			}
+		}
+		if next < 0 {
+			break
+		}
+		placed[next] = true
+		ordered = append(ordered, rendered[next])
+		for _, d := range dependents[next] {
+			waits[d]--
+		}
+	}
+	var stuck []string
+	for i, rs := range rendered {
+		if !placed[i] {
+			stuck = append(stuck, rs.svc.Name)
+			ordered = append(ordered, rs)
+		}
+	}
+	for _, name := range stuck {
+		problems[name] = &problem{holdfastv1.InvalidDependencyReason, fmt.Sprintf(
+			"in or behind a dependency cycle among services %s: none of them is applied; break the cycle in spec.services[].dependsOn",
+			strings.Join(stuck, ", "))}
+	}
+	return ordered, problems
+}
+
+// dependencyWait says why svc must wait, or "" when every service it depends on is ready on the
+// cluster in this reconcile: applied (or kept) without failures, and each of its objects healthy.
+func dependencyWait(svc holdfastv1.Service, ready map[string]bool) string {
+	var waiting []string
+	for _, dep := range svc.DependsOn {
+		if !ready[dep] {
+			waiting = append(waiting, dep)
+		}
+	}
+	if len(waiting) == 0 {
+		return ""
+	}
+	slices.Sort(waiting)
+	return fmt.Sprintf("waits for %s to be applied and healthy on the cluster (dependsOn)", strings.Join(waiting, ", "))
+}
+
+// readyForDependents reports whether the service's outcome in this reconcile lets the services
+// that depend on it be applied: applied (or kept, OneTime) with no object failed or in
+// conflict, and each of its objects in entries healthy.
+func (s *scope) readyForDependents(o serviceOutcome, entries []holdfastv1.ResourceStatus) bool {
+	switch {
+	case o.renderErr != nil, o.applyErr != nil, o.waiting != nil:
+		return false
+	case o.result != nil:
+		if status, _, _ := serviceReadiness(s, o); status != metav1.ConditionTrue {
+			return false
+		}
+	}
+	worst, _ := s.healthOf(entries, o.name)
+	return worst.status == holdfastv1.HealthCurrent && !worst.timedOut
+}
