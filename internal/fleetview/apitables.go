@@ -72,7 +72,7 @@ func Truncate(s string, n int) string {
 // ClusterServiceStatuses.
 func PrintServiceStatuses(w io.Writer, statuses []*holdfastv1.ClusterServiceStatus, now time.Time) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "CLUSTER\tSERVICE SET\tSERVICE\tREADY\tREASON\tOBJECTS\tIN SYNC\tREVISION\tLAST FULL RECONCILE\tMESSAGE")
+	fmt.Fprintln(tw, "CLUSTER\tSERVICE SET\tSERVICE\tREADY\tREASON\tHEALTH\tOBJECTS\tIN SYNC\tREVISION\tLAST FULL RECONCILE\tMESSAGE")
 	for _, css := range statuses {
 		last := "-"
 		if t := css.Status.LastFullReconcileTime; t != nil {
@@ -84,7 +84,7 @@ func PrintServiceStatuses(w io.Writer, statuses []*holdfastv1.ClusterServiceStat
 			if ready != nil {
 				status, reason, msg = string(ready.Status), ready.Reason, ready.Message
 			}
-			fmt.Fprintf(tw, "%s\t%s\t-\t%s\t%s\t%d\t%d\t-\t%s\t%s\n", css.Spec.Cluster, css.Spec.MultiClusterService,
+			fmt.Fprintf(tw, "%s\t%s\t-\t%s\t%s\t-\t%d\t%d\t-\t%s\t%s\n", css.Spec.Cluster, css.Spec.MultiClusterService,
 				status, reason, css.Status.ResourceCount, css.Status.InSyncCount, last, OrDash(Truncate(msg, 60)))
 			continue
 		}
@@ -95,8 +95,13 @@ func PrintServiceStatuses(w io.Writer, statuses []*holdfastv1.ClusterServiceStat
 					inSync++
 				}
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", css.Spec.Cluster, css.Spec.MultiClusterService, s.Name,
-				s.Ready, OrDash(s.Reason), s.Objects, inSync, ShortDigest(s.Revision), last, OrDash(Truncate(s.Message, 60)))
+			msg := s.Message
+			if msg == "" {
+				// A service in place but not healthy says why.
+				msg = s.HealthMessage
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", css.Spec.Cluster, css.Spec.MultiClusterService, s.Name,
+				s.Ready, OrDash(s.Reason), OrDash(string(s.Health)), s.Objects, inSync, ShortDigest(s.Revision), last, OrDash(Truncate(msg, 60)))
 		}
 	}
 	return tw.Flush()
