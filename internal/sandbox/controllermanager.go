@@ -2,9 +2,7 @@ package sandbox
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"os"
+	"net/http"
 	"path/filepath"
 	"strconv"
 )
@@ -40,39 +38,8 @@ func (c *ControlPlane) controllerManagerArgs(port int) []string {
 // its service account controller has created the "default" ServiceAccount in the "default"
 // namespace, which shows its controllers reach the API server.
 func (c *ControlPlane) startControllerManager(ctx context.Context) error {
-	kubeconfig, err := kubeconfigFor(c.name, c.name, c.name+"-kube-controller-manager", c.host, c.pki.ca.keyPair.Cert, c.pki.admin)
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(c.dir, kcmKubeconfigFile), kubeconfig, 0o600); err != nil {
-		return fmt.Errorf("writing kube-controller-manager kubeconfig: %w", err)
-	}
-	client, err := newPollClient(c.pki.ca.keyPair.Cert, &c.pki.admin)
-	if err != nil {
-		return fmt.Errorf("kube-controller-manager readiness client: %w", err)
-	}
 	defaultSA := c.host + "/api/v1/namespaces/default/serviceaccounts/default"
-	return retryOnPortConflict(func() (*process, error) {
-		port, err := pickPort()
-		if err != nil {
-			return nil, err
-		}
-		p, err := c.launch("kube-controller-manager", controllerManagerBinary, c.controllerManagerArgs(port))
-		if err != nil {
-			return nil, err
-		}
-		c.setProcess(&c.controllerManager, p)
-		healthz := httpOK(client, fmt.Sprintf("https://127.0.0.1:%d/healthz", port))
-		serviceAccount := httpOK(client, defaultSA)
-		ready := func(ctx context.Context) error {
-			if err := healthz(ctx); err != nil {
-				return err
-			}
-			return serviceAccount(ctx)
-		}
-		if err := waitReady(ctx, c.stopping, p, ready); err != nil {
-			return p, errors.Join(err, p.stop())
-		}
-		return p, nil
-	})
+	return c.startServed(ctx, servedComponent{proc: "kube-controller-manager", binary: controllerManagerBinary,
+		kubeconfigFile: kcmKubeconfigFile, args: c.controllerManagerArgs, slot: &c.controllerManager,
+		ready: func(client *http.Client) readinessCheck { return httpOK(client, defaultSA) }})
 }

@@ -2,9 +2,6 @@ package sandbox
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 )
@@ -29,30 +26,6 @@ func (c *ControlPlane) schedulerArgs(port int) []string {
 // startScheduler runs kube-scheduler, which binds pods to the simulated nodes, and waits until
 // it serves /healthz.
 func (c *ControlPlane) startScheduler(ctx context.Context) error {
-	kubeconfig, err := kubeconfigFor(c.name, c.name, c.name+"-kube-scheduler", c.host, c.pki.ca.keyPair.Cert, c.pki.admin)
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(c.dir, schedulerKubeconfigFile), kubeconfig, 0o600); err != nil {
-		return fmt.Errorf("writing kube-scheduler kubeconfig: %w", err)
-	}
-	client, err := newPollClient(c.pki.ca.keyPair.Cert, &c.pki.admin)
-	if err != nil {
-		return fmt.Errorf("kube-scheduler readiness client: %w", err)
-	}
-	return retryOnPortConflict(func() (*process, error) {
-		port, err := pickPort()
-		if err != nil {
-			return nil, err
-		}
-		p, err := c.launch("kube-scheduler", schedulerBinary, c.schedulerArgs(port))
-		if err != nil {
-			return nil, err
-		}
-		c.setProcess(&c.scheduler, p)
-		if err := waitReady(ctx, c.stopping, p, httpOK(client, fmt.Sprintf("https://127.0.0.1:%d/healthz", port))); err != nil {
-			return p, errors.Join(err, p.stop())
-		}
-		return p, nil
-	})
+	return c.startServed(ctx, servedComponent{proc: "kube-scheduler", binary: schedulerBinary,
+		kubeconfigFile: schedulerKubeconfigFile, args: c.schedulerArgs, slot: &c.scheduler})
 }
