@@ -146,11 +146,7 @@ func (r *Reconciler) forCluster(ctx context.Context, obj client.Object) []reconc
 // partition shorter than the connection grace keeps it Connected. It runs on the prober's
 // goroutine and never blocks.
 func (r *Reconciler) onRecovered(cluster types.NamespacedName) {
-	c := &holdfastv1.Cluster{}
-	c.Namespace, c.Name = cluster.Namespace, cluster.Name
-	select {
-	case r.recovered <- event.TypedGenericEvent[*holdfastv1.Cluster]{Object: c}:
-	default:
+	if !offerCluster(r.recovered, cluster) {
 		ctrl.Log.WithName("drift").Info("Recovery queue full; drift made during the partition is found at the next full reconcile",
 			"cluster", cluster.String())
 	}
@@ -162,11 +158,19 @@ func (r *Reconciler) onRecovered(cluster types.NamespacedName) {
 // replica takes over at once. It runs on a Cluster reconcile's goroutine and never blocks; when
 // the channel is full, the waiting status objects come back after connectionWait.
 func (r *Reconciler) onConnected(cluster types.NamespacedName) {
+	offerCluster(r.connected, cluster)
+}
+
+// offerCluster sends the Cluster named cluster on ch unless ch is full, and reports whether it
+// did. It never blocks.
+func offerCluster(ch chan<- event.TypedGenericEvent[*holdfastv1.Cluster], cluster types.NamespacedName) bool {
 	c := &holdfastv1.Cluster{}
 	c.Namespace, c.Name = cluster.Namespace, cluster.Name
 	select {
-	case r.connected <- event.TypedGenericEvent[*holdfastv1.Cluster]{Object: c}:
+	case ch <- event.TypedGenericEvent[*holdfastv1.Cluster]{Object: c}:
+		return true
 	default:
+		return false
 	}
 }
 

@@ -28,10 +28,12 @@ var readySummary = conditions.Summary{
 // ClusterServiceStatus's conditions.
 func computeStatus(s *scope) {
 	st := &s.css.Status
+	var health healthSummary
 	if s.deployed {
 		st.Resources = s.resources
 		st.Services = serviceStatuses(s)
-		setServiceHealth(s, st.Services)
+		health = s.healthOf(st.Resources)
+		setServiceHealth(st.Services, health)
 		st.SyncMode = s.mcs.Spec.SyncMode
 		if s.requested != "" {
 			st.LastHandledReconcileAt = s.requested
@@ -55,7 +57,7 @@ func computeStatus(s *scope) {
 	setClusterReady(s)
 	setRendered(s)
 	setApplied(s)
-	setHealthy(s)
+	setHealthy(s, health)
 	setDrifted(s)
 	setContested(s)
 	if s.deleting {

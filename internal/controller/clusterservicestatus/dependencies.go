@@ -96,6 +96,6 @@ func (s *scope) readyForDependents(o serviceOutcome, entries []holdfastv1.Resour
 			return false
 		}
 	}
-	worst, _ := s.healthOf(entries, o.name)
-	return worst.status == holdfastv1.HealthCurrent && !worst.timedOut
+	worst := s.healthOf(entries).byService[o.name]
+	return worst.n == 0 || (worst.status == holdfastv1.HealthCurrent && !worst.timedOut)
 }

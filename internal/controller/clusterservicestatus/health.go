@@ -26,12 +26,17 @@ type health struct {
 	status   holdfastv1.HealthStatus
 	message  string
 	timedOut bool
-	// object names the object the verdict is about, service its service.
-	object, service string
+	// ref is the object the verdict is about; since when its service's revision was applied
+	// (zero when not recorded).
+	ref   holdfastv1.ResourceRef
+	since time.Time
 }
 
 // failed reports a verdict that needs a change to get better: kstatus Failed, or a timeout.
 func (h health) failed() bool { return h.status == holdfastv1.HealthFailed || h.timedOut }
+
+// object names the object the verdict is about.
+func (h health) object() string { return toRef(h.ref).String() }
 
 // rank orders verdicts from healthy to failed, for the least healthy of several.
 func (h health) rank() int {
@@ -48,99 +53,100 @@ func (h health) rank() int {
 	return 3 // Terminating, NotFound
 }
 
-// objectHealth is the verdict on one inventory entry: its recorded health, failed once its
-// service's revision has been applied for longer than the service's health timeout without the
-// object becoming Current. ok is false for entries never applied, which have no health.
-func (s *scope) objectHealth(rs holdfastv1.ResourceStatus) (h health, ok bool) {
-	if rs.Health == "" {
-		return health{}, false
-	}
-	h = health{status: rs.Health, message: rs.HealthMessage, object: toRef(rs.ResourceRef).String(), service: rs.Service}
-	if rs.Health != holdfastv1.HealthCurrent && rs.Health != holdfastv1.HealthFailed {
-		if since := s.revisionTime(rs.Service); !since.IsZero() {
-			if timeout := s.healthTimeout(rs.Service); s.now.Sub(since) > timeout {
-				h.timedOut = true
-				h.message = fmt.Sprintf("not healthy %s after its revision was applied (healthTimeout %s): %s",
-					s.now.Sub(since).Round(time.Second), timeout, h.message)
-			}
-		}
-	}
-	return h, true
+// worstOf is the least healthy of several verdicts, and how many there were.
+type worstOf struct {
+	health
+	n int
 }
 
-// healthOf is the least healthy of the entries of service (every service when empty), and how
-// many entries have a health.
-func (s *scope) healthOf(entries []holdfastv1.ResourceStatus, service string) (worst health, n int) {
-	worst = health{status: holdfastv1.HealthCurrent}
-	for _, rs := range entries {
-		if service != "" && rs.Service != service {
-			continue
-		}
-		h, ok := s.objectHealth(rs)
-		if !ok {
-			continue
-		}
-		n++
-		if h.rank() > worst.rank() {
-			worst = h
-		}
+// add counts h, keeping the first of the least healthy.
+func (w *worstOf) add(h health) {
+	if w.n == 0 || h.rank() > w.rank() {
+		w.health = h
 	}
-	return worst, n
+	w.n++
 }
 
-// healthTimeout is the service's health timeout.
-func (s *scope) healthTimeout(service string) time.Duration {
+// healthSummary is the least healthy of a set of inventory entries, in all and per service.
+type healthSummary struct {
+	all       worstOf
+	byService map[string]worstOf
+}
+
+// healthOf judges each entry once: its recorded health, failed once its service's revision has
+// been applied for longer than the service's health timeout without the object becoming
+// Current. Entries never applied have no health and are not counted.
+func (s *scope) healthOf(entries []holdfastv1.ResourceStatus) healthSummary {
+	timeouts := map[string]time.Duration{}
 	if s.mcs != nil {
 		for _, svc := range s.mcs.Spec.Services {
-			if svc.Name == service && svc.HealthTimeout != nil && svc.HealthTimeout.Duration > 0 {
-				return svc.HealthTimeout.Duration
+			if svc.HealthTimeout != nil && svc.HealthTimeout.Duration > 0 {
+				timeouts[svc.Name] = svc.HealthTimeout.Duration
 			}
 		}
 	}
-	return DefaultHealthTimeout
-}
-
-// revisionTime is when the service's current revision was first applied, as recorded.
-func (s *scope) revisionTime(service string) time.Time {
+	since := map[string]time.Time{}
 	for _, st := range s.css.Status.Services {
-		if st.Name == service && st.RevisionTime != nil {
-			return st.RevisionTime.Time
+		if st.RevisionTime != nil {
+			since[st.Name] = st.RevisionTime.Time
 		}
 	}
-	return time.Time{}
+	sum := healthSummary{all: worstOf{health: health{status: holdfastv1.HealthCurrent}}, byService: map[string]worstOf{}}
+	for _, rs := range entries {
+		if rs.Health == "" {
+			continue
+		}
+		h := health{status: rs.Health, message: rs.HealthMessage, ref: rs.ResourceRef, since: since[rs.Service]}
+		if rs.Health != holdfastv1.HealthCurrent && rs.Health != holdfastv1.HealthFailed && !h.since.IsZero() {
+			timeout := timeouts[rs.Service]
+			if timeout == 0 {
+				timeout = DefaultHealthTimeout
+			}
+			if age := s.now.Sub(h.since); age > timeout {
+				h.timedOut = true
+				h.message = fmt.Sprintf("not healthy %s after its revision was applied (healthTimeout %s): %s",
+					age.Round(time.Second), timeout, h.message)
+			}
+		}
+		sum.all.add(h)
+		w := sum.byService[rs.Service]
+		w.add(h)
+		sum.byService[rs.Service] = w
+	}
+	return sum
 }
 
-// setHealthy sets the Healthy condition from the inventory: True when every applied object is
-// Current, Unknown (Progressing) while some are still on their way, False (Unhealthy, or
-// HealthTimeout) when one failed; the message names the least healthy object.
-func setHealthy(s *scope) {
+// setHealthy sets the Healthy condition from the inventory's health: True when every applied
+// object is Current, Unknown (Progressing) while some are still on their way, False (Unhealthy,
+// or HealthTimeout) when one failed; the message names the least healthy object.
+func setHealthy(s *scope, sum healthSummary) {
 	if !s.deployed {
 		keepOrUnknown(s, holdfastv1.HealthyCondition, "objects not applied yet")
 		return
 	}
-	worst, n := s.healthOf(s.css.Status.Resources, "")
+	worst := sum.all
 	switch {
 	case s.checksErr != nil:
 		set(s, holdfastv1.HealthyCondition, metav1.ConditionFalse, holdfastv1.InvalidHealthCheckReason,
 			s.checksErr.Error()+"; fix spec.healthChecks (kstatus judges every kind until then)")
 	case worst.timedOut:
-		set(s, holdfastv1.HealthyCondition, metav1.ConditionFalse, holdfastv1.HealthTimeoutReason, worst.object+": "+worst.message)
+		set(s, holdfastv1.HealthyCondition, metav1.ConditionFalse, holdfastv1.HealthTimeoutReason, worst.object()+": "+worst.message)
 	case worst.failed():
-		set(s, holdfastv1.HealthyCondition, metav1.ConditionFalse, holdfastv1.UnhealthyReason, worst.object+": "+worst.message)
+		set(s, holdfastv1.HealthyCondition, metav1.ConditionFalse, holdfastv1.UnhealthyReason, worst.object()+": "+worst.message)
 	case worst.status != holdfastv1.HealthCurrent:
 		set(s, holdfastv1.HealthyCondition, metav1.ConditionUnknown, holdfastv1.ProgressingReason,
-			fmt.Sprintf("%s is %s: %s", worst.object, worst.status, worst.message))
+			fmt.Sprintf("%s is %s: %s", worst.object(), worst.status, worst.message))
 	default:
-		set(s, holdfastv1.HealthyCondition, metav1.ConditionTrue, holdfastv1.HealthyReason, fmt.Sprintf("%d objects healthy", n))
+		set(s, holdfastv1.HealthyCondition, metav1.ConditionTrue, holdfastv1.HealthyReason, fmt.Sprintf("%d objects healthy", worst.n))
 	}
 }
 
 // setServiceHealth records the least healthy of each service's objects in its status.
-func setServiceHealth(s *scope, services []holdfastv1.ServiceStatus) {
+func setServiceHealth(services []holdfastv1.ServiceStatus, sum healthSummary) {
 	for i := range services {
-		worst, n := s.healthOf(s.css.Status.Resources, services[i].Name)
+		worst := sum.byService[services[i].Name]
 		services[i].Health, services[i].HealthMessage = "", ""
-		if n == 0 {
+		if worst.n == 0 {
 			continue
 		}
 		services[i].Health = worst.status
@@ -148,7 +154,7 @@ func setServiceHealth(s *scope, services []holdfastv1.ServiceStatus) {
 			services[i].Health = holdfastv1.HealthFailed
 		}
 		if worst.status != holdfastv1.HealthCurrent || worst.timedOut {
-			services[i].HealthMessage = worst.object + ": " + worst.message
+			services[i].HealthMessage = worst.object() + ": " + worst.message
 		}
 	}
 }
@@ -159,7 +165,7 @@ func setServiceHealth(s *scope, services []holdfastv1.ServiceStatus) {
 // its age, at most unhealthyRetry), so that a thousand clusters rolling out a slow Deployment do
 // not each compare every few seconds for minutes.
 func healthWait(s *scope) time.Duration {
-	worst, _ := s.healthOf(s.resources, "")
+	worst := s.healthOf(s.resources).all
 	switch {
 	case worst.failed():
 		return unhealthyRetry
@@ -167,8 +173,8 @@ func healthWait(s *scope) time.Duration {
 		return 0
 	}
 	wait := healthRetry
-	if since := s.revisionTime(worst.service); !since.IsZero() {
-		wait = max(wait, min(s.now.Sub(since)/6, unhealthyRetry))
+	if !worst.since.IsZero() {
+		wait = max(wait, min(s.now.Sub(worst.since)/6, unhealthyRetry))
 	}
 	return wait
 }
