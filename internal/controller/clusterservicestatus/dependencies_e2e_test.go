@@ -32,14 +32,6 @@ func TestDependsOn(t *testing.T) {
 		g.Expect(client.IgnoreNotFound(err)).To(Succeed())
 		return err == nil
 	}
-	serviceStatus := func(css *holdfastv1.ClusterServiceStatus, name string) holdfastv1.ServiceStatus {
-		for _, st := range css.Status.Services {
-			if st.Name == name {
-				return st
-			}
-		}
-		return holdfastv1.ServiceStatus{}
-	}
 
 	set, db, app := objName(t, ""), objName(t, "db"), objName(t, "app")
 	createTemplate(t, db, holdfastv1.ServiceTemplateSpec{Inline: configMap("db", "false")})
@@ -55,7 +47,7 @@ func TestDependsOn(t *testing.T) {
 	eventually(t, func(g Gomega) {
 		g.Expect(present(g, "db")).To(BeTrue())
 		css := statusOf(g, set, cluster)
-		st := serviceStatus(css, "app")
+		st := serviceOf(css, "app")
 		g.Expect(st.Reason).To(Equal(holdfastv1.WaitingForDependenciesReason), "app: %+v", st)
 		g.Expect(st.Message).To(ContainSubstring("waits for db"))
 		applied := condition(css.Status.Conditions, holdfastv1.AppliedCondition)
@@ -69,7 +61,7 @@ func TestDependsOn(t *testing.T) {
 	eventually(t, func(g Gomega) {
 		g.Expect(present(g, "app")).To(BeTrue())
 		css := statusOf(g, set, cluster)
-		g.Expect(serviceStatus(css, "app").Ready).To(Equal(metav1.ConditionTrue))
+		g.Expect(serviceOf(css, "app").Ready).To(Equal(metav1.ConditionTrue))
 		g.Expect(condition(css.Status.Conditions, holdfastv1.AppliedCondition).Status).To(Equal(metav1.ConditionTrue))
 	})
 
@@ -90,8 +82,8 @@ func TestDependsOn(t *testing.T) {
 		g.Expect(applied.Status).To(Equal(metav1.ConditionFalse), "Applied: %+v", applied)
 		g.Expect(applied.Reason).To(Equal(holdfastv1.InvalidDependencyReason))
 		g.Expect(applied.Message).To(And(ContainSubstring("cycle among services x, y"), ContainSubstring(`"nope"`)))
-		g.Expect(serviceStatus(css, "x").Reason).To(Equal(holdfastv1.InvalidDependencyReason))
-		g.Expect(serviceStatus(css, "w").Ready).To(Equal(metav1.ConditionTrue))
+		g.Expect(serviceOf(css, "x").Reason).To(Equal(holdfastv1.InvalidDependencyReason))
+		g.Expect(serviceOf(css, "w").Ready).To(Equal(metav1.ConditionTrue))
 	})
 	for _, name := range []string{"x", "y", "v"} {
 		g := NewWithT(t)

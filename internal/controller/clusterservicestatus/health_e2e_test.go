@@ -67,32 +67,15 @@ func TestHealthOfDeployedObjects(t *testing.T) {
 	createServiceSet(t, slow, holdfastv1.MultiClusterServiceSpec{ClusterSelector: selectEnv("dev"),
 		Services: []holdfastv1.Service{waitingSvc}})
 
-	entry := func(css *holdfastv1.ClusterServiceStatus, kind, name string) holdfastv1.ResourceStatus {
-		for _, rs := range css.Status.Resources {
-			if rs.Kind == kind && rs.Name == name {
-				return rs
-			}
-		}
-		return holdfastv1.ResourceStatus{}
-	}
-	serviceHealth := func(css *holdfastv1.ClusterServiceStatus, svc string) holdfastv1.ServiceStatus {
-		for _, st := range css.Status.Services {
-			if st.Name == svc {
-				return st
-			}
-		}
-		return holdfastv1.ServiceStatus{}
-	}
-
 	t.Log("A ConfigMap and a Deployment of 0 replicas: healthy")
 	eventually(t, func(g Gomega) {
 		css := statusOf(g, healthy, cluster)
 		c := condition(css.Status.Conditions, holdfastv1.HealthyCondition)
 		g.Expect(c.Status).To(Equal(metav1.ConditionTrue), "Healthy: %+v", c)
 		g.Expect(c.Reason).To(Equal(holdfastv1.HealthyReason))
-		g.Expect(entry(css, "ConfigMap", "settings").Health).To(Equal(holdfastv1.HealthCurrent))
-		g.Expect(entry(css, "Deployment", "idle").Health).To(Equal(holdfastv1.HealthCurrent))
-		g.Expect(serviceHealth(css, "app").Health).To(Equal(holdfastv1.HealthCurrent))
+		g.Expect(entryOf(css, "ConfigMap", "settings").Health).To(Equal(holdfastv1.HealthCurrent))
+		g.Expect(entryOf(css, "Deployment", "idle").Health).To(Equal(holdfastv1.HealthCurrent))
+		g.Expect(serviceOf(css, "app").Health).To(Equal(holdfastv1.HealthCurrent))
 	})
 
 	t.Log("A Deployment past its progress deadline: Unhealthy, named with kstatus's reason")
@@ -102,11 +85,11 @@ func TestHealthOfDeployedObjects(t *testing.T) {
 		g.Expect(c.Status).To(Equal(metav1.ConditionFalse), "Healthy: %+v", c)
 		g.Expect(c.Reason).To(Equal(holdfastv1.UnhealthyReason))
 		g.Expect(c.Message).To(And(ContainSubstring("Deployment "+ns+"/stuck"), ContainSubstring("Progress deadline exceeded")))
-		stuck := entry(css, "Deployment", "stuck")
+		stuck := entryOf(css, "Deployment", "stuck")
 		g.Expect(stuck.Health).To(Equal(holdfastv1.HealthFailed))
 		g.Expect(stuck.HealthMessage).To(ContainSubstring("Progress deadline exceeded"))
-		g.Expect(serviceHealth(css, "stuck").Health).To(Equal(holdfastv1.HealthFailed))
-		g.Expect(serviceHealth(css, "config").Health).To(Equal(holdfastv1.HealthCurrent), "the other service of the set stays healthy")
+		g.Expect(serviceOf(css, "stuck").Health).To(Equal(holdfastv1.HealthFailed))
+		g.Expect(serviceOf(css, "config").Health).To(Equal(holdfastv1.HealthCurrent), "the other service of the set stays healthy")
 	}, "waiting for the progress deadline")
 	t.Log("... and the service set says so, naming the cluster")
 	eventually(t, func(g Gomega) {
@@ -125,8 +108,8 @@ func TestHealthOfDeployedObjects(t *testing.T) {
 		g.Expect(c.Status).To(Equal(metav1.ConditionFalse), "Healthy: %+v", c)
 		g.Expect(c.Reason).To(Equal(holdfastv1.HealthTimeoutReason))
 		g.Expect(c.Message).To(And(ContainSubstring("Deployment "+ns+"/waiting"), ContainSubstring("healthTimeout 3s")))
-		g.Expect(entry(css, "Deployment", "waiting").Health).To(Equal(holdfastv1.HealthInProgress), "the object's own health stays kstatus's")
-		g.Expect(serviceHealth(css, "waiting").Health).To(Equal(holdfastv1.HealthFailed))
+		g.Expect(entryOf(css, "Deployment", "waiting").Health).To(Equal(holdfastv1.HealthInProgress), "the object's own health stays kstatus's")
+		g.Expect(serviceOf(css, "waiting").Health).To(Equal(holdfastv1.HealthFailed))
 	}, "waiting for the health timeout")
 }
 

@@ -268,6 +268,26 @@ func service(name, template, namespace string) holdfastv1.Service {
 	return holdfastv1.Service{Name: name, Template: holdfastv1.TemplateReference{Name: template, Namespace: templateNamespace}, Namespace: namespace}
 }
 
+// serviceOf is the status of service in css, or a zero one.
+func serviceOf(css *holdfastv1.ClusterServiceStatus, service string) holdfastv1.ServiceStatus {
+	for _, st := range css.Status.Services {
+		if st.Name == service {
+			return st
+		}
+	}
+	return holdfastv1.ServiceStatus{}
+}
+
+// entryOf is css's inventory entry of the object of kind named name, or a zero one.
+func entryOf(css *holdfastv1.ClusterServiceStatus, kind, name string) holdfastv1.ResourceStatus {
+	for _, rs := range css.Status.Resources {
+		if rs.Kind == kind && rs.Name == name {
+			return rs
+		}
+	}
+	return holdfastv1.ResourceStatus{}
+}
+
 // statusOf reads the ClusterServiceStatus of a service set on a cluster.
 func statusOf(g Gomega, mcs, cluster string) *holdfastv1.ClusterServiceStatus {
 	css := &holdfastv1.ClusterServiceStatus{}
