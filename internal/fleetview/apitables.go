@@ -95,11 +95,7 @@ func PrintServiceStatuses(w io.Writer, statuses []*holdfastv1.ClusterServiceStat
 					inSync++
 				}
 			}
-			msg := s.Message
-			if msg == "" {
-				// A service in place but not healthy says why.
-				msg = s.HealthMessage
-			}
+			msg := serviceMessage(s.Message, s.HealthMessage)
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", css.Spec.Cluster, css.Spec.MultiClusterService, s.Name,
 				s.Ready, OrDash(s.Reason), OrDash(string(s.Health)), s.Objects, inSync, ShortDigest(s.Revision), last, OrDash(Truncate(msg, 60)))
 		}

@@ -77,6 +77,11 @@ type ServiceState struct {
 	Ready   string `json:"ready"`
 	Reason  string `json:"reason"`
 	Message string `json:"message,omitempty"`
+	// Health is the least healthy of the service's objects (kstatus: Current, InProgress,
+	// Failed...), and HealthMessage which object and why when it is not Current; both left out
+	// until the service's objects were applied, and on a row without a service.
+	Health        string `json:"health,omitempty"`
+	HealthMessage string `json:"healthMessage,omitempty"`
 	// SyncMode in effect at the last reconcile.
 	SyncMode string `json:"syncMode,omitempty"`
 	// Paused is true while the service set or the Cluster is paused.
@@ -300,6 +305,7 @@ func BuildFleetStatus(statuses []holdfastv1.ClusterServiceStatus, f Filter) Flee
 				continue
 			}
 			row := ServiceState{Location: locationOf(css, s.Name), Ready: string(s.Ready), Reason: s.Reason, Message: s.Message,
+				Health: string(s.Health), HealthMessage: s.HealthMessage,
 				SyncMode: string(css.Status.SyncMode), Paused: paused, Objects: s.Objects, Revision: s.Revision, LastAppliedTime: utc(s.LastAppliedTime)}
 			setPairState(&row, css)
 			for _, r := range css.Status.Resources {

@@ -84,7 +84,7 @@ func TestPrintFleetStatus(t *testing.T) {
 	}
 	out := buf.String()
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	for _, want := range []string{"CLUSTER", "SERVICE SET", "DRIFTED", "LAST DRIFT"} {
+	for _, want := range []string{"CLUSTER", "SERVICE SET", "HEALTH", "DRIFTED", "LAST DRIFT"} {
 		if !strings.Contains(lines[0], want) {
 			t.Errorf("header %q lacks %q", lines[0], want)
 		}
@@ -93,9 +93,10 @@ func TestPrintFleetStatus(t *testing.T) {
 		line int
 		want []string
 	}{
-		{1, []string{"fleet/c1", "apps", "web", "True", "ContinuousWithDriftDetection", " 3 ", " 2 ", "60s ago"}},
+		{1, []string{"fleet/c1", "apps", "web", "True", "Current", "ContinuousWithDriftDetection", " 3 ", " 2 ", "60s ago"}},
 		{2, []string{"fleet/c1", "cache", "False", "Drifted", "2m ago", "Service shop/cache was deleted"}},
-		{3, []string{"fleet/c2", "(paused)"}},
+		// In place but not healthy: the row says why.
+		{3, []string{"fleet/c2", "(paused)", "InProgress", fleetviewtest.WebHealthMessage}},
 		{4, []string{"other/c1", "infra", "ClusterNotReady"}},
 	}
 	for _, c := range checks {
@@ -304,7 +305,7 @@ func TestJSONDocuments(t *testing.T) {
 		keys       []string
 	}{
 		{"status", kindFleetStatus, BuildFleetStatus(statuses, Filter{}),
-			[]string{"clusterNamespace", "cluster", "serviceSet", "service", "ready", "reason", "syncMode", "paused", "objects", "driftedObjects", "lastDriftTime",
+			[]string{"clusterNamespace", "cluster", "serviceSet", "service", "ready", "reason", "health", "syncMode", "paused", "objects", "driftedObjects", "lastDriftTime",
 				"statusName", "revision", "lastAppliedTime", "lastFullReconcileTime", "observedServiceSetGeneration"}},
 		{"drift", kindDriftList, BuildDriftList(statuses, Filter{}, true),
 			[]string{"clusterNamespace", "object", "state", "drift"}},

@@ -47,16 +47,26 @@ func modeString(r ServiceState) string {
 // PrintFleetStatus writes one row per (cluster, service set, service) and a summary line.
 func PrintFleetStatus(w io.Writer, fs FleetStatus, now time.Time) error {
 	tw, err := newTable(w, len(fs.Items), "No service set is deployed to a matching cluster.",
-		"CLUSTER\tSERVICE SET\tSERVICE\tREADY\tREASON\tMODE\tOBJECTS\tDRIFTED\tLAST DRIFT\tMESSAGE")
+		"CLUSTER\tSERVICE SET\tSERVICE\tREADY\tREASON\tHEALTH\tMODE\tOBJECTS\tDRIFTED\tLAST DRIFT\tMESSAGE")
 	if tw == nil || err != nil {
 		return err
 	}
 	for _, r := range fs.Items {
 		mode := modeString(r)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", clusterString(r.Location), r.ServiceSet, OrDash(r.Service),
-			r.Ready, OrDash(r.Reason), mode, r.Objects, r.DriftedObjects, ago(r.LastDriftTime, now), OrDash(Truncate(r.Message, 60)))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", clusterString(r.Location), r.ServiceSet, OrDash(r.Service),
+			r.Ready, OrDash(r.Reason), OrDash(r.Health), mode, r.Objects, r.DriftedObjects, ago(r.LastDriftTime, now),
+			OrDash(Truncate(serviceMessage(r.Message, r.HealthMessage), 60)))
 	}
 	return endTable(tw, w, fleetSummaryLine(fs.Summary))
+}
+
+// serviceMessage is what a service row says: its readiness message, or, for a service in place
+// but not healthy, why it is not.
+func serviceMessage(message, healthMessage string) string {
+	if message == "" {
+		return healthMessage
+	}
+	return message
 }
 
 // fleetSummaryLine is the line under the status tables.

@@ -17,7 +17,7 @@ import (
 // set generation it reconciled.
 func PrintFleetStatusWide(w io.Writer, fs FleetStatus, now time.Time) error {
 	tw, err := newTable(w, len(fs.Items), "No service set is deployed to a matching cluster.",
-		"CLUSTER\tSERVICE SET\tSERVICE\tREADY\tREASON\tMODE\tOBJECTS\tDRIFTED\tLAST DRIFT\tREVISION\tLAST APPLIED\tLAST FULL RECONCILE\tOBSERVED GENERATION\tMESSAGE")
+		"CLUSTER\tSERVICE SET\tSERVICE\tREADY\tREASON\tHEALTH\tMODE\tOBJECTS\tDRIFTED\tLAST DRIFT\tREVISION\tLAST APPLIED\tLAST FULL RECONCILE\tOBSERVED GENERATION\tMESSAGE")
 	if tw == nil || err != nil {
 		return err
 	}
@@ -27,9 +27,10 @@ func PrintFleetStatusWide(w io.Writer, fs FleetStatus, now time.Time) error {
 		if r.ObservedServiceSetGeneration > 0 {
 			generation = strconv.FormatInt(r.ObservedServiceSetGeneration, 10)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", clusterString(r.Location), r.ServiceSet, OrDash(r.Service),
-			r.Ready, OrDash(r.Reason), mode, r.Objects, r.DriftedObjects, ago(r.LastDriftTime, now),
-			ShortDigest(r.Revision), ago(r.LastAppliedTime, now), ago(r.LastFullReconcileTime, now), generation, OrDash(oneLine(r.Message)))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", clusterString(r.Location), r.ServiceSet, OrDash(r.Service),
+			r.Ready, OrDash(r.Reason), OrDash(r.Health), mode, r.Objects, r.DriftedObjects, ago(r.LastDriftTime, now),
+			ShortDigest(r.Revision), ago(r.LastAppliedTime, now), ago(r.LastFullReconcileTime, now), generation,
+			OrDash(oneLine(serviceMessage(r.Message, r.HealthMessage))))
 	}
 	return endTable(tw, w, fleetSummaryLine(fs.Summary))
 }

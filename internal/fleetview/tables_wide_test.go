@@ -48,7 +48,7 @@ func TestPrintFleetStatusWide(t *testing.T) {
 	}
 	out := wide.String()
 	header := strings.Fields(strings.Split(out, "\n")[0])
-	if got := strings.Join(header, " "); got != "CLUSTER SERVICE SET SERVICE READY REASON MODE OBJECTS DRIFTED LAST DRIFT REVISION LAST APPLIED LAST FULL RECONCILE OBSERVED GENERATION MESSAGE" {
+	if got := strings.Join(header, " "); got != "CLUSTER SERVICE SET SERVICE READY REASON HEALTH MODE OBJECTS DRIFTED LAST DRIFT REVISION LAST APPLIED LAST FULL RECONCILE OBSERVED GENERATION MESSAGE" {
 		t.Errorf("header = %q", got)
 	}
 	checks := []struct {

@@ -57,8 +57,11 @@ var (
 	svcRef       = Ref("", "Service", "shop", "cache")
 )
 
+// WebHealthMessage is why web on c2 is not healthy yet.
+const WebHealthMessage = "apps/v1 Deployment shop/web: Available: 1/3"
+
 // Statuses is a small fleet, deliberately out of order:
-//   - fleet/c2 apps: web in sync, service set paused;
+//   - fleet/c2 apps: web in sync but not healthy yet, service set paused;
 //   - fleet/c1 apps: web with a scaled Deployment (Drifted) and a Contested Secret, cache with a
 //     deleted Service (Missing), and drift records, some corrected;
 //   - other/c1 infra: no services yet, its Cluster not ready.
@@ -85,7 +88,8 @@ func Statuses() []holdfastv1.ClusterServiceStatus {
 				cond(holdfastv1.PausedCondition, metav1.ConditionFalse, holdfastv1.NotPausedReason, ""),
 			},
 			Services: []holdfastv1.ServiceStatus{
-				{Name: "web", Ready: metav1.ConditionTrue, Reason: "Ready", Objects: 3, Revision: WebRevision, LastAppliedTime: timePtr(30 * time.Minute)},
+				{Name: "web", Ready: metav1.ConditionTrue, Reason: "Ready", Objects: 3, Revision: WebRevision, LastAppliedTime: timePtr(30 * time.Minute),
+					Health: holdfastv1.HealthCurrent},
 				{Name: "cache", Ready: metav1.ConditionFalse, Reason: "Drifted", Message: "Service shop/cache was deleted", Objects: 1,
 					Revision: "sha256:0c1d2e3f40516273", LastAppliedTime: timePtr(time.Hour)},
 			},
@@ -118,7 +122,8 @@ func Statuses() []holdfastv1.ClusterServiceStatus {
 				cond(holdfastv1.PausedCondition, metav1.ConditionTrue, holdfastv1.PausedReason, ""),
 			},
 			Services: []holdfastv1.ServiceStatus{{Name: "web", Ready: metav1.ConditionTrue, Reason: "Ready", Objects: 3,
-				Revision: WebRevision, LastAppliedTime: timePtr(2 * time.Hour)}},
+				Revision: WebRevision, LastAppliedTime: timePtr(2 * time.Hour),
+				Health: holdfastv1.HealthInProgress, HealthMessage: WebHealthMessage}},
 			ObservedServiceSetGeneration: 2,
 			Resources:                    []holdfastv1.ResourceStatus{{ResourceRef: deployRef, Service: "web", State: holdfastv1.ResourceInSync}},
 		},
