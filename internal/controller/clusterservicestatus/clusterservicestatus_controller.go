@@ -45,6 +45,9 @@ const (
 	// not change when this process connects, the registry tells (onConnected), and this is for
 	// when that news was dropped.
 	connectionWait = 5 * time.Second
+	// statusPatchTimeout bounds the status write of a reconcile whose work ended in time; the
+	// reconcile's own deadline does not, so that work done is recorded on a slow hub.
+	statusPatchTimeout = 30 * time.Second
 )
 
 // Reconciler deploys a MultiClusterService's services to one Cluster.
@@ -137,7 +140,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 			res, retErr = ctrl.Result{}, err
 			return
 		}
-		if err := r.patchStatus(ctx, s); err != nil {
+		// The work was done in time: its status is written even if the deadline passes while
+		// it is (a slow hub), else what was applied would never be recorded, retry after retry.
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), statusPatchTimeout)
+		defer cancel()
+		if err := r.patchStatus(pctx, s); err != nil {
 			if apierrors.IsConflict(err) {
 				// The cache was behind our own last write: nothing is lost (the drifts were put
 				// back, and the next reconcile compares with the cluster again, as this one's

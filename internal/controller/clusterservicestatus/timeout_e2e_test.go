@@ -18,7 +18,7 @@ import (
 // dropped, so the hanging cluster is deployed once it answers again.
 func TestHangingTargetHoldsNoWorker(t *testing.T) {
 	restartManagerWith(t, func(o *controller.Options) {
-		o.Concurrency, o.ReconcileTimeout = 1, 2*time.Second
+		o.Concurrency, o.ReconcileTimeout = 1, 3*time.Second
 	})
 	hanging.Store("cluster-2", true)
 	t.Cleanup(func() { hanging.Delete("cluster-2") })
