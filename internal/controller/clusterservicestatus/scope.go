@@ -6,8 +6,8 @@ import (
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/apply"
 	"holdfast.dev/holdfast/internal/drift"
-	"holdfast.dev/holdfast/internal/healthcheck"
 	"holdfast.dev/holdfast/internal/fleet"
+	"holdfast.dev/holdfast/internal/healthcheck"
 	"holdfast.dev/holdfast/internal/inventory"
 	"holdfast.dev/holdfast/internal/rendercache"
 )
