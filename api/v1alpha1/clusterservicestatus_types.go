@@ -236,6 +236,12 @@ type ClusterServiceStatusSpec struct {
 	// +kubebuilder:default=Delete
 	// +optional
 	CleanupPolicy DeletionPolicy `json:"cleanupPolicy,omitempty"`
+	// Revision, set by the MultiClusterService's rollout (spec.rollout), names the
+	// ControllerRevision, in this object's namespace, whose services and templates are
+	// deployed to the cluster; empty: the MultiClusterService and its templates as they are.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Revision string `json:"revision,omitempty"`
 }
 
 // ClusterServiceStatusInitialization reports one-way milestones.
@@ -261,6 +267,9 @@ type ClusterServiceStatusStatus struct {
 	// completely.
 	// +optional
 	ObservedServiceSetGeneration int64 `json:"observedServiceSetGeneration,omitempty"`
+	// Revision is the rollout revision (spec.revision) last reconciled completely.
+	// +optional
+	Revision string `json:"revision,omitempty"`
 	// Initialization reports one-way milestones.
 	// +optional
 	Initialization *ClusterServiceStatusInitialization `json:"initialization,omitempty"`

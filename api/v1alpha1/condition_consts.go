@@ -93,6 +93,17 @@ const (
 	// InvalidDependencyReason: a service depends on a service the set does not have, or is in a
 	// dependency cycle; it is not applied.
 	InvalidDependencyReason = "InvalidDependency"
+	// RolloutHaltedReason: the rollout of a new revision reached its failure threshold; the
+	// message names the clusters that failed and why (`holdfast rollout resume|abort`).
+	RolloutHaltedReason = "RolloutHalted"
+	// RolloutAbortedReason: the rollout was aborted and every cluster sent back to the stable
+	// revision; the services as declared are not deployed until they change again.
+	RolloutAbortedReason = "RolloutAborted"
+	// RollingOutReason: a new revision is going through the waves.
+	RollingOutReason = "RollingOut"
+	// RevisionFailedReason: the revision of the services cannot be made or read (a template
+	// missing, a snapshot too large, a ControllerRevision gone).
+	RevisionFailedReason = "RevisionFailed"
 )
 
 // Reasons of ClusterServiceStatus and MultiClusterService conditions.
@@ -190,3 +201,14 @@ const (
 	// notification target); the message says what to fix.
 	InvalidDriftPolicyReason = "InvalidDriftPolicy"
 )
+
+// NeedsAttention reports whether a ClusterServiceStatus's Ready reason is a failure that needs
+// a human, as opposed to a wait that ends by itself.
+func NeedsAttention(reason string) bool {
+	switch reason {
+	case ProgressingReason, ProbingReason, ClusterNotReadyReason, ClusterPausedReason, PausedReason,
+		DryRunReason, DeletingReason, WaitingForDependenciesReason, RollingOutReason:
+		return false
+	}
+	return true
+}

@@ -26,6 +26,15 @@ const (
 	// ReconcileRequestedAtAnnotation on a MultiClusterService or ClusterServiceStatus asks for a
 	// full reconcile now; any new value does. The handled value is echoed in status.
 	ReconcileRequestedAtAnnotation = "holdfast.dev/reconcile-requested-at"
+	// RolloutResumeAnnotation on a MultiClusterService resumes its halted rollout; its value is
+	// a token (`holdfast rollout resume` writes the time) echoed in status.rollout once handled.
+	RolloutResumeAnnotation = "holdfast.dev/rollout-resume"
+	// RolloutAbortAnnotation on a MultiClusterService aborts its rollout: every cluster goes
+	// back to the stable revision. Its value is a token echoed in status.rollout once handled.
+	RolloutAbortAnnotation = "holdfast.dev/rollout-abort"
+	// RevisionLabel on a ControllerRevision names the MultiClusterService it is a revision of
+	// (naming.LabelValue of the name).
+	RevisionLabel = "holdfast.dev/revision-of"
 
 	// DriftIgnoreAnnotation set to "true" on a live object on a target cluster exempts it from
 	// drift handling: Holdfast neither records nor corrects its changes, and leaves it as it is.

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // SyncMode says how Holdfast keeps a cluster in line with the declaration.
@@ -243,6 +244,150 @@ type MultiClusterServiceSpec struct {
 	// Paused stops all changes to the selected clusters.
 	// +optional
 	Paused bool `json:"paused,omitempty"`
+	// Rollout, if set, takes a change of the services (their templates, values, the templates'
+	// sources) to the matching clusters wave by wave instead of everywhere at once: each
+	// cluster deploys a revision, a snapshot of the services and their templates, and the next
+	// clusters get the new revision only while the ones before are healthy. Unset: every
+	// cluster follows the service set as it is.
+	// +optional
+	Rollout *RolloutStrategy `json:"rollout,omitempty"`
+}
+
+// RolloutStrategy orders the clusters into waves and says how fast a new revision goes through
+// them and when it stops.
+// +kubebuilder:validation:XValidation:rule="!(has(self.waves) && has(self.waveLabel))",message="set waves or waveLabel, not both"
+type RolloutStrategy struct {
+	// Waves put each cluster in the first wave whose selector matches its labels; clusters no
+	// wave matches form a last wave. Neither waves nor waveLabel: one wave of every cluster.
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Waves []RolloutWave `json:"waves,omitempty"`
+	// WaveLabel puts the clusters in waves by the value of this label, in ascending order
+	// (e.g. holdfast.dev/wave: "1", "2", "3"; or stage: canary, prod sorted as text); clusters
+	// without the label form a last wave.
+	// +kubebuilder:validation:MaxLength=317
+	// +optional
+	WaveLabel string `json:"waveLabel,omitempty"`
+	// MaxInFlight is how many clusters of a wave take the new revision at once and are not yet
+	// healthy with it: a number, or a percentage of the wave's clusters (rounded up). Defaults
+	// to 100%: the whole wave at once.
+	// +kubebuilder:validation:XIntOrString
+	// +optional
+	MaxInFlight *intstr.IntOrString `json:"maxInFlight,omitempty"`
+	// FailureThreshold is how many clusters may fail with the new revision (not healthy before
+	// their health timeout, not applied, not rendered) before the rollout halts: a number, or a
+	// percentage of the matching clusters (rounded up). Defaults to 1: the first failure halts.
+	// +kubebuilder:validation:XIntOrString
+	// +optional
+	FailureThreshold *intstr.IntOrString `json:"failureThreshold,omitempty"`
+	// PauseBetweenWaves is how long a healthy wave is watched before the next one starts.
+	// +optional
+	PauseBetweenWaves *metav1.Duration `json:"pauseBetweenWaves,omitempty"`
+	// RevisionHistoryLimit is how many revisions are kept (as ControllerRevisions next to the
+	// ClusterServiceStatuses) beyond those clusters still deploy. Defaults to 10.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`
+}
+
+// RolloutWave is one wave of clusters.
+type RolloutWave struct {
+	// Name names the wave in status and events.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	Name string `json:"name"`
+	// ClusterSelector selects the wave's clusters by their labels.
+	ClusterSelector metav1.LabelSelector `json:"clusterSelector"`
+}
+
+// RolloutPhase is where a rollout is.
+// +kubebuilder:validation:Enum=Progressing;Pausing;Halted;Aborted;Complete
+type RolloutPhase string
+
+const (
+	// RolloutProgressing: a wave is taking the new revision.
+	RolloutProgressing RolloutPhase = "Progressing"
+	// RolloutPausing: a wave is healthy and the next waits for spec.rollout.pauseBetweenWaves.
+	RolloutPausing RolloutPhase = "Pausing"
+	// RolloutHalted: the failure threshold was reached; no more clusters take the new revision
+	// until `holdfast rollout resume`.
+	RolloutHalted RolloutPhase = "Halted"
+	// RolloutAborted: `holdfast rollout abort` sent every cluster back to the stable revision;
+	// the next change of the services starts a new rollout.
+	RolloutAborted RolloutPhase = "Aborted"
+	// RolloutComplete: every cluster has the revision.
+	RolloutComplete RolloutPhase = "Complete"
+)
+
+// RolloutStatus is the state of the service set's rollout.
+type RolloutStatus struct {
+	// Revision is the revision being rolled out, or rolled out: the name of its
+	// ControllerRevision.
+	Revision string `json:"revision"`
+	// StableRevision is the last revision every cluster had; abort goes back to it. Empty
+	// before the first rollout completed.
+	// +optional
+	StableRevision string `json:"stableRevision,omitempty"`
+	// Phase is where the rollout is.
+	Phase RolloutPhase `json:"phase"`
+	// Wave is the index of the wave taking the revision (or that took it last).
+	Wave int32 `json:"wave"`
+	// Waves are the waves in order, with their progress.
+	// +kubebuilder:validation:MaxItems=33
+	// +listType=atomic
+	// +optional
+	Waves []RolloutWaveStatus `json:"waves,omitempty"`
+	// FailedClusters are the clusters that failed with the revision (at most 20 are named),
+	// and why.
+	// +kubebuilder:validation:MaxItems=20
+	// +listType=atomic
+	// +optional
+	FailedClusters []RolloutFailure `json:"failedClusters,omitempty"`
+	// Failures counts the clusters that failed with the revision and count towards the
+	// failure threshold (those that failed before a resume do not).
+	// +optional
+	Failures int32 `json:"failures,omitempty"`
+	// StartTime is when the rollout of the revision started.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// WaveHealthyTime is when the current wave became healthy (the pause counts from it).
+	// +optional
+	WaveHealthyTime *metav1.Time `json:"waveHealthyTime,omitempty"`
+	// CompletionTime is when every cluster had the revision.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	// LastHandledResume and LastHandledAbort echo the holdfast.dev/rollout-resume and
+	// holdfast.dev/rollout-abort annotations once handled.
+	// +optional
+	LastHandledResume string `json:"lastHandledResume,omitempty"`
+	// +optional
+	LastHandledAbort string `json:"lastHandledAbort,omitempty"`
+}
+
+// RolloutWaveStatus is one wave's progress.
+type RolloutWaveStatus struct {
+	Name string `json:"name"`
+	// Clusters in the wave; Updated of them have the revision; Healthy of those are Ready with
+	// it; Failed failed with it.
+	Clusters int32 `json:"clusters"`
+	Updated  int32 `json:"updated"`
+	Healthy  int32 `json:"healthy"`
+	Failed   int32 `json:"failed"`
+}
+
+// RolloutFailure is a cluster that failed with the revision.
+type RolloutFailure struct {
+	// Cluster is namespace/name of the Cluster.
+	Cluster string `json:"cluster"`
+	// Reason and Message are those of its ClusterServiceStatus's Ready condition.
+	Reason  string `json:"reason"`
+	Message string `json:"message,omitempty"`
+	// Resumed: the failure was there when the rollout was resumed, and no longer counts.
+	// +optional
+	Resumed bool `json:"resumed,omitempty"`
 }
 
 // MultiClusterServiceStatus summarises the per-cluster ClusterServiceStatus objects.
@@ -279,6 +424,9 @@ type MultiClusterServiceStatus struct {
 	// matching cluster handled it.
 	// +optional
 	LastHandledReconcileAt string `json:"lastHandledReconcileAt,omitempty"`
+	// Rollout is the state of the rollout of the services' latest revision (spec.rollout).
+	// +optional
+	Rollout *RolloutStatus `json:"rollout,omitempty"`
 }
 
 // +kubebuilder:object:root=true
@@ -291,6 +439,7 @@ type MultiClusterServiceStatus struct {
 // +kubebuilder:printcolumn:name="Failed",type=integer,JSONPath=`.status.failedClusters`
 // +kubebuilder:printcolumn:name="Healthy Clusters",type=integer,JSONPath=`.status.healthyClusters`
 // +kubebuilder:printcolumn:name="Drifted",type=integer,JSONPath=`.status.driftedClusters`
+// +kubebuilder:printcolumn:name="Rollout",type=string,JSONPath=`.status.rollout.phase`
 // +kubebuilder:printcolumn:name="Mode",type=string,JSONPath=`.spec.syncMode`
 // +kubebuilder:printcolumn:name="Priority",type=integer,JSONPath=`.spec.priority`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

@@ -51,3 +51,9 @@ func shorten(s string, max int) string {
 func alnum(b byte) bool {
 	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9'
 }
+
+// RevisionName names a revision of a service set (see package rollout):
+// "<service set>-<digest>", the service set's name shortened with a hash when too long.
+func RevisionName(serviceSet, digest string) string {
+	return shorten(serviceSet, maxName-len(digest)-1) + "-" + digest
+}

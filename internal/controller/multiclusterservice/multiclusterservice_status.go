@@ -46,7 +46,7 @@ func computeStatus(s *scope) {
 		case ready.Status == metav1.ConditionTrue:
 			st.ReadyClusters++
 		default:
-			if ready.Status == metav1.ConditionFalse && failed(ready.Reason) {
+			if ready.Status == metav1.ConditionFalse && holdfastv1.NeedsAttention(ready.Reason) {
 				st.FailedClusters++
 			}
 			notReady = append(notReady, fmt.Sprintf("%s (%s)", css.Spec.Cluster, ready.Reason))
@@ -128,17 +128,6 @@ func setHealthy(s *scope) {
 	}
 }
 
-// failed reports whether a ClusterServiceStatus Ready reason needs a human, as opposed to a wait.
-func failed(reason string) bool {
-	switch reason {
-	case holdfastv1.ProgressingReason, holdfastv1.ProbingReason, holdfastv1.ClusterNotReadyReason,
-		holdfastv1.ClusterPausedReason, holdfastv1.PausedReason, holdfastv1.DryRunReason, holdfastv1.DeletingReason,
-		holdfastv1.WaitingForDependenciesReason:
-		return false
-	}
-	return true
-}
-
 func nameSome(names []string) string {
 	if len(names) <= maxNamed {
 		return strings.Join(names, ", ")
@@ -158,7 +147,7 @@ func (r *Reconciler) recordTransition(ctx context.Context, s *scope) {
 		return
 	}
 	eventType := corev1.EventTypeNormal
-	if after.Status == metav1.ConditionFalse && failed(after.Reason) {
+	if after.Status == metav1.ConditionFalse && holdfastv1.NeedsAttention(after.Reason) {
 		eventType = corev1.EventTypeWarning
 	}
 	r.Recorder.Eventf(s.mcs, nil, eventType, after.Reason, "Reconcile", "%s", after.Message)

@@ -272,8 +272,8 @@ func TestFailed(t *testing.T) {
 		{holdfastv1.ClusterNotFoundReason, true},
 		{"", true},
 	} {
-		if got := failed(tt.reason); got != tt.want {
-			t.Errorf("failed(%q) = %t, want %t", tt.reason, got, tt.want)
+		if got := holdfastv1.NeedsAttention(tt.reason); got != tt.want {
+			t.Errorf("NeedsAttention(%q) = %t, want %t", tt.reason, got, tt.want)
 		}
 	}
 }
