@@ -211,6 +211,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	if s.clusterProblem != nil {
 		return ctrl.Result{RequeueAfter: s.clusterWait()}, nil
 	}
+	if r.loadRevision(ctx, s); s.revisionProblem != nil {
+		return ctrl.Result{RequeueAfter: revisionRetry}, nil
+	}
 	return r.reconcileDeploy(ctx, s)
 }
 

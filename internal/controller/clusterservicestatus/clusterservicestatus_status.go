@@ -45,6 +45,7 @@ func computeStatus(s *scope) {
 		now := metav1.NewTime(s.now)
 		st.LastFullReconcileTime = &now
 		st.ObservedServiceSetGeneration = s.mcs.Generation
+		st.Revision = s.css.Spec.Revision
 	}
 	st.ObservedGeneration = s.css.Generation
 	if s.inventoryProblem == nil {
@@ -129,6 +130,10 @@ func setClusterReady(s *scope) {
 }
 
 func setRendered(s *scope) {
+	if p := s.revisionProblem; p != nil {
+		set(s, holdfastv1.RenderedCondition, metav1.ConditionFalse, p.reason, p.message)
+		return
+	}
 	if !s.deployed || s.corrections {
 		keepOrUnknown(s, holdfastv1.RenderedCondition, "services not rendered yet")
 		return

@@ -180,8 +180,8 @@ func (d *declaration) size() int { return len(d.packed) + len(d.keys)*keyBytes }
 // inputDigest is the digest of everything rendering svc for cluster reads (see
 // rendercache.InputDigest): equal digests give equal renderings, up to what a Helm chart
 // generates, which the hub keeps (package rendercache).
-func (r *Reconciler) inputDigest(ctx context.Context, mcs *holdfastv1.MultiClusterService, svc holdfastv1.Service, cluster *holdfastv1.Cluster) (string, error) {
-	req, err := r.renderRequest(ctx, mcs, svc, cluster)
+func (r *Reconciler) inputDigest(ctx context.Context, s *scope, svc holdfastv1.Service) (string, error) {
+	req, err := r.renderRequest(ctx, s, svc)
 	if err != nil {
 		return "", err
 	}

@@ -312,7 +312,7 @@ func (r *Reconciler) renderAll(ctx context.Context, s *scope) []renderedService 
 			continue
 		}
 		rs := renderedService{svc: svc}
-		req, err := r.renderRequest(ctx, s.mcs, svc, s.cluster)
+		req, err := r.renderRequest(ctx, s, svc)
 		if err == nil {
 			var res *render.Result
 			var in string
@@ -418,7 +418,7 @@ func (r *Reconciler) rememberedDeclarations(ctx context.Context, s *scope, asDep
 			if d.revision != ServiceRevision(s.css, svc.Name) {
 				return nil, false
 			}
-		} else if in, err := r.inputDigest(ctx, s.mcs, svc, s.cluster); err != nil || in != d.input {
+		} else if in, err := r.inputDigest(ctx, s, svc); err != nil || in != d.input {
 			return nil, false
 		}
 		rs := renderedService{svc: svc, count: d.objects, digest: d.revision}
@@ -642,10 +642,11 @@ func transientFailures(res *apply.Result) error {
 
 // declarationChanged reports whether what is declared for the cluster differs from what was
 // last reconciled: a new generation, a service added or removed, or a different rendering.
-// serviceSetChanged reports whether the service set changed (its generation or sync mode) since
-// the status object was last reconciled completely.
+// serviceSetChanged reports whether the service set changed (its generation or sync mode), or
+// the rollout gave the status object another revision, since it was last reconciled completely.
 func serviceSetChanged(css *holdfastv1.ClusterServiceStatus, mcs *holdfastv1.MultiClusterService) bool {
-	return css.Status.ObservedServiceSetGeneration != mcs.Generation || css.Status.SyncMode != mcs.Spec.SyncMode
+	return css.Status.ObservedServiceSetGeneration != mcs.Generation || css.Status.SyncMode != mcs.Spec.SyncMode ||
+		css.Status.Revision != css.Spec.Revision
 }
 
 func declarationChanged(css *holdfastv1.ClusterServiceStatus, mcs *holdfastv1.MultiClusterService, rendered []renderedService) bool {

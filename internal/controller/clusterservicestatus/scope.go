@@ -10,6 +10,7 @@ import (
 	"holdfast.dev/holdfast/internal/healthcheck"
 	"holdfast.dev/holdfast/internal/inventory"
 	"holdfast.dev/holdfast/internal/rendercache"
+	"holdfast.dev/holdfast/internal/rollout"
 )
 
 // problem is a reason and message for a condition that is not fine.
@@ -134,6 +135,12 @@ type scope struct {
 	summary          []holdfastv1.ResourceStatus
 	shards           inventory.Shards
 	inventoryProblem *problem
+
+	// revision is the snapshot of services and templates the status object deploys (see
+	// loadRevision), nil when it follows the service set as it is; revisionProblem says why the
+	// one it names cannot be read.
+	revision        *rollout.Snapshot
+	revisionProblem *problem
 
 	// checks are the service set's compiled health checks (healthChecks), once per reconcile;
 	// checksErr why they do not compile.

@@ -24,10 +24,12 @@ type sourceError struct {
 
 func (e *sourceError) Error() string { return e.message }
 
-// renderRequest builds the render request for one service of mcs on one cluster, reading the
-// template and what it references from the hub, if the tenancy policy lets mcs use it. Secrets
-// are read from the API server, never cached.
-func (r *Reconciler) renderRequest(ctx context.Context, mcs *holdfastv1.MultiClusterService, svc holdfastv1.Service, cluster *holdfastv1.Cluster) (render.Request, error) {
+// renderRequest builds the render request for one service of the scope's service set on its
+// cluster, reading the template (or the revision's copy, see loadRevision) and what it
+// references from the hub, if the tenancy policy lets the set use it. Secrets are read from the
+// API server, never cached.
+func (r *Reconciler) renderRequest(ctx context.Context, s *scope, svc holdfastv1.Service) (render.Request, error) {
+	mcs, cluster := s.mcs, s.cluster
 	req := render.Request{
 		Service: svc.Name,
 		Cluster: render.Cluster{
@@ -42,8 +44,8 @@ func (r *Reconciler) renderRequest(ctx context.Context, mcs *holdfastv1.MultiClu
 		return req, &sourceError{reason: holdfastv1.CrossNamespaceReferenceReason, message: err.Error()}
 	}
 	tkey := types.NamespacedName{Namespace: svc.Template.Namespace, Name: svc.Template.Name}
-	tpl := &holdfastv1.ServiceTemplate{}
-	if err := r.Client.Get(ctx, tkey, tpl); err != nil {
+	tpl, err := r.template(ctx, s, tkey)
+	if err != nil {
 		if apierrors.IsNotFound(err) {
 			return req, &sourceError{reason: holdfastv1.TemplateNotFoundReason, message: fmt.Sprintf(
 				"service %q: ServiceTemplate %s not found: create it or fix spec.services[%s].template", svc.Name, tkey, svc.Name)}
