@@ -107,8 +107,114 @@ type LocalObjectReference struct {
 	Name string `json:"name"`
 }
 
+// ArtifactFormat says how the files of an artifact are rendered.
+// +kubebuilder:validation:Enum=Manifests;Kustomize;Helm
+type ArtifactFormat string
+
+const (
+	// ArtifactManifests renders every *.yaml, *.yml and *.json file under the path, in path order.
+	ArtifactManifests ArtifactFormat = "Manifests"
+	// ArtifactKustomize builds the Kustomize overlay at the path.
+	ArtifactKustomize ArtifactFormat = "Kustomize"
+	// ArtifactHelm renders the Helm chart directory at the path.
+	ArtifactHelm ArtifactFormat = "Helm"
+)
+
+// FluxSourceKind is the kind of Flux source an ArtifactSource reads.
+// +kubebuilder:validation:Enum=GitRepository;OCIRepository;Bucket
+type FluxSourceKind string
+
+// FluxSourceReference names a Flux source object in the template's namespace whose
+// status.artifact (url, revision, digest) is the artifact to render.
+type FluxSourceReference struct {
+	// Kind is GitRepository, OCIRepository or Bucket.
+	Kind FluxSourceKind `json:"kind"`
+	// Name of the Flux object.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// APIVersion of the Flux object. Defaults to source.toolkit.fluxcd.io/v1, which Flux 2.6
+	// and later serve for all three kinds.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	APIVersion string `json:"apiVersion,omitempty"`
+}
+
+// ArtifactSource is a tar.gz artifact: the one a Flux source object publishes, or an OCI
+// artifact as `flux push artifact` writes it. Its files are manifests, a Kustomize overlay or
+// a Helm chart directory. The ServiceTemplate controller resolves it to a digest and pins it
+// in status.artifact; clusters render what is pinned, and the download is checked against the
+// digest.
+// +kubebuilder:validation:XValidation:rule="has(self.sourceRef) != has(self.url)",message="set exactly one of sourceRef and url"
+// +kubebuilder:validation:XValidation:rule="!has(self.sourceRef) || (!has(self.plainHTTP) && !has(self.insecureSkipTLSVerify) && !has(self.credentialsSecretRef))",message="plainHTTP, insecureSkipTLSVerify and credentialsSecretRef apply to url only"
+type ArtifactSource struct {
+	// SourceRef names a Flux GitRepository, OCIRepository or Bucket in the template's namespace.
+	// +optional
+	SourceRef *FluxSourceReference `json:"sourceRef,omitempty"`
+	// URL is an OCI artifact, oci://host/repository:tag or oci://host/repository@sha256:...;
+	// a tag is resolved to its digest at every interval.
+	// +kubebuilder:validation:Pattern=`^oci://[^/]+/.+`
+	// +kubebuilder:validation:MaxLength=2048
+	// +optional
+	URL string `json:"url,omitempty"`
+	// Path is the directory inside the artifact to render; empty is its root.
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('/') && !self.contains('..')",message="path must be relative and must not contain '..'"
+	// +optional
+	Path string `json:"path,omitempty"`
+	// Format is how the files at the path are rendered. When empty it is detected: a
+	// Chart.yaml makes a Helm chart, a kustomization.yaml a Kustomize overlay, anything else
+	// manifests.
+	// +optional
+	Format ArtifactFormat `json:"format,omitempty"`
+	// Interval is how often the source is resolved again, so that a new revision is rolled
+	// out. Defaults to 1m.
+	// +optional
+	Interval *metav1.Duration `json:"interval,omitempty"`
+	// ReleaseName is the Helm release name of a chart; it defaults to the service's name.
+	// +kubebuilder:validation:MaxLength=53
+	// +optional
+	ReleaseName string `json:"releaseName,omitempty"`
+	// PlainHTTP talks to the OCI registry without TLS.
+	// +optional
+	PlainHTTP bool `json:"plainHTTP,omitempty"`
+	// InsecureSkipTLSVerify accepts any certificate from the OCI registry.
+	// +optional
+	InsecureSkipTLSVerify bool `json:"insecureSkipTLSVerify,omitempty"`
+	// CredentialsSecretRef names a Secret in the template's namespace with keys username and
+	// password for the OCI registry.
+	// +optional
+	CredentialsSecretRef *LocalObjectReference `json:"credentialsSecretRef,omitempty"`
+}
+
+// ArtifactStatus is the artifact a template's spec.artifact resolved to.
+type ArtifactStatus struct {
+	// URL the artifact is downloaded from: the Flux artifact's URL, or the OCI repository.
+	URL string `json:"url"`
+	// Revision is the source's revision (a Git branch and commit, an OCI tag and digest).
+	// +optional
+	Revision string `json:"revision,omitempty"`
+	// Digest is "sha256:<hex>": of the tar.gz for a Flux artifact, of the manifest for an OCI
+	// artifact. A download that does not match it is refused.
+	Digest string `json:"digest"`
+	// FetchedTime is when the template controller last resolved the source to this digest.
+	// +optional
+	FetchedTime *metav1.Time `json:"fetchedTime,omitempty"`
+}
+
+// Reasons of a ServiceTemplate's SourceAvailable condition (and a ClusterServiceStatus's
+// Rendered condition) about an artifact source.
+const (
+	// ArtifactSourceNotFoundReason: the Flux source object, or its kind (Flux not installed on
+	// the hub), does not exist.
+	ArtifactSourceNotFoundReason = "ArtifactSourceNotFound"
+	// ArtifactNotReadyReason: the Flux source has no artifact yet, or the template has not
+	// been resolved yet; retried.
+	ArtifactNotReadyReason = "ArtifactNotReady"
+)
+
 // ServiceTemplateSpec says what to deploy: exactly one source, and default values.
-// +kubebuilder:validation:XValidation:rule="[has(self.inline), has(self.resources), has(self.kustomize), has(self.helm)].filter(x, x).size() == 1",message="set exactly one source: inline, resources, kustomize or helm"
+// +kubebuilder:validation:XValidation:rule="[has(self.inline), has(self.resources), has(self.kustomize), has(self.helm), has(self.artifact)].filter(x, x).size() == 1",message="set exactly one source: inline, resources, kustomize, helm or artifact"
 type ServiceTemplateSpec struct {
 	// Inline holds manifests as multi-document YAML.
 	// +kubebuilder:validation:MaxLength=1048576
@@ -125,6 +231,9 @@ type ServiceTemplateSpec struct {
 	// Helm renders a chart.
 	// +optional
 	Helm *HelmSource `json:"helm,omitempty"`
+	// Artifact renders the files of a Flux source's artifact or of an OCI artifact.
+	// +optional
+	Artifact *ArtifactSource `json:"artifact,omitempty"`
 	// Values are defaults, as a YAML map, that each service's values override. The text is a Go
 	// template with .Cluster.Name, .Cluster.Namespace, .Cluster.Labels and .Cluster.Annotations.
 	// +kubebuilder:validation:MaxLength=262144
@@ -147,6 +256,10 @@ type ServiceTemplateStatus struct {
 	// ObservedGeneration is the generation the status was computed from.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Artifact is what spec.artifact resolved to last: clusters render this digest. It is
+	// kept while the source cannot be resolved.
+	// +optional
+	Artifact *ArtifactStatus `json:"artifact,omitempty"`
 }
 
 // +kubebuilder:object:root=true
@@ -156,6 +269,7 @@ type ServiceTemplateStatus struct {
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
 // +kubebuilder:printcolumn:name="Chart",type=string,JSONPath=`.spec.helm.chart`,description="Helm chart, if any"
 // +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.spec.helm.version`
+// +kubebuilder:printcolumn:name="Artifact",type=string,JSONPath=`.status.artifact.revision`,description="Artifact revision, if any",priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 
 // ServiceTemplate is what to deploy: manifests, a Kustomize overlay or a Helm chart, with

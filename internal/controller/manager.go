@@ -41,6 +41,7 @@ import (
 	"holdfast.dev/holdfast/internal/render"
 	"holdfast.dev/holdfast/internal/render/chartsource"
 	"holdfast.dev/holdfast/internal/sharding"
+	"holdfast.dev/holdfast/internal/templatesource"
 	"holdfast.dev/holdfast/internal/tenancy"
 )
 
@@ -112,6 +113,9 @@ type Options struct {
 	// Charts fetches Helm charts; defaults to a cached HTTP repository and OCI registry client
 	// under the egress policy below.
 	Charts render.ChartSource
+	// Artifacts resolves and downloads ServiceTemplates' artifact sources; defaults to Charts
+	// when that fetches artifacts too, as the default does.
+	Artifacts templatesource.Artifacts
 	// EgressDenyPrivate and EgressAllowedHosts are the egress policy of the connections made
 	// for what users declare: Helm repositories, OCI registries and notification webhooks (see
 	// package netpolicy). Link-local and cloud metadata addresses are always refused;
@@ -353,8 +357,11 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 	if opts.Charts == nil {
 		opts.Charts = chartsource.New(chartsource.Options{Egress: egress, ForbidInsecureSkipTLSVerify: opts.ForbidInsecureSkipTLSVerify})
 	}
+	if a, ok := opts.Charts.(templatesource.Artifacts); ok && opts.Artifacts == nil {
+		opts.Artifacts = a
+	}
 	if err := (&servicetemplate.Reconciler{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Charts: opts.Charts,
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Charts: opts.Charts, Artifacts: opts.Artifacts,
 	}).SetupWithManager(mgr, ctrlOpts); err != nil {
 		return nil, nil, fmt.Errorf("setting up the ServiceTemplate controller: %w", err)
 	}
@@ -368,6 +375,7 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 		APIReader: mgr.GetAPIReader(),
 		Fleet:     registry,
 		Charts:    opts.Charts,
+		Artifacts: opts.Artifacts,
 		Recorder:  eventRecorder(mgr, "holdfast-deploy"),
 		Clock:     opts.Clock,
 		Tenancy:   tenants,

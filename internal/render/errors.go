@@ -44,6 +44,16 @@ const (
 	// transient (retried with backoff): a busy controller can cause it as well
 	// as the templates, whose work the other limits bound anyway.
 	ReasonRenderTimedOut = "RenderTimedOut"
+	// ReasonArtifactFetchFailed: an artifact's server or registry could not be
+	// reached or failed. Transient, like ChartFetchFailed.
+	ReasonArtifactFetchFailed = "ArtifactFetchFailed"
+	// ReasonArtifactDigestMismatch: the downloaded artifact's digest is not the
+	// one pinned; it is refused. The message names both.
+	ReasonArtifactDigestMismatch = "ArtifactDigestMismatch"
+	// ReasonInvalidArtifact: the artifact is not a tar.gz of regular files
+	// inside its root within the size and count limits, has no file at the
+	// path, or is not of the format asked for.
+	ReasonInvalidArtifact = "InvalidArtifact"
 )
 
 // Error is a rendering failure. Error() is one sentence naming the service,
@@ -87,7 +97,7 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // Transient reports whether err is worth retrying with backoff without any
 // change to the declaration: a chart repository or registry that failed or
-// did not answer, a render that ran out of time, a cancelled or expired
+// did not answer, an artifact that could not be downloaded, a render that ran out of time, a cancelled or expired
 // context, or an error Render does not know. Every other *Error needs a user to fix the declaration.
 func Transient(err error) bool {
 	if err == nil {
@@ -95,7 +105,7 @@ func Transient(err error) bool {
 	}
 	var re *Error
 	if errors.As(err, &re) {
-		return re.Reason == ReasonChartFetchFailed || re.Reason == ReasonRenderTimedOut
+		return re.Reason == ReasonChartFetchFailed || re.Reason == ReasonRenderTimedOut || re.Reason == ReasonArtifactFetchFailed
 	}
 	return true
 }

@@ -52,7 +52,7 @@ const DefaultKubeVersion = "v1.36.0"
 // fetching the chart is not counted.
 func renderHelm(ctx context.Context, req Request, values map[string]any, charts ChartSource, b *budget) ([]item, string, error) {
 	h := *req.Source.Helm
-	if h.Chart == "" || h.RepoURL == "" {
+	if h.Artifact == nil && (h.Chart == "" || h.RepoURL == "") {
 		return nil, "", newError(ReasonInvalidSource, "helm source", "chart and repoURL are both required", nil)
 	}
 	if charts == nil {
@@ -281,6 +281,13 @@ func oneLine(s string) string {
 // oci://registry/charts"), without credentials; ChartSource implementations
 // use it as Error.Object.
 func ChartRef(h Helm) string {
+	if h.Artifact != nil {
+		dir := h.Artifact.Path
+		if dir == "" {
+			dir = "."
+		}
+		return fmt.Sprintf("chart at %s in %s", dir, ArtifactRef(*h.Artifact))
+	}
 	v := h.Version
 	if v == "" {
 		v = "latest"

@@ -2,6 +2,7 @@ package render
 
 import (
 	"context"
+	"strings"
 
 	chart "helm.sh/helm/v4/pkg/chart/v2"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -144,6 +145,38 @@ type Helm struct {
 	// Username and Password are optional basic-auth credentials. They are never
 	// logged, put in errors or used as a cache key.
 	Username, Password string
+	// Artifact, when set, is where the chart is instead of RepoURL and Chart:
+	// a chart directory at Artifact.Path inside a tar.gz artifact pinned by
+	// digest (a Flux source's artifact or an OCI artifact).
+	Artifact *Artifact `json:",omitempty"`
+}
+
+// Artifact is a tar.gz archive of files pinned by its digest: a Flux
+// source's artifact (http(s)://, Digest the tarball's) or an OCI artifact
+// (oci://host/repository, Digest the manifest's). A download whose digest is
+// not Digest is refused.
+type Artifact struct {
+	// URL is the archive's http(s):// URL or the oci:// repository.
+	URL string
+	// Digest is "sha256:<hex>".
+	Digest string
+	// Path is the directory inside the archive that is used; "" is the root.
+	Path string
+	// PlainHTTP and InsecureSkipTLSVerify are as for Helm, for OCI registries.
+	PlainHTTP, InsecureSkipTLSVerify bool
+	// Username and Password are optional registry credentials. They are never
+	// logged, put in errors or used as a cache key.
+	Username, Password string `json:"-"`
+}
+
+// ArtifactRef names an artifact for messages ("artifact <url>@<digest>"),
+// without credentials.
+func ArtifactRef(a Artifact) string {
+	u := a.URL
+	if before, _, ok := strings.Cut(u, "?"); ok {
+		u = before
+	}
+	return "artifact " + u + "@" + a.Digest
 }
 
 // Result is the rendered service.

@@ -5,6 +5,12 @@
 // each cluster) both read templates through it, so that what is read, from where, and how a
 // chart reference is built are written once.
 //
+// An artifact source (artifact.go) is resolved by the ServiceTemplate controller
+// (ResolveArtifact: a Flux object's status.artifact, read from the API server so that no Flux
+// informer is needed, or an OCI tag's digest) and rendered by everyone from what
+// status.artifact pins, downloaded through Artifacts and mapped by ArtifactSource, a pure
+// function, to manifests, a Kustomize overlay or a chart directory.
+//
 // ConfigMaps are read through the manager's cache; Secrets straight from the API server, so
 // that Secret data is never cached. Every document read from a Secret is marked
 // render.Document.Sensitive, whatever kinds it declares, so that no render error quotes it:

@@ -15,8 +15,10 @@ import (
 type Reader struct {
 	// Client reads ConfigMaps (the manager's cache serves them).
 	Client client.Reader
-	// APIReader reads Secrets from the API server, never the cache.
+	// APIReader reads Secrets, and Flux source objects, from the API server, never the cache.
 	APIReader client.Reader
+	// Artifacts downloads artifacts; only templates with spec.artifact need it.
+	Artifacts Artifacts
 }
 
 // ReadError is a referenced ConfigMap or Secret that could not be read, or that has no key a

@@ -18,11 +18,20 @@ const (
 )
 
 // Source maps tpl to the source package render renders, reading every ConfigMap and Secret it
-// references: its chart's credentials, its Kustomize files, or its manifests.
+// references: its chart's credentials, its Kustomize files, or its manifests. An artifact
+// source renders what status.artifact pins, never what the source points at now: the
+// ServiceTemplate controller moves the pin, and every cluster renders the same digest.
 func (r Reader) Source(ctx context.Context, tpl *holdfastv1.ServiceTemplate) (render.Source, error) {
 	src := render.Source{GoTemplate: tpl.Spec.Templating == holdfastv1.TemplatingGoTemplate}
 	spec := tpl.Spec
 	switch {
+	case spec.Artifact != nil:
+		a, err := r.artifactSource(ctx, tpl)
+		if err != nil {
+			return src, err
+		}
+		a.GoTemplate = src.GoTemplate
+		src = a
 	case spec.Helm != nil:
 		h, err := r.Helm(ctx, tpl)
 		if err != nil {

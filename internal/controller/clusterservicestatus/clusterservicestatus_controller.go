@@ -31,6 +31,7 @@ import (
 	"holdfast.dev/holdfast/internal/notify"
 	"holdfast.dev/holdfast/internal/render"
 	"holdfast.dev/holdfast/internal/sharding"
+	"holdfast.dev/holdfast/internal/templatesource"
 	"holdfast.dev/holdfast/internal/tenancy"
 )
 
@@ -61,6 +62,8 @@ type Reconciler struct {
 	Fleet *fleet.Registry
 	// Charts fetches Helm charts.
 	Charts render.ChartSource
+	// Artifacts downloads the artifacts ServiceTemplates pin in status.artifact.
+	Artifacts templatesource.Artifacts
 	// Recorder emits Events on ClusterServiceStatuses.
 	Recorder events.EventRecorder
 	// Notifier, if set, sends drift notifications to the service sets' webhooks.

@@ -54,7 +54,7 @@ func (r *Reconciler) renderRequest(ctx context.Context, s *scope, svc holdfastv1
 			message: fmt.Sprintf("service %q: reading ServiceTemplate %s: %v", svc.Name, tkey, err)}
 	}
 	req.TemplateValues = tpl.Spec.Values
-	src, err := templatesource.Reader{Client: r.Client, APIReader: r.APIReader}.Source(ctx, tpl)
+	src, err := templatesource.Reader{Client: r.Client, APIReader: r.APIReader, Artifacts: r.Artifacts}.Source(ctx, tpl)
 	if err != nil {
 		return req, unreadable(svc.Name, tpl, err)
 	}

@@ -28,10 +28,15 @@ type Reconciler struct {
 	// APIReader reads Secrets from the API server, never the cache.
 	APIReader client.Reader
 	Charts    render.ChartSource
+	// Artifacts resolves and downloads spec.artifact sources.
+	Artifacts templatesource.Artifacts
+	// Now is the clock of status.artifact.fetchedTime (default time.Now).
+	Now func() time.Time
 }
 
 // +kubebuilder:rbac:groups=holdfast.dev,resources=servicetemplates,verbs=get;list;watch
 // +kubebuilder:rbac:groups=holdfast.dev,resources=servicetemplates/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=gitrepositories;ocirepositories;buckets,verbs=get
 
 var readySummary = conditions.Summary{Positive: []string{holdfastv1.SourceAvailableCondition}}
 
@@ -66,9 +71,11 @@ func setStatus(t *holdfastv1.ServiceTemplate, reason, msg string) {
 
 // check returns the SourceAvailable reason and message, and when to look again.
 func (r *Reconciler) check(ctx context.Context, t *holdfastv1.ServiceTemplate) (string, string, time.Duration) {
-	sources := templatesource.Reader{Client: r.Client, APIReader: r.APIReader}
+	sources := templatesource.Reader{Client: r.Client, APIReader: r.APIReader, Artifacts: r.Artifacts}
 	spec := t.Spec
 	switch {
+	case spec.Artifact != nil:
+		return r.checkArtifact(ctx, sources, t)
 	case spec.Helm != nil:
 		h, err := sources.Helm(ctx, t)
 		if err != nil {

@@ -1,5 +1,12 @@
 // Package chartsource fetches Helm charts for package render from HTTP chart
-// repositories and OCI registries.
+// repositories and OCI registries, and artifacts — tar.gz archives pinned by
+// digest, a Flux source's (http) or an OCI artifact (`flux push artifact`) —
+// for ServiceTemplates' spec.artifact. Artifacts share everything below:
+// transports, egress policy, download limit and cache (keyed by digest and
+// credentials); a download whose sha256 (Flux) or manifest digest (OCI) is not
+// the pinned one is refused with ArtifactDigestMismatch, and an archive is
+// unpacked in memory within Options.MaxExtractedSize and MaxArtifactFiles,
+// regular files only (archive.go).
 //
 // A fleet renders the same chart for many clusters: a hundred clusters running
 // the same service must not download it a hundred times. Source keeps chart

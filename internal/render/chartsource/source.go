@@ -53,6 +53,12 @@ type Options struct {
 	// ForbidInsecureSkipTLSVerify refuses every chart whose source sets
 	// InsecureSkipTLSVerify, with reason InsecureSkipTLSVerifyForbidden.
 	ForbidInsecureSkipTLSVerify bool
+	// MaxExtractedSize bounds what an artifact unpacks to (default
+	// DefaultMaxExtractedSize, 128 MiB); MaxArtifactFiles how many files it
+	// holds (default DefaultMaxArtifactFiles). The compressed artifact is
+	// bounded by MaxArchiveSize.
+	MaxExtractedSize int64
+	MaxArtifactFiles int
 	// Now is the clock, for tests (default time.Now).
 	Now func() time.Time
 }
@@ -131,6 +137,9 @@ func (s *Source) Load(ctx context.Context, h render.Helm) (*chart.Chart, error) 
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, s.opts.Timeout)
 		defer cancel()
+	}
+	if h.Artifact != nil {
+		return s.loadArtifactChart(ctx, h)
 	}
 	ref := render.ChartRef(h)
 	if h.InsecureSkipTLSVerify && s.opts.ForbidInsecureSkipTLSVerify {
