@@ -40,4 +40,11 @@ var StalledReasons = map[string]bool{
 	InvalidDriftPolicyReason:      true,
 	CorrectionFailedReason:        true,
 	InvalidDependencyReason:       true,
+	UnhealthyReason:               true,
+	HealthTimeoutReason:           true,
+	InvalidHealthCheckReason:      true,
+	RolloutHaltedReason:           true,
+	RolloutAbortedReason:          true,
+	RevisionFailedReason:          true,
+	ArtifactSourceNotFoundReason:  true,
 }

@@ -344,6 +344,7 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 		Client:   mgr.GetClient(),
 		Recorder: eventRecorder(mgr, "holdfast-multiclusterservice"),
 		Tenancy:  tenants,
+		Clock:    opts.Clock,
 	}).SetupWithManager(mgr, ctrlOpts); err != nil {
 		return nil, nil, fmt.Errorf("setting up the MultiClusterService controller: %w", err)
 	}

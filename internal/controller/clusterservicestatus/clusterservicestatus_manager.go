@@ -5,7 +5,6 @@ import (
 	"reflect"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -24,6 +23,7 @@ import (
 	"holdfast.dev/holdfast/internal/controller/index"
 	"holdfast.dev/holdfast/internal/drift"
 	"holdfast.dev/holdfast/internal/fleet"
+	"holdfast.dev/holdfast/internal/templatesource"
 )
 
 // SetupWithManager registers the controller and its watches; it needs package index's
@@ -54,7 +54,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		Watches(&holdfastv1.MultiClusterService{}, triggered(handler.EnqueueRequestsFromMapFunc(r.forServiceSet), requestOrHub),
 			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Watches(&holdfastv1.ServiceTemplate{}, handler.EnqueueRequestsFromMapFunc(r.forTemplate),
-			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, artifactPinned()))).
+			builder.WithPredicates(templatesource.Changed())).
 		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.forSource("ConfigMap"))).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.forSource("Secret")), builder.OnlyMetadata).
 		Watches(&holdfastv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.forCluster),
@@ -214,22 +214,6 @@ func (r *Reconciler) watchedOnCluster(ctx context.Context, c *holdfastv1.Cluster
 
 // clusterChanged passes Cluster changes that matter to deployment: labels and annotations
 // (templates may use them), the server version, and the Connected condition.
-// artifactPinned passes a ServiceTemplate whose status.artifact changed: the template
-// controller pinned a new revision of its artifact, which the clusters render. Its other status
-// changes (conditions) change nothing that is rendered.
-func artifactPinned() predicate.Predicate {
-	return predicate.Funcs{
-		CreateFunc:  func(event.CreateEvent) bool { return false },
-		DeleteFunc:  func(event.DeleteEvent) bool { return false },
-		GenericFunc: func(event.GenericEvent) bool { return false },
-		UpdateFunc: func(e event.UpdateEvent) bool {
-			before, ok1 := e.ObjectOld.(*holdfastv1.ServiceTemplate)
-			after, ok2 := e.ObjectNew.(*holdfastv1.ServiceTemplate)
-			return ok1 && ok2 && !equality.Semantic.DeepEqual(before.Status.Artifact, after.Status.Artifact)
-		},
-	}
-}
-
 func clusterChanged() predicate.Predicate {
 	return predicate.Funcs{
 		UpdateFunc: func(e event.UpdateEvent) bool {

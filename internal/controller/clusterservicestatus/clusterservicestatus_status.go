@@ -21,7 +21,7 @@ const maxListed = 5
 
 var readySummary = conditions.Summary{
 	Negative: []string{holdfastv1.PausedCondition, holdfastv1.ContestedCondition, holdfastv1.DriftedCondition},
-	Positive: []string{holdfastv1.TargetClusterReadyCondition, holdfastv1.RenderedCondition, holdfastv1.AppliedCondition},
+	Positive: []string{holdfastv1.TargetClusterReadyCondition, holdfastv1.RenderedCondition, holdfastv1.AppliedCondition, holdfastv1.HealthyCondition},
 }
 
 // computeStatus derives the whole status from the scope. It is the only place that sets the

@@ -3,6 +3,7 @@ package multiclusterservice
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -10,6 +11,7 @@ import (
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -19,6 +21,7 @@ import (
 	"holdfast.dev/holdfast/internal/controller/index"
 	"holdfast.dev/holdfast/internal/controller/interrupt"
 	"holdfast.dev/holdfast/internal/naming"
+	"holdfast.dev/holdfast/internal/rollout"
 	"holdfast.dev/holdfast/internal/tenancy"
 )
 
@@ -29,6 +32,15 @@ type Reconciler struct {
 	Recorder events.EventRecorder
 	// Tenancy limits which Clusters a service set may select (package tenancy).
 	Tenancy tenancy.Policy
+	// Clock times the rollout's pauses; the real clock when nil.
+	Clock clock.PassiveClock
+}
+
+func (r *Reconciler) now() time.Time {
+	if r.Clock == nil {
+		return time.Now()
+	}
+	return r.Clock.Now()
 }
 
 // +kubebuilder:rbac:groups=holdfast.dev,resources=multiclusterservices,verbs=get;list;watch;update;patch
@@ -45,6 +57,10 @@ type scope struct {
 	statuses []holdfastv1.ClusterServiceStatus // of matching clusters
 	invalid  error                             // the selector cannot be used
 	deleting bool
+	// plan is the rollout's decision (spec.rollout), nil without one; revisionErr says why the
+	// revision of the services cannot be made.
+	plan        *rollout.Plan
+	revisionErr error
 }
 
 // Reconcile creates and deletes ClusterServiceStatuses and writes the status once, at the end.
@@ -75,7 +91,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		s.before.ResourceVersion = mcs.ResourceVersion
 		s.before.Finalizers = mcs.Finalizers
 	}
-	return ctrl.Result{}, r.reconcileClusters(ctx, s)
+	if err := r.reconcileClusters(ctx, s); err != nil {
+		return ctrl.Result{}, err
+	}
+	if s.plan != nil {
+		// Only a pause between waves is moved by time; the status objects' changes move the rest.
+		return ctrl.Result{RequeueAfter: s.plan.Requeue}, nil
+	}
+	return ctrl.Result{}, nil
 }
 
 // reconcileClusters creates a ClusterServiceStatus for each matching Cluster and deletes those of
@@ -106,6 +129,16 @@ func (r *Reconciler) reconcileClusters(ctx context.Context, s *scope) error {
 		byCluster[existing[i].Namespace+"/"+existing[i].Spec.Cluster] = &existing[i]
 	}
 
+	if s.mcs.Spec.Rollout != nil {
+		if err := r.planRollout(ctx, s, byCluster); err != nil {
+			return err
+		}
+		if s.revisionErr != nil {
+			// Nothing changes until the revision can be made; the clusters keep theirs.
+			return nil
+		}
+	}
+
 	var errs []error
 	wanted := map[string]bool{}
 	for i := range s.matching {
@@ -114,11 +147,14 @@ func (r *Reconciler) reconcileClusters(ctx context.Context, s *scope) error {
 		wanted[key] = true
 		if css, ok := byCluster[key]; ok {
 			if css.DeletionTimestamp.IsZero() {
+				if err := r.setRevision(ctx, css, s.revisionFor(key)); err != nil {
+					errs = append(errs, fmt.Errorf("giving ClusterServiceStatus %s its revision: %w", klog.KObj(css), err))
+				}
 				s.statuses = append(s.statuses, *css)
 			}
 			continue
 		}
-		css, err := r.createStatus(ctx, s.mcs, c)
+		css, err := r.createStatus(ctx, s.mcs, c, s.revisionFor(key))
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -140,7 +176,7 @@ func (r *Reconciler) reconcileClusters(ctx context.Context, s *scope) error {
 	return kerrors.NewAggregate(errs)
 }
 
-func (r *Reconciler) createStatus(ctx context.Context, mcs *holdfastv1.MultiClusterService, c *holdfastv1.Cluster) (*holdfastv1.ClusterServiceStatus, error) {
+func (r *Reconciler) createStatus(ctx context.Context, mcs *holdfastv1.MultiClusterService, c *holdfastv1.Cluster, revision string) (*holdfastv1.ClusterServiceStatus, error) {
 	css := &holdfastv1.ClusterServiceStatus{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      naming.StatusName(mcs.Name, c.Name),
@@ -161,6 +197,7 @@ func (r *Reconciler) createStatus(ctx context.Context, mcs *holdfastv1.MultiClus
 			MultiClusterService: mcs.Name,
 			Cluster:             c.Name,
 			CleanupPolicy:       holdfastv1.DeletionDelete,
+			Revision:            revision,
 		},
 	}
 	if err := r.Client.Create(ctx, css); err != nil {

@@ -16,6 +16,7 @@ import (
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/controller/index"
+	"holdfast.dev/holdfast/internal/templatesource"
 )
 
 // SetupWithManager registers the controller. It needs the indexes of package index.
@@ -25,6 +26,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		Owns(&holdfastv1.ClusterServiceStatus{}).
 		Watches(&holdfastv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.serviceSetsForCluster),
 			builder.WithPredicates(clusterSelectionChanged())).
+		Watches(&holdfastv1.ServiceTemplate{}, handler.EnqueueRequestsFromMapFunc(r.rolloutsUsingTemplate),
+			builder.WithPredicates(templatesource.Changed())).
 		WithOptions(opts).
 		Named("multiclusterservice").
 		Complete(r)
@@ -71,6 +74,23 @@ func (r *Reconciler) serviceSetsForCluster(ctx context.Context, obj client.Objec
 	reqs := make([]reconcile.Request, 0, len(names))
 	for n := range names {
 		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Name: n}})
+	}
+	return reqs
+}
+
+// rolloutsUsingTemplate maps a ServiceTemplate to the service sets with a rollout that use it:
+// a change of the template is a new revision of their services.
+func (r *Reconciler) rolloutsUsingTemplate(ctx context.Context, obj client.Object) []reconcile.Request {
+	sets, err := index.ServiceSetsUsingTemplate(ctx, r.Client, client.ObjectKeyFromObject(obj))
+	if err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Mapping a ServiceTemplate to MultiClusterServices failed")
+		return nil
+	}
+	var reqs []reconcile.Request
+	for i := range sets {
+		if sets[i].Spec.Rollout != nil {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Name: sets[i].Name}})
+		}
 	}
 	return reqs
 }

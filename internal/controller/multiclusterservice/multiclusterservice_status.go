@@ -55,6 +55,12 @@ func computeStatus(s *scope) {
 	if allHandled && !s.deleting {
 		st.LastHandledReconcileAt = requested
 	}
+	switch {
+	case m.Spec.Rollout == nil:
+		st.Rollout = nil
+	case s.plan != nil:
+		st.Rollout = &s.plan.Status
+	}
 	sort.Strings(notReady)
 
 	set := func(status metav1.ConditionStatus, reason, msg string) {
@@ -68,6 +74,10 @@ func computeStatus(s *scope) {
 		set(metav1.ConditionFalse, holdfastv1.InvalidSelectorReason, s.invalid.Error())
 	case m.Spec.Paused:
 		set(metav1.ConditionFalse, holdfastv1.PausedReason, "spec.paused is true: no cluster is changed")
+	case s.revisionErr != nil:
+		set(metav1.ConditionFalse, holdfastv1.RevisionFailedReason, "the revision of the services cannot be made, so no cluster changes: "+s.revisionErr.Error())
+	case st.Rollout != nil && st.Rollout.Phase != holdfastv1.RolloutComplete:
+		setRolloutReady(m.Name, st.Rollout, set)
 	case len(s.matching) == 0:
 		set(metav1.ConditionTrue, holdfastv1.NoMatchingClustersReason, "no Cluster matches spec.clusterSelector")
 	case int(st.ReadyClusters) == len(s.matching):
@@ -83,6 +93,35 @@ func computeStatus(s *scope) {
 	setHealthy(s)
 	if s.invalid == nil && !s.deleting {
 		st.ObservedGeneration = m.Generation
+	}
+}
+
+// setRolloutReady words the Ready condition of a service set whose rollout is not complete:
+// Unknown while it goes through the waves, False when halted (naming the failed clusters and
+// why) or aborted.
+func setRolloutReady(name string, ro *holdfastv1.RolloutStatus, set func(metav1.ConditionStatus, string, string)) {
+	wave := ""
+	if int(ro.Wave) < len(ro.Waves) {
+		w := ro.Waves[ro.Wave]
+		wave = fmt.Sprintf("wave %d of %d (%s): %d of %d clusters updated, %d healthy",
+			ro.Wave+1, len(ro.Waves), w.Name, w.Updated, w.Clusters, w.Healthy)
+	}
+	switch ro.Phase {
+	case holdfastv1.RolloutHalted:
+		failed := make([]string, 0, len(ro.FailedClusters))
+		for _, f := range ro.FailedClusters {
+			if !f.Resumed {
+				failed = append(failed, fmt.Sprintf("%s (%s: %s)", f.Cluster, f.Reason, f.Message))
+			}
+		}
+		set(metav1.ConditionFalse, holdfastv1.RolloutHaltedReason, fmt.Sprintf(
+			"rollout of revision %s halted at %s; %d clusters failed: %s; `holdfast rollout resume %s` goes on, `holdfast rollout abort` goes back to %s",
+			ro.Revision, wave, ro.Failures, nameSome(failed), name, ro.StableRevision))
+	case holdfastv1.RolloutAborted:
+		set(metav1.ConditionFalse, holdfastv1.RolloutAbortedReason, fmt.Sprintf(
+			"rollout of revision %s aborted: every cluster is back on revision %s until the services change", ro.Revision, ro.StableRevision))
+	default:
+		set(metav1.ConditionUnknown, holdfastv1.RollingOutReason, fmt.Sprintf("rolling out revision %s: %s", ro.Revision, wave))
 	}
 }
 
@@ -135,8 +174,10 @@ func nameSome(names []string) string {
 	return fmt.Sprintf("%s and %d more", strings.Join(names[:maxNamed], ", "), len(names)-maxNamed)
 }
 
-// recordTransition emits an Event and a log line when Ready changes.
+// recordTransition emits an Event and a log line when Ready changes, and when the rollout
+// starts a revision or a wave.
 func (r *Reconciler) recordTransition(ctx context.Context, s *scope) {
+	r.recordRollout(ctx, s)
 	before := conditions.Get(s.before, holdfastv1.ReadyCondition)
 	after := conditions.Get(s.mcs, holdfastv1.ReadyCondition)
 	if after == nil || (before != nil && before.Status == after.Status && before.Reason == after.Reason) {
@@ -151,4 +192,33 @@ func (r *Reconciler) recordTransition(ctx context.Context, s *scope) {
 		eventType = corev1.EventTypeWarning
 	}
 	r.Recorder.Eventf(s.mcs, nil, eventType, after.Reason, "Reconcile", "%s", after.Message)
+}
+
+// recordRollout emits a Normal Event and a log line when the rollout starts a revision, moves to
+// another wave or completes (a halt makes Ready False, which recordTransition reports).
+func (r *Reconciler) recordRollout(ctx context.Context, s *scope) {
+	before, after := s.before.Status.Rollout, s.mcs.Status.Rollout
+	if after == nil || after.Phase == holdfastv1.RolloutHalted || after.Phase == holdfastv1.RolloutAborted ||
+		(before != nil && before.Revision == after.Revision && before.Wave == after.Wave && before.Phase == after.Phase) {
+		return
+	}
+	var reason, msg string
+	switch {
+	case after.Phase == holdfastv1.RolloutComplete:
+		if before == nil {
+			return // the first revision: nothing was rolled out
+		}
+		reason, msg = "RolloutComplete", fmt.Sprintf("every cluster has revision %s", after.Revision)
+	case after.Phase == holdfastv1.RolloutPausing:
+		reason, msg = "RolloutPausing", fmt.Sprintf("wave %s is healthy with revision %s; the next starts after the pause", after.Waves[after.Wave].Name, after.Revision)
+	case int(after.Wave) < len(after.Waves):
+		w := after.Waves[after.Wave]
+		reason, msg = "RolloutWave", fmt.Sprintf("revision %s: wave %d of %d (%s, %d clusters) takes it", after.Revision, after.Wave+1, len(after.Waves), w.Name, w.Clusters)
+	default:
+		return
+	}
+	ctrl.LoggerFrom(ctx).Info("Rollout progressed", "reason", reason, "revision", after.Revision, "wave", after.Wave)
+	if r.Recorder != nil {
+		r.Recorder.Eventf(s.mcs, nil, corev1.EventTypeNormal, reason, "Rollout", "%s", msg)
+	}
 }

@@ -1,0 +1,182 @@
+package multiclusterservice
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/naming"
+	"holdfast.dev/holdfast/internal/rollout"
+)
+
+// defaultRevisionHistory is how many revisions are kept beyond those in use when
+// spec.rollout.revisionHistoryLimit is not set.
+const defaultRevisionHistory = 10
+
+// +kubebuilder:rbac:groups=apps,resources=controllerrevisions,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=holdfast.dev,resources=servicetemplates,verbs=get;list;watch
+
+// planRollout snapshots the services as declared into a revision, makes sure every namespace
+// of a matching cluster holds it, and decides which revision each cluster deploys (package
+// rollout). The plan is kept in the scope; the status objects are given their revisions as they
+// are created or patched (reconcileClusters). A revision that cannot be made is a problem in
+// the status, and nothing changes.
+func (r *Reconciler) planRollout(ctx context.Context, s *scope, existing map[string]*holdfastv1.ClusterServiceStatus) error {
+	snap, err := r.snapshot(ctx, s.mcs)
+	if err != nil {
+		s.revisionErr = err
+		return nil
+	}
+	data, name, err := snap.Encode(s.mcs.Name)
+	if err != nil {
+		s.revisionErr = err
+		return nil
+	}
+	namespaces := map[string]bool{}
+	clusters := make([]rollout.Cluster, 0, len(s.matching))
+	for i := range s.matching {
+		c := &s.matching[i]
+		key := c.Namespace + "/" + c.Name
+		namespaces[c.Namespace] = true
+		clusters = append(clusters, rollout.Cluster{Key: key, Labels: c.Labels, Status: existing[key]})
+	}
+	for ns := range namespaces {
+		if err := r.ensureRevision(ctx, s.mcs, ns, name, data); err != nil {
+			s.revisionErr = err
+			return nil
+		}
+	}
+	plan, err := rollout.Make(rollout.Input{
+		Strategy: *s.mcs.Spec.Rollout, Previous: s.mcs.Status.Rollout, Revision: name, Clusters: clusters,
+		Resume: s.mcs.Annotations[holdfastv1.RolloutResumeAnnotation], Abort: s.mcs.Annotations[holdfastv1.RolloutAbortAnnotation],
+		Now: r.now(),
+	})
+	if err != nil {
+		s.revisionErr = err
+		return nil
+	}
+	s.plan = &plan
+	return r.pruneRevisions(ctx, s, namespaces, existing)
+}
+
+// snapshot reads the templates the services use and snapshots them with the services.
+func (r *Reconciler) snapshot(ctx context.Context, mcs *holdfastv1.MultiClusterService) (*rollout.Snapshot, error) {
+	templates := map[string]*holdfastv1.ServiceTemplate{}
+	for _, svc := range mcs.Spec.Services {
+		key := types.NamespacedName{Namespace: svc.Template.Namespace, Name: svc.Template.Name}
+		if _, ok := templates[key.String()]; ok {
+			continue
+		}
+		tpl := &holdfastv1.ServiceTemplate{}
+		if err := r.Client.Get(ctx, key, tpl); err != nil {
+			if !apierrors.IsNotFound(err) {
+				return nil, fmt.Errorf("reading ServiceTemplate %s: %w", key, err)
+			}
+			continue // NewSnapshot names the service
+		}
+		templates[key.String()] = tpl
+	}
+	return rollout.NewSnapshot(mcs.Spec.Services, templates)
+}
+
+// ensureRevision creates the ControllerRevision name in namespace unless it is there.
+func (r *Reconciler) ensureRevision(ctx context.Context, mcs *holdfastv1.MultiClusterService, namespace, name string, data []byte) error {
+	key := client.ObjectKey{Namespace: namespace, Name: name}
+	if err := r.Client.Get(ctx, key, &appsv1.ControllerRevision{}); err == nil {
+		return nil
+	} else if !apierrors.IsNotFound(err) {
+		return fmt.Errorf("reading revision %s: %w", key, err)
+	}
+	revisions, err := r.revisions(ctx, mcs.Name, namespace)
+	if err != nil {
+		return err
+	}
+	number := int64(1)
+	for _, cr := range revisions {
+		number = max(number, cr.Revision+1)
+	}
+	cr := rollout.NewControllerRevision(mcs, namespace, name, data, number)
+	if err := r.Client.Create(ctx, cr); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating revision %s of MultiClusterService %s (%d bytes): %w", key, mcs.Name, len(data), err)
+	}
+	ctrl.LoggerFrom(ctx).Info("Revision created", "revision", klog.KObj(cr), "number", number)
+	return nil
+}
+
+// revisions lists the service set's ControllerRevisions in namespace.
+func (r *Reconciler) revisions(ctx context.Context, mcs, namespace string) ([]appsv1.ControllerRevision, error) {
+	list := &appsv1.ControllerRevisionList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(namespace), client.MatchingLabels{holdfastv1.RevisionLabel: naming.LabelValue(mcs)}); err != nil {
+		return nil, fmt.Errorf("listing the revisions of MultiClusterService %s in %s: %w", mcs, namespace, err)
+	}
+	return list.Items, nil
+}
+
+// pruneRevisions deletes the service set's revisions beyond spec.rollout.revisionHistoryLimit,
+// oldest first, never one a status object deploys or was given, nor the rollout's own.
+func (r *Reconciler) pruneRevisions(ctx context.Context, s *scope, namespaces map[string]bool, existing map[string]*holdfastv1.ClusterServiceStatus) error {
+	limit := defaultRevisionHistory
+	if l := s.mcs.Spec.Rollout.RevisionHistoryLimit; l != nil {
+		limit = int(*l)
+	}
+	inUse := map[string]bool{s.plan.Status.Revision: true, s.plan.Status.StableRevision: true}
+	for _, css := range existing {
+		inUse[css.Spec.Revision], inUse[css.Status.Revision] = true, true
+	}
+	for _, rev := range s.plan.Assign {
+		inUse[rev] = true
+	}
+	for ns := range namespaces {
+		revisions, err := r.revisions(ctx, s.mcs.Name, ns)
+		if err != nil {
+			return err
+		}
+		sort.Slice(revisions, func(i, j int) bool { return revisions[i].Revision > revisions[j].Revision })
+		kept := 0
+		for i := range revisions {
+			cr := &revisions[i]
+			if inUse[cr.Name] {
+				continue
+			}
+			if kept++; kept <= limit {
+				continue
+			}
+			if err := r.Client.Delete(ctx, cr); client.IgnoreNotFound(err) != nil {
+				return fmt.Errorf("deleting revision %s: %w", klog.KObj(cr), err)
+			}
+		}
+	}
+	return nil
+}
+
+// revisionFor is the revision the status object of cluster key should name: the plan's, or
+// none when the service set has no rollout.
+func (s *scope) revisionFor(key string) string {
+	if s.plan == nil {
+		return ""
+	}
+	return s.plan.Assign[key]
+}
+
+// setRevision gives an existing status object the revision the plan assigns it.
+func (r *Reconciler) setRevision(ctx context.Context, listed *holdfastv1.ClusterServiceStatus, revision string) error {
+	if listed.Spec.Revision == revision {
+		return nil
+	}
+	css := listed.DeepCopy() // listed is the cache's own (index.StatusesOfServiceSet)
+	before := css.DeepCopy()
+	css.Spec.Revision = revision
+	if err := r.Client.Patch(ctx, css, client.MergeFrom(before)); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	*listed = *css
+	return nil
+}
