@@ -251,6 +251,51 @@ func TestFleetVerbsAgainstHub(t *testing.T) {
 		}
 	})
 
+	t.Run("rollout status, resume and abort", func(t *testing.T) {
+		if _, err := cli.exec("rollout", "resume", "infra"); err == nil || !strings.Contains(err.Error(), "has no rollout") {
+			t.Errorf("rollout resume of a set without a rollout: %v", err)
+		}
+		mcs := &holdfastv1.MultiClusterService{}
+		if err := c.Get(ctx, client.ObjectKey{Name: "infra"}, mcs); err != nil {
+			t.Fatal(err)
+		}
+		mcs.Spec.Rollout = &holdfastv1.RolloutStrategy{WaveLabel: "wave"}
+		if err := c.Update(ctx, mcs); err != nil {
+			t.Fatal(err)
+		}
+		mcs.Status.Rollout = &holdfastv1.RolloutStatus{Revision: "infra-0a1b2c3d4e", StableRevision: "infra-9f8e7d6c5b",
+			Phase: holdfastv1.RolloutHalted, Wave: 1, Failures: 1,
+			Waves: []holdfastv1.RolloutWaveStatus{{Name: "wave=1", Clusters: 1, Updated: 1, Healthy: 1}, {Name: "wave=2", Clusters: 2, Updated: 1, Failed: 1}},
+			FailedClusters: []holdfastv1.RolloutFailure{{Cluster: "fleet/c2", Reason: holdfastv1.UnhealthyReason, Message: "Deployment web: crash loop"}}}
+		if err := c.Status().Update(ctx, mcs); err != nil {
+			t.Fatal(err)
+		}
+		out := cli.run(t, "rollout", "status", "infra")
+		for _, w := range []string{"revision infra-0a1b2c3d4e Halted at wave 2 of 2 (wave=2)", "stable revision infra-9f8e7d6c5b", "fleet/c2", "Deployment web: crash loop"} {
+			if !strings.Contains(out, w) {
+				t.Errorf("rollout status lacks %q:\n%s", w, out)
+			}
+		}
+		var doc fleetview.RolloutStatusList
+		cli.runJSON(t, &doc, "rollout", "status", "infra")
+		if doc.Kind != fleetview.KindRolloutStatus || len(doc.Items) != 1 || doc.Items[0].Phase != "Halted" || len(doc.Items[0].FailedClusters) != 1 {
+			t.Errorf("rollout status -o json = %+v", doc)
+		}
+		for _, verb := range []string{"resume", "abort"} {
+			if out := cli.run(t, "rollout", verb, "infra"); !strings.Contains(out, "to "+verb+" its rollout") {
+				t.Errorf("rollout %s printed %q", verb, out)
+			}
+		}
+		if err := c.Get(ctx, client.ObjectKey{Name: "infra"}, mcs); err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range []string{holdfastv1.RolloutResumeAnnotation, holdfastv1.RolloutAbortAnnotation} {
+			if mcs.Annotations[a] == "" {
+				t.Errorf("annotation %s not set: %v", a, mcs.Annotations)
+			}
+		}
+	})
+
 	// After the correct subtests, whose waits read the annotation a request of this one would
 	// also set.
 	t.Run("-o wide and -o name", func(t *testing.T) {
