@@ -340,11 +340,18 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 		return nil, nil, err
 	}
 	tenants := tenancy.Policy{PlatformNamespaces: opts.PlatformNamespaces, TenantServiceAccount: opts.TenantServiceAccount}
+	notifier := notify.New(notify.Options{HTTPClient: notify.NewHTTPClient(egress)})
+	if err := mgr.Add(runnable(notifier, opts.Shard)); err != nil {
+		return nil, nil, fmt.Errorf("adding the notification dispatcher: %w", err)
+	}
 	if err := (&multiclusterservice.Reconciler{
 		Client:   mgr.GetClient(),
 		Recorder: eventRecorder(mgr, "holdfast-multiclusterservice"),
 		Tenancy:  tenants,
 		Clock:    opts.Clock,
+		Notifier: notifier,
+		// Secrets (notification targets) are read from the API server, never cached.
+		APIReader: mgr.GetAPIReader(),
 	}).SetupWithManager(mgr, ctrlOpts); err != nil {
 		return nil, nil, fmt.Errorf("setting up the MultiClusterService controller: %w", err)
 	}
@@ -365,10 +372,6 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Charts: opts.Charts, Artifacts: opts.Artifacts,
 	}).SetupWithManager(mgr, ctrlOpts); err != nil {
 		return nil, nil, fmt.Errorf("setting up the ServiceTemplate controller: %w", err)
-	}
-	notifier := notify.New(notify.Options{HTTPClient: notify.NewHTTPClient(egress)})
-	if err := mgr.Add(runnable(notifier, opts.Shard)); err != nil {
-		return nil, nil, fmt.Errorf("adding the notification dispatcher: %w", err)
 	}
 	if err := (&clusterservicestatus.Reconciler{
 		Notifier:  notifier,

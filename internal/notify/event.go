@@ -31,7 +31,21 @@ const (
 	// CorrectionFailed: Holdfast tried to put a drifted object back and the API server refused
 	// (Message gives its reason); the drift stays open and the correction is retried.
 	CorrectionFailed EventType = "CorrectionFailed"
+	// RolloutHalted: the rollout of a service set's new revision reached its failure threshold
+	// (spec.rollout.failureThreshold); Rollout names the clusters that failed and why. It is
+	// about the service set: Cluster and Object are empty.
+	RolloutHalted EventType = "RolloutHalted"
 )
+
+// RolloutDetail is the rollout a RolloutHalted event is about.
+type RolloutDetail struct {
+	// Revision is the revision that halted; StableRevision the one abort goes back to.
+	Revision, StableRevision string
+	// Wave names the wave it halted at.
+	Wave string
+	// Failed are the clusters that failed with it.
+	Failed []holdfastv1.RolloutFailure
+}
 
 // Event is one drift event on one object. It marshals to the JSON shape documented in
 // docs/notifications.md.
@@ -53,6 +67,8 @@ type Event struct {
 	CorrectedTime *time.Time
 	// Message is a human-readable note, e.g. why an object became Contested.
 	Message string
+	// Rollout is set on RolloutHalted events.
+	Rollout *RolloutDetail
 }
 
 // payload is the JSON shape of an Event. It is spelled out here, rather than derived from the
@@ -69,6 +85,20 @@ type payload struct {
 	Drift               *driftPayload          `json:"drift,omitempty"`
 	CorrectedTime       *time.Time             `json:"correctedTime,omitempty"`
 	Message             string                 `json:"message,omitempty"`
+	Rollout             *rolloutPayload        `json:"rollout,omitempty"`
+}
+
+type rolloutPayload struct {
+	Revision       string          `json:"revision"`
+	StableRevision string          `json:"stableRevision,omitempty"`
+	Wave           string          `json:"wave,omitempty"`
+	FailedClusters []failedCluster `json:"failedClusters"`
+}
+
+type failedCluster struct {
+	Cluster string `json:"cluster"`
+	Reason  string `json:"reason"`
+	Message string `json:"message,omitempty"`
 }
 
 type clusterRef struct {
@@ -104,6 +134,12 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		t := e.CorrectedTime.UTC()
 		p.CorrectedTime = &t
 	}
+	if ro := e.Rollout; ro != nil {
+		p.Rollout = &rolloutPayload{Revision: ro.Revision, StableRevision: ro.StableRevision, Wave: ro.Wave, FailedClusters: []failedCluster{}}
+		for _, f := range ro.Failed {
+			p.Rollout.FailedClusters = append(p.Rollout.FailedClusters, failedCluster{Cluster: f.Cluster, Reason: f.Reason, Message: f.Message})
+		}
+	}
 	if d := e.Drift; d != nil {
 		p.Drift = &driftPayload{
 			Type:        d.Type,
@@ -133,6 +169,9 @@ func (e Event) ID() string {
 	}
 	if e.Drift != nil {
 		parts = append(parts, e.Drift.DetectedTime.UTC().Format(time.RFC3339Nano))
+	}
+	if e.Rollout != nil {
+		parts = append(parts, e.Rollout.Revision)
 	}
 	sum := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
 	return hex.EncodeToString(sum[:16])

@@ -24,6 +24,9 @@ func slackBody(e Event) ([]byte, error) {
 // slackText summarises e in a few lines of Slack mrkdwn: what happened where, to which object and
 // by whom, the fields with old → new values, and whether the object was put back.
 func slackText(e Event) string {
+	if e.Rollout != nil {
+		return slackEscape(rolloutText(e))
+	}
 	var lines []string
 	where := fmt.Sprintf("on cluster %s, service set %s", e.Cluster, e.MultiClusterService)
 	if e.Service != "" {
@@ -59,8 +62,25 @@ func slackTitle(t EventType) string {
 		return "Drift correction resumed"
 	case CorrectionFailed:
 		return "Drift correction failed"
+	case RolloutHalted:
+		return "Rollout halted"
 	}
 	return string(t)
+}
+
+// rolloutText says which rollout halted where, and the clusters that failed.
+func rolloutText(e Event) string {
+	ro := e.Rollout
+	lines := []string{fmt.Sprintf("*%s* service set %s: revision %s halted at wave %s; the clusters not reached keep revision %s",
+		slackTitle(e.Type), e.MultiClusterService, ro.Revision, ro.Wave, ro.StableRevision)}
+	for i, f := range ro.Failed {
+		if i == slackMaxFields {
+			lines = append(lines, fmt.Sprintf("• and %d more clusters", len(ro.Failed)-i))
+			break
+		}
+		lines = append(lines, fmt.Sprintf("• %s: %s: %s", f.Cluster, f.Reason, f.Message))
+	}
+	return strings.Join(append(lines, fmt.Sprintf("`holdfast rollout resume %[1]s` goes on; `holdfast rollout abort %[1]s` goes back.", e.MultiClusterService)), "\n")
 }
 
 // objectLine names the object and who changed it.

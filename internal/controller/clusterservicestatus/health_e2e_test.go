@@ -12,11 +12,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/sandbox"
 )
 
-// deployment is a Deployment's manifest; the target runs kube-controller-manager but has no
-// nodes, so its pods never run: with 0 replicas it becomes Available, with more it never does.
-func deployment(name string, replicas int, extraSpec string) string {
+// deployment is a Deployment's manifest; extraSpec is added to its spec, podMeta to its pod
+// template's metadata and podSpec to the pod's spec. The targets run kube-controller-manager,
+// kube-scheduler and a simulated node (KWOK): pods run, unless annotated to fail
+// (sandbox.SimulateFailureAnnotation) or selecting no node.
+func deployment(name string, replicas int, extraSpec, podMeta, podSpec string) string {
 	return fmt.Sprintf(`apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -28,19 +31,20 @@ spec:
   template:
     metadata:
       labels: {app: %[1]s}
-    spec:
-      containers:
+%[4]s    spec:
+%[5]s      containers:
       - name: app
         image: registry.example/app:1
-`, name, replicas, extraSpec)
+`, name, replicas, extraSpec, podMeta, podSpec)
 }
 
 // TestHealthOfDeployedObjects: every applied object's health is computed with kstatus and
-// rolled up per service and per cluster. A ConfigMap and a Deployment that becomes Available are
-// healthy; a Deployment past its progress deadline makes its service and the status object
-// Healthy False (Unhealthy) naming it and kstatus's reason; one still progressing when its
-// service's healthTimeout runs out makes it Healthy False (HealthTimeout); the status object
-// with only healthy services is Healthy True.
+// rolled up per service and per cluster, and Ready means applied and healthy. A ConfigMap and a
+// Deployment whose pod runs are healthy, and the status object Ready; a Deployment whose pods
+// fail goes past its progress deadline and makes its service and the status object Healthy
+// False (Unhealthy) naming it and kstatus's reason, and Ready False with that reason; one whose
+// pods cannot be scheduled, still progressing when its service's healthTimeout runs out, makes
+// it Healthy False (HealthTimeout).
 func TestHealthOfDeployedObjects(t *testing.T) {
 	const cluster = "cluster-1"
 	ctx := context.Background()
@@ -55,9 +59,10 @@ func TestHealthOfDeployedObjects(t *testing.T) {
 
 	healthy, failing, slow := objName(t, "ok"), objName(t, "failing"), objName(t, "slow")
 	createTemplate(t, healthy, holdfastv1.ServiceTemplateSpec{Inline: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata: {a: b}\n---\n" +
-		deployment("idle", 0, "")})
-	createTemplate(t, failing, holdfastv1.ServiceTemplateSpec{Inline: deployment("stuck", 1, "  progressDeadlineSeconds: 1\n")})
-	createTemplate(t, slow, holdfastv1.ServiceTemplateSpec{Inline: deployment("waiting", 1, "")})
+		deployment("web", 1, "", "", "")})
+	createTemplate(t, failing, holdfastv1.ServiceTemplateSpec{Inline: deployment("stuck", 1, "  progressDeadlineSeconds: 2\n",
+		"      annotations: {"+sandbox.SimulateFailureAnnotation+": \"true\"}\n", "")})
+	createTemplate(t, slow, holdfastv1.ServiceTemplateSpec{Inline: deployment("waiting", 1, "", "", "      nodeSelector: {example.com/no-such-node: \"true\"}\n")})
 	createServiceSet(t, healthy, holdfastv1.MultiClusterServiceSpec{ClusterSelector: selectEnv("dev"),
 		Services: []holdfastv1.Service{service("app", healthy, ns)}})
 	createServiceSet(t, failing, holdfastv1.MultiClusterServiceSpec{ClusterSelector: selectEnv("dev"),
@@ -67,18 +72,19 @@ func TestHealthOfDeployedObjects(t *testing.T) {
 	createServiceSet(t, slow, holdfastv1.MultiClusterServiceSpec{ClusterSelector: selectEnv("dev"),
 		Services: []holdfastv1.Service{waitingSvc}})
 
-	t.Log("A ConfigMap and a Deployment of 0 replicas: healthy")
+	t.Log("A ConfigMap and a Deployment whose pod runs: healthy, and Ready")
 	eventually(t, func(g Gomega) {
 		css := statusOf(g, healthy, cluster)
 		c := condition(css.Status.Conditions, holdfastv1.HealthyCondition)
 		g.Expect(c.Status).To(Equal(metav1.ConditionTrue), "Healthy: %+v", c)
 		g.Expect(c.Reason).To(Equal(holdfastv1.HealthyReason))
+		g.Expect(condition(css.Status.Conditions, holdfastv1.ReadyCondition).Status).To(Equal(metav1.ConditionTrue))
 		g.Expect(entryOf(css, "ConfigMap", "settings").Health).To(Equal(holdfastv1.HealthCurrent))
-		g.Expect(entryOf(css, "Deployment", "idle").Health).To(Equal(holdfastv1.HealthCurrent))
+		g.Expect(entryOf(css, "Deployment", "web").Health).To(Equal(holdfastv1.HealthCurrent))
 		g.Expect(serviceOf(css, "app").Health).To(Equal(holdfastv1.HealthCurrent))
 	})
 
-	t.Log("A Deployment past its progress deadline: Unhealthy, named with kstatus's reason")
+	t.Log("A Deployment whose pods fail, past its progress deadline: Unhealthy, named with kstatus's reason; not Ready")
 	eventually(t, func(g Gomega) {
 		css := statusOf(g, failing, cluster)
 		c := condition(css.Status.Conditions, holdfastv1.HealthyCondition)
@@ -90,6 +96,9 @@ func TestHealthOfDeployedObjects(t *testing.T) {
 		g.Expect(stuck.HealthMessage).To(ContainSubstring("Progress deadline exceeded"))
 		g.Expect(serviceOf(css, "stuck").Health).To(Equal(holdfastv1.HealthFailed))
 		g.Expect(serviceOf(css, "config").Health).To(Equal(holdfastv1.HealthCurrent), "the other service of the set stays healthy")
+		ready := condition(css.Status.Conditions, holdfastv1.ReadyCondition)
+		g.Expect(ready.Status).To(Equal(metav1.ConditionFalse))
+		g.Expect(ready.Reason).To(Equal(holdfastv1.UnhealthyReason))
 	}, "waiting for the progress deadline")
 	t.Log("... and the service set says so, naming the cluster")
 	eventually(t, func(g Gomega) {

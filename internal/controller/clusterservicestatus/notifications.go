@@ -2,12 +2,10 @@ package clusterservicestatus
 
 import (
 	"context"
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/metrics"
@@ -110,30 +108,14 @@ func (r *Reconciler) report(ctx context.Context, s *scope) {
 // notificationTargets reads the service set's notification Secrets. A target that cannot be
 // used is reported (Warning Event, log naming the Secret and key, never its values) and skipped.
 func (r *Reconciler) notificationTargets(ctx context.Context, s *scope) []notify.Target {
-	var out []notify.Target
-	for _, spec := range s.mcs.Spec.Notifications {
-		sec := &corev1.Secret{}
-		key := client.ObjectKey{Namespace: spec.SecretRef.Namespace, Name: spec.SecretRef.Name}
-		err := r.Tenancy.Secret(s.mcs, spec.Name, key.Namespace)
-		if err == nil {
-			err = r.APIReader.Get(ctx, key, sec)
+	targets, invalid := notify.Targets(ctx, r.APIReader, s.mcs, func(target, namespace string) error {
+		return r.Tenancy.Secret(s.mcs, target, namespace)
+	})
+	for _, err := range invalid {
+		ctrl.LoggerFrom(ctx).Info("Notification target not usable; skipped", "error", err.Error())
+		if r.Recorder != nil {
+			r.Recorder.Eventf(s.css, nil, corev1.EventTypeWarning, "NotificationTargetInvalid", "Notify", "%v", err)
 		}
-		var t notify.Target
-		if err == nil {
-			t, err = notify.TargetFromSecret(spec, sec)
-		} else {
-			err = fmt.Errorf("reading Secret %s of notification target %q: %w", key, spec.Name, err)
-		}
-		if err != nil {
-			ctrl.LoggerFrom(ctx).Info("Notification target not usable; skipped", "target", spec.Name, "error", err.Error())
-			if r.Recorder != nil {
-				r.Recorder.Eventf(s.css, nil, corev1.EventTypeWarning, "NotificationTargetInvalid", "Notify", "%v", err)
-			}
-			continue
-		}
-		// Queues are per name: names are unique only within one service set.
-		t.Name = s.mcs.Name + "/" + t.Name
-		out = append(out, t)
 	}
-	return out
+	return targets
 }

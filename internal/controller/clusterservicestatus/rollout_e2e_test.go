@@ -3,6 +3,7 @@ package clusterservicestatus_test
 import (
 	"context"
 	"fmt"
+	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/notify"
 )
 
 // sharedCluster registers on the hub a Cluster named name that reaches the suite's target with
@@ -109,6 +111,11 @@ func TestRolloutInWaves(t *testing.T) {
 		return fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata: {name: '{{ .Cluster.Name }}'}\n---\n"+
 			"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app, namespace: '{{ .Cluster.Name }}'}\ndata: {rev: %q, ok: %q}\n", rev, ok)
 	}
+	hooks := &receiver{}
+	hookSrv := httptest.NewServer(hooks)
+	defer hookSrv.Close()
+	NewWithT(t).Expect(hub.Create(context.Background(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name + "-hook", Namespace: templateNamespace},
+		StringData: map[string]string{notify.SecretKeyURL: hookSrv.URL}})).To(Succeed())
 	createTemplate(t, name, holdfastv1.ServiceTemplateSpec{Templating: holdfastv1.TemplatingGoTemplate, Inline: manifests("1", "true")})
 	createServiceSet(t, name, holdfastv1.MultiClusterServiceSpec{
 		ClusterSelector: holdfastv1.ClusterSelector{LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{"rollout": name}}},
@@ -116,6 +123,8 @@ func TestRolloutInWaves(t *testing.T) {
 		Services:        []holdfastv1.Service{{Name: "app", Template: holdfastv1.TemplateReference{Name: name, Namespace: templateNamespace}}},
 		HealthChecks:    []holdfastv1.HealthCheck{{Kind: "ConfigMap", Expr: "true", Failed: "has(self.data) && has(self.data.ok) && self.data.ok == 'false'"}},
 		Rollout:         &holdfastv1.RolloutStrategy{WaveLabel: "wave", PauseBetweenWaves: &metav1.Duration{Duration: time.Second}},
+		Notifications: []holdfastv1.NotificationTarget{{Name: "audit", Type: holdfastv1.NotificationWebhook,
+			SecretRef: holdfastv1.SecretReference{Namespace: templateNamespace, Name: name + "-hook"}}},
 	})
 	t.Log("The first revision goes everywhere at once")
 	f.expectRevisions(t, func(string) string { return "1" })
@@ -155,6 +164,17 @@ func TestRolloutInWaves(t *testing.T) {
 		g.Expect(ready.Reason).To(Equal(holdfastv1.RolloutHaltedReason))
 		g.Expect(ready.Message).To(ContainSubstring("ro-1"))
 		g.Expect(ready.Message).To(ContainSubstring(holdfastv1.UnhealthyReason))
+	})
+	t.Log("The halt is notified, naming the clusters")
+	eventually(t, func(g Gomega) {
+		var halted []string
+		for _, req := range hooks.all() {
+			if req.header.Get("X-Holdfast-Event") == string(notify.RolloutHalted) {
+				halted = append(halted, string(req.body))
+			}
+		}
+		g.Expect(halted).To(HaveLen(1))
+		g.Expect(halted[0]).To(And(ContainSubstring(`"failedClusters":[{"cluster":"`+clusterNamespace+`/ro-1"`), ContainSubstring(holdfastv1.UnhealthyReason)))
 	})
 	consistently(t, 2*time.Second, func(g Gomega) {
 		for _, c := range f.names {

@@ -71,7 +71,7 @@ func run(m *testing.M) int {
 	}
 	ctx := context.Background()
 	var err error
-	if fl, err = localfleet.Up(ctx, localfleet.Options{Clusters: 2}); err != nil {
+	if fl, err = localfleet.Up(ctx, localfleet.Options{Clusters: 2, Nodes: 1}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

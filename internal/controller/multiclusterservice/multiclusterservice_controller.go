@@ -21,6 +21,7 @@ import (
 	"holdfast.dev/holdfast/internal/controller/index"
 	"holdfast.dev/holdfast/internal/controller/interrupt"
 	"holdfast.dev/holdfast/internal/naming"
+	"holdfast.dev/holdfast/internal/notify"
 	"holdfast.dev/holdfast/internal/rollout"
 	"holdfast.dev/holdfast/internal/tenancy"
 )
@@ -34,6 +35,10 @@ type Reconciler struct {
 	Tenancy tenancy.Policy
 	// Clock times the rollout's pauses; the real clock when nil.
 	Clock clock.PassiveClock
+	// Notifier sends RolloutHalted to the service set's notification targets, whose Secrets
+	// APIReader reads; none are sent when nil.
+	Notifier  *notify.Dispatcher
+	APIReader client.Reader
 }
 
 func (r *Reconciler) now() time.Time {
@@ -268,6 +273,7 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope) error {
 	}
 	computeStatus(s)
 	r.recordTransition(ctx, s)
+	r.notifyHalt(ctx, s)
 	if equality.Semantic.DeepEqual(s.before.Status, s.mcs.Status) {
 		return nil
 	}

@@ -13,7 +13,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/conditions"
 	"holdfast.dev/holdfast/internal/naming"
+	"holdfast.dev/holdfast/internal/notify"
 	"holdfast.dev/holdfast/internal/rollout"
 )
 
@@ -179,4 +181,39 @@ func (r *Reconciler) setRevision(ctx context.Context, listed *holdfastv1.Cluster
 	}
 	*listed = *css
 	return nil
+}
+
+// notifyHalt sends RolloutHalted to the service set's notification targets when its rollout
+// halted in this reconcile. It never blocks: sends are queued.
+func (r *Reconciler) notifyHalt(ctx context.Context, s *scope) {
+	before, after := s.before.Status.Rollout, s.mcs.Status.Rollout
+	if r.Notifier == nil || r.APIReader == nil || len(s.mcs.Spec.Notifications) == 0 || after == nil ||
+		after.Phase != holdfastv1.RolloutHalted || (before != nil && before.Phase == holdfastv1.RolloutHalted && before.Revision == after.Revision) {
+		return
+	}
+	e := notify.Event{Type: notify.RolloutHalted, Time: r.now(), MultiClusterService: s.mcs.Name,
+		Rollout: &notify.RolloutDetail{Revision: after.Revision, StableRevision: after.StableRevision}}
+	if int(after.Wave) < len(after.Waves) {
+		e.Rollout.Wave = after.Waves[after.Wave].Name
+	}
+	for _, f := range after.FailedClusters {
+		if !f.Resumed {
+			e.Rollout.Failed = append(e.Rollout.Failed, f)
+		}
+	}
+	if ready := conditions.Get(s.mcs, holdfastv1.ReadyCondition); ready != nil {
+		e.Message = ready.Message
+	}
+	log := ctrl.LoggerFrom(ctx)
+	targets, invalid := notify.Targets(ctx, r.APIReader, s.mcs, func(target, namespace string) error {
+		return r.Tenancy.Secret(s.mcs, target, namespace)
+	})
+	for _, err := range invalid {
+		log.Info("Notification target not usable; skipped", "error", err.Error())
+	}
+	for _, t := range targets {
+		if !r.Notifier.Send(t, e) {
+			log.Info("Notification queue full; event dropped", "target", t.Name, "event", e.Type)
+		}
+	}
 }
