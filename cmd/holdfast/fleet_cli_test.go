@@ -265,7 +265,7 @@ func TestFleetVerbsAgainstHub(t *testing.T) {
 		}
 		mcs.Status.Rollout = &holdfastv1.RolloutStatus{Revision: "infra-0a1b2c3d4e", StableRevision: "infra-9f8e7d6c5b",
 			Phase: holdfastv1.RolloutHalted, Wave: 1, Failures: 1,
-			Waves: []holdfastv1.RolloutWaveStatus{{Name: "wave=1", Clusters: 1, Updated: 1, Healthy: 1}, {Name: "wave=2", Clusters: 2, Updated: 1, Failed: 1}},
+			Waves:          []holdfastv1.RolloutWaveStatus{{Name: "wave=1", Clusters: 1, Updated: 1, Healthy: 1}, {Name: "wave=2", Clusters: 2, Updated: 1, Failed: 1}},
 			FailedClusters: []holdfastv1.RolloutFailure{{Cluster: "fleet/c2", Reason: holdfastv1.UnhealthyReason, Message: "Deployment web: crash loop"}}}
 		if err := c.Status().Update(ctx, mcs); err != nil {
 			t.Fatal(err)

@@ -18,7 +18,7 @@ import (
 // Snapshot is what a revision holds: the services, and each ServiceTemplate they use (its spec,
 // and the status that pins what it resolved to, an artifact's digest; not its conditions).
 type Snapshot struct {
-	Services  []holdfastv1.Service            `json:"services"`
+	Services  []holdfastv1.Service         `json:"services"`
 	Templates []holdfastv1.ServiceTemplate `json:"templates,omitempty"`
 }
 
