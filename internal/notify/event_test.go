@@ -4,10 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 )
 
 func TestEventJSON(t *testing.T) {
@@ -87,5 +90,43 @@ func TestEventID(t *testing.T) {
 		if o.ID() == e.ID() {
 			t.Errorf("%s has the same ID", name)
 		}
+	}
+}
+
+// TestRolloutHaltedEvent: a RolloutHalted event carries its rollout (revision, stable revision,
+// wave, failed clusters) in the payload and says which clusters failed in a Slack text; two
+// halts of different revisions are different events.
+func TestRolloutHaltedEvent(t *testing.T) {
+	e := Event{Type: RolloutHalted, Time: time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC), MultiClusterService: "platform",
+		Rollout: &RolloutDetail{Revision: "platform-3f9c0a1b2c", StableRevision: "platform-0a1b2c3d4e", Wave: "canary",
+			Failed: []holdfastv1.RolloutFailure{{Cluster: "fleet/canary-1", Reason: "Unhealthy", Message: "Deployment web: crash loop"}}}}
+	body, err := json.Marshal(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Type    string `json:"type"`
+		Rollout struct {
+			Revision, StableRevision, Wave string
+			FailedClusters                 []struct{ Cluster, Reason, Message string }
+		} `json:"rollout"`
+	}
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Type != "RolloutHalted" || got.Rollout.Revision != "platform-3f9c0a1b2c" || got.Rollout.StableRevision != "platform-0a1b2c3d4e" ||
+		got.Rollout.Wave != "canary" || len(got.Rollout.FailedClusters) != 1 || got.Rollout.FailedClusters[0].Cluster != "fleet/canary-1" {
+		t.Errorf("payload %s", body)
+	}
+	text := slackText(e)
+	for _, w := range []string{"Rollout halted", "platform-3f9c0a1b2c", "fleet/canary-1: Unhealthy: Deployment web: crash loop", "holdfast rollout resume platform"} {
+		if !strings.Contains(text, w) {
+			t.Errorf("Slack text lacks %q:\n%s", w, text)
+		}
+	}
+	other := e
+	other.Rollout = &RolloutDetail{Revision: "platform-ffffffffff"}
+	if e.ID() == other.ID() {
+		t.Error("halts of two revisions have one ID")
 	}
 }
