@@ -51,7 +51,7 @@ stops every process it started.`,
 	cmd.Flags().StringVar(&o.dir, "dir", "", "directory for kubeconfigs and control-plane data (default: a temporary one)")
 	cmd.Flags().BoolVar(&o.withController, "with-controller", true, "run the Holdfast controller against the hub")
 	cmd.Flags().BoolVar(&o.noControllerManager, "no-controller-manager", false, "do not run kube-controller-manager on the targets")
-	cmd.Flags().IntVar(&o.nodes, "nodes", 0, "simulated nodes per target cluster (kube-scheduler and kwok); 0 runs none and pods stay Pending")
+	cmd.Flags().IntVar(&o.nodes, "nodes", 1, "simulated nodes per target cluster (kube-scheduler and kwok): Deployments become Available, so Ready (applied and healthy) behaves as on a real cluster; 0 runs none and pods stay Pending")
 	cmd.Flags().DurationVar(&o.readyTimeout, "ready-timeout", 3*time.Minute, "how long to wait for the Clusters to become Ready")
 	return cmd
 }

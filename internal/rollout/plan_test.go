@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -188,3 +189,42 @@ func TestFailureThresholdPercent(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// TestRevisionNames: a revision is named by its content: the services and the templates' specs
+// and pinned artifacts, not their conditions; a template missing is an error naming the service.
+func TestRevisionNames(t *testing.T) {
+	svc := []holdfastv1.Service{{Name: "web", Template: holdfastv1.TemplateReference{Namespace: "t", Name: "web"}}}
+	tpl := &holdfastv1.ServiceTemplate{Spec: holdfastv1.ServiceTemplateSpec{Inline: "a"}}
+	tpl.Namespace, tpl.Name = "t", "web"
+	name := func(tpl *holdfastv1.ServiceTemplate) string {
+		t.Helper()
+		s, err := NewSnapshot(svc, map[string]*holdfastv1.ServiceTemplate{"t/web": tpl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, n, err := s.Encode("platform")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	first := name(tpl)
+	withConditions := tpl.DeepCopy()
+	withConditions.Status.Conditions = []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue}}
+	withConditions.Status.ObservedGeneration = 7
+	if got := name(withConditions); got != first {
+		t.Errorf("conditions changed the revision: %s, %s", first, got)
+	}
+	newArtifact := tpl.DeepCopy()
+	newArtifact.Status.Artifact = &holdfastv1.ArtifactStatus{Digest: "sha256:0123"}
+	newSpec := tpl.DeepCopy()
+	newSpec.Spec.Inline = "b"
+	for what, other := range map[string]*holdfastv1.ServiceTemplate{"a pinned artifact": newArtifact, "the spec": newSpec} {
+		if got := name(other); got == first {
+			t.Errorf("%s did not change the revision %s", what, first)
+		}
+	}
+	if _, err := NewSnapshot(svc, nil); err == nil || !strings.Contains(err.Error(), `service "web": ServiceTemplate t/web not found`) {
+		t.Errorf("missing template: %v", err)
+	}
+}
