@@ -3,12 +3,14 @@ package multiclusterservice
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/conditions"
+	"holdfast.dev/holdfast/internal/rollout"
 	"holdfast.dev/holdfast/internal/tenancy"
 )
 
@@ -358,6 +360,56 @@ func TestHealthyRollsUpTheClusters(t *testing.T) {
 			}
 			if s.mcs.Status.HealthyClusters != tc.healthy {
 				t.Errorf("healthyClusters = %d, want %d", s.mcs.Status.HealthyClusters, tc.healthy)
+			}
+		})
+	}
+}
+
+// TestRolloutReady: while its rollout is not complete, a service set's Ready says where it is,
+// whatever its clusters' readiness: RollingOut with the wave, RolloutHalted naming the failed
+// clusters that count and how to go on, RolloutAborted; a revision that cannot be made is
+// RevisionFailed; complete, the clusters decide.
+func TestRolloutReady(t *testing.T) {
+	waves := []holdfastv1.RolloutWaveStatus{{Name: "canary", Clusters: 1, Updated: 1, Healthy: 1}, {Name: "rest", Clusters: 2, Updated: 1, Failed: 1}}
+	for _, tt := range []struct {
+		name        string
+		rollout     holdfastv1.RolloutStatus
+		revisionErr error
+		status      metav1.ConditionStatus
+		reason      string
+		says        []string
+	}{
+		{name: "rolling out", rollout: holdfastv1.RolloutStatus{Revision: "web-2", Phase: holdfastv1.RolloutProgressing, Wave: 1, Waves: waves},
+			status: metav1.ConditionUnknown, reason: holdfastv1.RollingOutReason, says: []string{"wave 2 of 2 (rest): 1 of 2 clusters updated"}},
+		{name: "halted", rollout: holdfastv1.RolloutStatus{Revision: "web-2", StableRevision: "web-1", Phase: holdfastv1.RolloutHalted, Wave: 1, Waves: waves, Failures: 1,
+			FailedClusters: []holdfastv1.RolloutFailure{{Cluster: "fleet/c2", Reason: "Unhealthy", Message: "crash"}, {Cluster: "fleet/c9", Reason: "ApplyFailed", Resumed: true}}},
+			status: metav1.ConditionFalse, reason: holdfastv1.RolloutHaltedReason, says: []string{"fleet/c2 (Unhealthy: crash)", "holdfast rollout resume web", "back to web-1"}},
+		{name: "aborted", rollout: holdfastv1.RolloutStatus{Revision: "web-2", StableRevision: "web-1", Phase: holdfastv1.RolloutAborted, Waves: waves},
+			status: metav1.ConditionFalse, reason: holdfastv1.RolloutAbortedReason, says: []string{"back on revision web-1"}},
+		{name: "no revision", revisionErr: errors.New(`service "a": ServiceTemplate t/a not found`),
+			status: metav1.ConditionFalse, reason: holdfastv1.RevisionFailedReason, says: []string{"t/a not found"}},
+		{name: "complete", rollout: holdfastv1.RolloutStatus{Revision: "web-2", Phase: holdfastv1.RolloutComplete, Waves: waves},
+			status: metav1.ConditionTrue, reason: holdfastv1.ClustersReadyReason},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			mcs := &holdfastv1.MultiClusterService{ObjectMeta: metav1.ObjectMeta{Name: "web", Generation: generation},
+				Spec: holdfastv1.MultiClusterServiceSpec{Rollout: &holdfastv1.RolloutStrategy{}}}
+			s := &scope{mcs: mcs, matching: clusters("c1"), statuses: []holdfastv1.ClusterServiceStatus{readyStatus("c1")}, revisionErr: tt.revisionErr}
+			if tt.revisionErr == nil {
+				s.plan = &rollout.Plan{Status: tt.rollout}
+			}
+			computeStatus(s)
+			got := conditions.Get(mcs, holdfastv1.ReadyCondition)
+			if got.Status != tt.status || got.Reason != tt.reason {
+				t.Fatalf("Ready %s %s: %s; want %s %s", got.Status, got.Reason, got.Message, tt.status, tt.reason)
+			}
+			for _, w := range tt.says {
+				if !strings.Contains(got.Message, w) {
+					t.Errorf("Ready message %q lacks %q", got.Message, w)
+				}
+			}
+			if strings.Contains(got.Message, "fleet/c9") {
+				t.Errorf("a failure resumed before is named: %q", got.Message)
 			}
 		})
 	}
