@@ -240,3 +240,54 @@ func describeChange(c Change) string {
 	}
 	return s + "] by " + c.Author.Manager
 }
+
+// TestUpdatesThatAreNotDrift: an update of a watched object that changes nothing Holdfast owns
+// (another manager's field, the status its controller writes) goes to OnUpdate, with the
+// object's owner, not to OnChange; a drift goes to OnChange only.
+func TestUpdatesThatAreNotDrift(t *testing.T) {
+	server := newFakeServer(false)
+	server.set(named(configMap(t, "", "", "declared", ""), "a"), false)
+	server.set(named(configMap(t, "", "", "declared", ""), "b"), false)
+	changes := make(chan Change, 10)
+	updates := make(chan string, 10)
+	w := &Watches{
+		OnChange: func(_ types.NamespacedName, c Change) { changes <- c },
+		OnUpdate: func(_ types.NamespacedName, o *unstructured.Unstructured) {
+			updates <- o.GetName() + " of " + o.GetAnnotations()["holdfast.dev/multiclusterservice"]
+		},
+	}
+	example := &unstructured.Unstructured{}
+	example.SetAPIVersion("v1")
+	example.SetKind("ConfigMap")
+	inf := toolscache.NewSharedIndexInformer(server, example, 0, toolscache.Indexers{})
+	if err := inf.SetTransform(NewCompactor().Transform); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := inf.AddEventHandler(w.handler(types.NamespacedName{Name: "cluster-1"})); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go inf.RunWithContext(ctx)
+	if !toolscache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		t.Fatal("informer did not sync")
+	}
+	<-server.opened
+
+	server.set(named(configMap(t, "", "", "declared", "", otherOwnsTheirs), "b"), true)
+	select {
+	case u := <-updates:
+		if u != "b of shop" {
+			t.Fatalf("OnUpdate got %q, want b of shop", u)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("an update that is not drift was not reported to OnUpdate")
+	}
+	server.set(named(configMap(t, "", "", "edited-live", "", kubectlOwnsValue), "a"), true)
+	expectChanges(t, changes, "a changed [.data.value: \"declared\" -> \"edited-live\"] by kubectl-edit")
+	select {
+	case u := <-updates:
+		t.Fatalf("a drift also went to OnUpdate: %q", u)
+	default:
+	}
+}

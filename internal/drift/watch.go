@@ -31,6 +31,10 @@ type Watches struct {
 	// OnChange is called, from informer goroutines, for every change that matters. It must not
 	// block.
 	OnChange func(cluster types.NamespacedName, c Change)
+	// OnUpdate, if set, is called, from informer goroutines, for every other update of a
+	// watched object: changes to what Holdfast does not own, such as the status its controllers
+	// write, from which its health follows. obj is as Change.Object. It must not block.
+	OnUpdate func(cluster types.NamespacedName, obj *unstructured.Unstructured)
 	// OnSynced, if set, is called once a new handler has seen every object of its kind that
 	// existed when it started (from a goroutine of its own). A change made between the apply
 	// and that first list (a restart, a new kind) reaches no handler as a change: whoever uses
@@ -92,6 +96,8 @@ func (w *Watches) handler(cluster types.NamespacedName) toolscache.ResourceEvent
 			if n, ok := newObj.(*Snapshot); ok && oldObj != newObj {
 				if p := n.pending.Swap(nil); p != nil {
 					w.OnChange(cluster, Change{Object: n.Object(), Verdict: Verdict{Drifted: true, Fields: p.fields, Author: p.author}})
+				} else if w.OnUpdate != nil {
+					w.OnUpdate(cluster, n.Object())
 				}
 			}
 		},

@@ -90,6 +90,8 @@ type Reconciler struct {
 	watches *drift.Watches
 	// memory is what this process knows about status objects between reconciles.
 	memory *memory
+	// healthReads coalesces the health re-reads watch events ask for (onUpdate).
+	healthReads delayed
 	// InventoryShardSize is how many inventory entries a status object holds itself, and about
 	// how many each of its ClusterServiceInventory shards holds beyond that (package
 	// inventory); inventory.DefaultShardSize when 0.

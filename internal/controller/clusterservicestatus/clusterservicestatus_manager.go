@@ -40,7 +40,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	r.connected = make(chan event.TypedGenericEvent[*holdfastv1.Cluster], 1024)
 	r.Fleet.OnRecovered(r.onRecovered)
 	r.Fleet.OnConnected(r.onConnected)
-	r.watches = &drift.Watches{OnChange: r.onDrift, OnSynced: r.onWatchSynced}
+	r.watches = &drift.Watches{OnChange: r.onDrift, OnUpdate: r.onUpdate, OnSynced: r.onWatchSynced}
 	r.Fleet.OnClosed(forgetCacheOf(r.watches.Forget))
 	r.memory = newMemory()
 	if opts.NewQueue == nil {
