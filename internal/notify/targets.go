@@ -13,10 +13,10 @@ import (
 // Targets reads the notification targets of a service set (spec.notifications) from their
 // Secrets, through reader (the API server: Secrets are never cached). allowed says whether the
 // set may read a Secret in a namespace (the tenancy policy). A target that cannot be used is
-// skipped and returned in invalid, each error naming the target, Secret and key, never a value.
+// skipped and returned in invalid, its error naming the Secret and key, never a value.
 // Target names are made unique across service sets ("<set>/<target>"): queues are per name.
 func Targets(ctx context.Context, reader client.Reader, mcs *holdfastv1.MultiClusterService,
-	allowed func(target, namespace string) error) (targets []Target, invalid []error) {
+	allowed func(target, namespace string) error) (targets []Target, invalid []InvalidTarget) {
 	for _, spec := range mcs.Spec.Notifications {
 		sec := &corev1.Secret{}
 		key := client.ObjectKey{Namespace: spec.SecretRef.Namespace, Name: spec.SecretRef.Name}
@@ -31,11 +31,17 @@ func Targets(ctx context.Context, reader client.Reader, mcs *holdfastv1.MultiClu
 			err = fmt.Errorf("reading Secret %s of notification target %q: %w", key, spec.Name, err)
 		}
 		if err != nil {
-			invalid = append(invalid, err)
+			invalid = append(invalid, InvalidTarget{Name: spec.Name, Err: err})
 			continue
 		}
 		t.Name = mcs.Name + "/" + t.Name
 		targets = append(targets, t)
 	}
 	return targets, invalid
+}
+
+// InvalidTarget is a notification target that cannot be used, and why.
+type InvalidTarget struct {
+	Name string
+	Err  error
 }

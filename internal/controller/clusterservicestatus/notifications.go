@@ -111,10 +111,10 @@ func (r *Reconciler) notificationTargets(ctx context.Context, s *scope) []notify
 	targets, invalid := notify.Targets(ctx, r.APIReader, s.mcs, func(target, namespace string) error {
 		return r.Tenancy.Secret(s.mcs, target, namespace)
 	})
-	for _, err := range invalid {
-		ctrl.LoggerFrom(ctx).Info("Notification target not usable; skipped", "error", err.Error())
+	for _, it := range invalid {
+		ctrl.LoggerFrom(ctx).Info("Notification target not usable; skipped", "target", it.Name, "error", it.Err.Error())
 		if r.Recorder != nil {
-			r.Recorder.Eventf(s.css, nil, corev1.EventTypeWarning, "NotificationTargetInvalid", "Notify", "%v", err)
+			r.Recorder.Eventf(s.css, nil, corev1.EventTypeWarning, "NotificationTargetInvalid", "Notify", "%v", it.Err)
 		}
 	}
 	return targets

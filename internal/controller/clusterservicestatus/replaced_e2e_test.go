@@ -53,6 +53,10 @@ spec:
 	}
 }
 
+// settledAsApplied are health checks that judge a Job and a PersistentVolumeClaim healthy as
+// applied, for tests about something else than their health.
+var settledAsApplied = []holdfastv1.HealthCheck{{Group: "batch", Kind: "Job", Expr: "true"}, {Kind: "PersistentVolumeClaim", Expr: "true"}}
+
 var immutableFieldOf = map[string]string{"Job": "spec.template", "Deployment": "spec.selector", "PersistentVolumeClaim": "spec"}
 
 func liveObject(g Gomega, cluster, apiVersion, kind, ns, name string) *unstructured.Unstructured {
@@ -82,6 +86,9 @@ func TestReplacedObjectsAreDrift(t *testing.T) {
 		ClusterSelector: selectEnv("dev"), SyncMode: holdfastv1.SyncModeContinuousWithDriftDetection,
 		Drift:    &holdfastv1.DriftPolicy{Action: holdfastv1.DriftActionReport},
 		Services: []holdfastv1.Service{service("web", name, ns)},
+		// Ready means healthy: the simulated node never completes the Job's pod, and no
+		// provisioner binds the claim. This test is about drift, not their health.
+		HealthChecks: settledAsApplied,
 	})
 	expectReady(t, name, "cluster-1")
 	c1 := targets["cluster-1"]

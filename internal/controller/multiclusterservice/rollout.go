@@ -208,8 +208,8 @@ func (r *Reconciler) notifyHalt(ctx context.Context, s *scope) {
 	targets, invalid := notify.Targets(ctx, r.APIReader, s.mcs, func(target, namespace string) error {
 		return r.Tenancy.Secret(s.mcs, target, namespace)
 	})
-	for _, err := range invalid {
-		log.Info("Notification target not usable; skipped", "error", err.Error())
+	for _, it := range invalid {
+		log.Info("Notification target not usable; skipped", "target", it.Name, "error", it.Err.Error())
 	}
 	for _, t := range targets {
 		if !r.Notifier.Send(t, e) {
