@@ -24,6 +24,7 @@ func init() {
 		clusterConnected, clusterProbeFailures,
 		notifications,
 		renderCacheRequests, queueWait, reconciles,
+		rolloutHalted, rolloutWave,
 	)
 }
 

@@ -20,6 +20,7 @@ import (
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/controller/index"
 	"holdfast.dev/holdfast/internal/controller/interrupt"
+	"holdfast.dev/holdfast/internal/metrics"
 	"holdfast.dev/holdfast/internal/naming"
 	"holdfast.dev/holdfast/internal/notify"
 	"holdfast.dev/holdfast/internal/rollout"
@@ -269,11 +270,13 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) error {
 // patchStatus computes the status from the scope and patches it once.
 func (r *Reconciler) patchStatus(ctx context.Context, s *scope) error {
 	if s.deleting && len(s.statuses) == 0 {
+		metrics.DeleteRollout(s.mcs.Name)
 		return nil // gone, or about to be
 	}
 	computeStatus(s)
 	r.recordTransition(ctx, s)
 	r.notifyHalt(ctx, s)
+	reportRollout(s)
 	if equality.Semantic.DeepEqual(s.before.Status, s.mcs.Status) {
 		return nil
 	}

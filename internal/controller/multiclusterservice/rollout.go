@@ -14,6 +14,7 @@ import (
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/conditions"
+	"holdfast.dev/holdfast/internal/metrics"
 	"holdfast.dev/holdfast/internal/naming"
 	"holdfast.dev/holdfast/internal/notify"
 	"holdfast.dev/holdfast/internal/rollout"
@@ -216,4 +217,19 @@ func (r *Reconciler) notifyHalt(ctx context.Context, s *scope) {
 			log.Info("Notification queue full; event dropped", "target", t.Name, "event", e.Type)
 		}
 	}
+}
+
+// reportRollout sets the rollout gauges of the service set from its status, or removes them
+// when it has no rollout or is gone.
+func reportRollout(s *scope) {
+	ro := s.mcs.Status.Rollout
+	if ro == nil || s.deleting {
+		metrics.DeleteRollout(s.mcs.Name)
+		return
+	}
+	wave := 0
+	if ro.Phase != holdfastv1.RolloutComplete && ro.Phase != holdfastv1.RolloutAborted {
+		wave = int(ro.Wave) + 1
+	}
+	metrics.SetRollout(s.mcs.Name, ro.Phase == holdfastv1.RolloutHalted, wave)
 }
