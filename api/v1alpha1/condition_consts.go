@@ -87,11 +87,12 @@ const (
 
 // Reasons of a service's readiness that come from its dependencies (spec.services[].dependsOn).
 const (
-	// WaitingForDependenciesReason: a service waits for the services it depends on to be
-	// healthy on the cluster before it is applied.
+	// WaitingForDependenciesReason: a service waits for the services it depends on, of its set
+	// or of other service sets, to be applied and healthy on the cluster before it is applied.
 	WaitingForDependenciesReason = "WaitingForDependencies"
-	// InvalidDependencyReason: a service depends on a service the set does not have, or is in a
-	// dependency cycle; it is not applied.
+	// InvalidDependencyReason: a service depends on a service the set does not have, has a
+	// dependsOn entry that names no service, or is in a dependency cycle (within its set or
+	// across service sets); it is not applied.
 	InvalidDependencyReason = "InvalidDependency"
 	// RolloutHaltedReason: the rollout of a new revision reached its failure threshold; the
 	// message names the clusters that failed and why (`holdfast rollout resume|abort`).

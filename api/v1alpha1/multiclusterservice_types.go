@@ -136,11 +136,18 @@ type Service struct {
 	// Drift overrides the service set's drift policy for this service.
 	// +optional
 	Drift *ServiceDriftPolicy `json:"drift,omitempty"`
-	// DependsOn names services of this service set that must be healthy on a cluster before
-	// this one is applied there (each of their objects Current); until then the service waits,
-	// its objects left as they are. Services in a cycle, or naming a service the set does not
-	// have, are not applied, with a reason naming the cycle or the name.
+	// DependsOn names services that must be applied and healthy on a cluster before this one is
+	// applied there (each of their objects Current): "db" names a service of this service set,
+	// "<multiclusterservice>/<service>" a service of another service set (a ServiceSet's is
+	// "<namespace>.<name>", its status.multiClusterService) as its ClusterServiceStatus for the
+	// same cluster records it. Until then the service waits, its objects left as they are, and so
+	// it does while the other service set does not exist, does not select the cluster or does not
+	// declare that service. Services in a cycle (within the set or across sets), or naming a
+	// service the set does not have, are not applied, with a reason naming the cycle or the name;
+	// so is a ServiceSet naming another namespace's service set.
 	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MaxLength=317
+	// +kubebuilder:validation:items:Pattern=`^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	// +listType=set
 	// +optional
 	DependsOn []string `json:"dependsOn,omitempty"`

@@ -1,5 +1,6 @@
 // Package tenancy decides what a service set may reach on a hub shared by teams: which Clusters
-// it may select and from which namespaces it may read templates and notification Secrets.
+// it may select, from which namespaces it may read templates and notification Secrets, and on
+// which other service sets its services may depend.
 //
 // A namespace is a tenant boundary. A ServiceSet (namespaced) runs as a MultiClusterService
 // labelled with its namespace (holdfastv1.TenantNamespaceLabel); such a service set reaches only
@@ -13,7 +14,8 @@
 // a platform namespace, as before tenancy.
 //
 // The MultiClusterService controller selects with Selects, and the ClusterServiceStatus
-// controller checks Selects, Template and Secret again before it deploys or notifies, so that a
+// controller checks Selects, Template and Secret again before it deploys or notifies, and
+// DependsOn before it lets a service wait for another set's,, so that a
 // status object nobody's selection created deploys nothing.
 package tenancy
 
@@ -92,6 +94,22 @@ func (p Policy) reads(mcs *holdfastv1.MultiClusterService, ns, what string) erro
 	}
 	if !p.platform(ns) {
 		return fmt.Errorf("%s is not a platform namespace (%v): a MultiClusterService uses only templates and Secrets of platform namespaces, which tenants cannot change", what, p.PlatformNamespaces)
+	}
+	return nil
+}
+
+// DependsOn returns an error naming what to fix when a service of mcs may not depend on a
+// service of other (spec.services[].dependsOn "<multiclusterservice>/<service>"): a tenant's
+// service set only on service sets of the same tenant, whose specs that tenant writes; on a hub
+// shared with tenants, a platform service set only on platform ones, so that no tenant can hold
+// back, or release, what platform service sets deploy.
+func (p Policy) DependsOn(mcs, other *holdfastv1.MultiClusterService) error {
+	mine, theirs := TenantOf(mcs), TenantOf(other)
+	switch {
+	case mine != "" && theirs != mine:
+		return fmt.Errorf("dependsOn names MultiClusterService %s, which is not a ServiceSet of namespace %q: a ServiceSet depends only on ServiceSets of its own namespace", other.Name, mine)
+	case mine == "" && theirs != "" && p.Shared():
+		return fmt.Errorf("dependsOn names MultiClusterService %s, the ServiceSet of namespace %q: a MultiClusterService depends only on platform service sets, which tenants cannot change", other.Name, theirs)
 	}
 	return nil
 }

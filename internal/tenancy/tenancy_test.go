@@ -138,3 +138,30 @@ func TestServiceSetServiceAccount(t *testing.T) {
 		t.Errorf("without a tenant ServiceAccount the choice is the ServiceSet's: %v", err)
 	}
 }
+
+func TestDependsOn(t *testing.T) {
+	single := Policy{}
+	shared := Policy{PlatformNamespaces: []string{"fleet"}}
+	cases := []struct {
+		name       string
+		p          Policy
+		mcs, other *holdfastv1.MultiClusterService
+		err        string
+	}{
+		{"platform on platform", shared, serviceSet(""), serviceSet(""), ""},
+		{"a tenant on its own namespace's set", shared, serviceSet("team-a"), serviceSet("team-a"), ""},
+		{"a tenant on another tenant's set", shared, serviceSet("team-a"), serviceSet("team-b"), `not a ServiceSet of namespace "team-a"`},
+		{"a tenant on a platform set", shared, serviceSet("team-a"), serviceSet(""), `not a ServiceSet of namespace "team-a"`},
+		{"one team: a tenant on another tenant's set", single, serviceSet("team-a"), serviceSet("team-b"), "its own namespace"},
+		{"shared: platform on a tenant's set", shared, serviceSet(""), serviceSet("team-a"), "depends only on platform service sets"},
+		{"one team: platform on a tenant's set", single, serviceSet(""), serviceSet("team-a"), ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.p.DependsOn(c.mcs, c.other)
+			if (c.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.err)) {
+				t.Fatalf("DependsOn = %v, want %q", err, c.err)
+			}
+		})
+	}
+}

@@ -2,9 +2,11 @@ package clusterservicestatus
 
 import (
 	"context"
+	"maps"
 	"reflect"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -21,15 +23,19 @@ import (
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/conditions"
 	"holdfast.dev/holdfast/internal/controller/index"
+	"holdfast.dev/holdfast/internal/dependency"
 	"holdfast.dev/holdfast/internal/drift"
 	"holdfast.dev/holdfast/internal/fleet"
+	"holdfast.dev/holdfast/internal/naming"
 	"holdfast.dev/holdfast/internal/templatesource"
 )
 
 // SetupWithManager registers the controller and its watches; it needs package index's
 // indexes. Every change that can alter what a cluster should hold brings its status objects
 // back: the MultiClusterService, its templates and their ConfigMaps and Secrets, the
-// Cluster's labels, annotations and connection, and its link recovering (fleet.OnRecovered).
+// Cluster's labels, annotations and connection, and its link recovering (fleet.OnRecovered);
+// and a service of another service set its services depend on becoming ready, or no longer,
+// on its cluster (dependentsOnCluster).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
@@ -51,7 +57,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&holdfastv1.ClusterServiceStatus{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}), r.Shard.Predicate(clusterOfStatus), r.noteRequests())).
-		Watches(&holdfastv1.MultiClusterService{}, triggered(handler.EnqueueRequestsFromMapFunc(r.forServiceSet), requestOrHub),
+		Watches(&holdfastv1.MultiClusterService{}, triggered(handler.EnqueueRequestsFromMapFunc(r.forServiceSetChange), requestOrHub),
 			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Watches(&holdfastv1.ServiceTemplate{}, handler.EnqueueRequestsFromMapFunc(r.forTemplate),
 			builder.WithPredicates(templatesource.Changed())).
@@ -61,6 +67,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 			builder.WithPredicates(clusterChanged())).
 		Watches(&holdfastv1.ClusterServiceStatus{}, handler.EnqueueRequestsFromMapFunc(r.conflictingNeighbours),
 			builder.WithPredicates(inventoryChanged())).
+		Watches(&holdfastv1.ClusterServiceStatus{}, handler.EnqueueRequestsFromMapFunc(r.dependentsOnCluster),
+			builder.WithPredicates(readinessChanged())).
 		WatchesRawSource(source.Channel(r.recheck, triggered(handler.TypedEventHandler[*holdfastv1.ClusterServiceStatus, reconcile.Request](
 			&handler.TypedEnqueueRequestForObject[*holdfastv1.ClusterServiceStatus]{}), always[*holdfastv1.ClusterServiceStatus](triggerRecheck)))).
 		WatchesRawSource(source.Channel(r.drifted, triggered(enqueueDrifted(r.routine.driftQueued), always[*holdfastv1.ClusterServiceStatus](triggerDrift)))).
@@ -106,6 +114,80 @@ func (r *Reconciler) forServiceSet(ctx context.Context, obj client.Object) []rec
 		ctrl.LoggerFrom(ctx).Error(err, "Mapping a MultiClusterService to its status objects failed")
 	}
 	return requests(statuses)
+}
+
+// forServiceSetChange maps a change of a MultiClusterService to its status objects, and to
+// those of the service sets depending on it that wait for their dependencies (or found them
+// invalid): the service it declared, or the cycle it closed or broke, changes their verdict.
+// Status objects that applied everything look again at their next full reconcile.
+func (r *Reconciler) forServiceSetChange(ctx context.Context, obj client.Object) []reconcile.Request {
+	reqs := r.forServiceSet(ctx, obj)
+	dependents, err := index.ServiceSetsDependingOn(ctx, r.Client, obj.GetName())
+	if err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Mapping a MultiClusterService to the service sets depending on it failed")
+	}
+	for i := range dependents {
+		statuses, err := index.StatusesOfServiceSet(ctx, r.Client, dependents[i].Name)
+		if err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "Mapping a MultiClusterService to the service sets depending on it failed")
+		}
+		for j := range statuses {
+			if c := conditions.Get(&statuses[j], holdfastv1.AppliedCondition); c != nil && c.Status != metav1.ConditionTrue && dependencyReason(c.Reason) {
+				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&statuses[j])})
+			}
+		}
+	}
+	return reqs
+}
+
+// dependencyReason reports whether a reason of Applied comes from dependsOn.
+func dependencyReason(reason string) bool {
+	switch reason {
+	case holdfastv1.WaitingForDependenciesReason, holdfastv1.InvalidDependencyReason, holdfastv1.CrossNamespaceReferenceReason:
+		return true
+	}
+	return false
+}
+
+// dependentsOnCluster maps a status object whose services' readiness changed to the status
+// objects, on the same cluster, of the service sets with a service depending on one of its set:
+// one waiting for it applies at once rather than at its next full reconcile, hours away. Only
+// service sets someone depends on (ServiceSetByDependency) cost more than an index lookup.
+func (r *Reconciler) dependentsOnCluster(ctx context.Context, obj client.Object) []reconcile.Request {
+	css, ok := obj.(*holdfastv1.ClusterServiceStatus)
+	if !ok {
+		return nil
+	}
+	dependents, err := index.ServiceSetsDependingOn(ctx, r.Client, css.Spec.MultiClusterService)
+	if err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Mapping a status object to those depending on its services failed")
+	}
+	var reqs []reconcile.Request
+	for i := range dependents {
+		key := client.ObjectKey{Namespace: css.Namespace, Name: naming.StatusName(dependents[i].Name, css.Spec.Cluster)}
+		if err := r.Client.Get(ctx, key, &holdfastv1.ClusterServiceStatus{}); err == nil {
+			reqs = append(reqs, reconcile.Request{NamespacedName: key})
+		}
+	}
+	return reqs
+}
+
+// readinessChanged passes updates of status objects in which a service became ready for the
+// services depending on it, or stopped being, or appeared or went (dependency.Ready): what
+// dependentsOnCluster needs, and not the rest of the status writes of a thousand clusters.
+func readinessChanged() predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc: func(event.CreateEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			o, n := e.ObjectOld.(*holdfastv1.ClusterServiceStatus), e.ObjectNew.(*holdfastv1.ClusterServiceStatus)
+			if o == nil || n == nil {
+				return false
+			}
+			return !maps.Equal(dependency.ReadyServices(o.Status.Services), dependency.ReadyServices(n.Status.Services))
+		},
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
 }
 
 func (r *Reconciler) forTemplate(ctx context.Context, obj client.Object) []reconcile.Request {

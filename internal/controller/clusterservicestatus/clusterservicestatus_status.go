@@ -170,6 +170,7 @@ func setApplied(s *scope) {
 	applied, total, kept := 0, 0, 0
 	var applyErrs []string
 	var waiting, invalid []string
+	invalidReason := ""
 	for _, o := range s.services {
 		if o.kept {
 			kept++
@@ -177,8 +178,10 @@ func setApplied(s *scope) {
 		}
 		if o.waiting != nil {
 			msg := fmt.Sprintf("service %q %s", o.name, strings.TrimPrefix(o.waiting.message, "dependsOn "))
-			if o.waiting.reason == holdfastv1.InvalidDependencyReason {
+			if o.waiting.reason != holdfastv1.WaitingForDependenciesReason {
+				// InvalidDependency, or CrossNamespaceReference: the first one's reason.
 				invalid = append(invalid, msg)
+				invalidReason = firstNonEmpty(invalidReason, o.waiting.reason)
 			} else {
 				waiting = append(waiting, msg)
 			}
@@ -223,7 +226,7 @@ func setApplied(s *scope) {
 		set(s, holdfastv1.AppliedCondition, metav1.ConditionFalse, holdfastv1.ConflictReason,
 			fmt.Sprintf("%d objects not applied: %s", len(conflicts), list(conflicts)))
 	case len(invalid) > 0:
-		set(s, holdfastv1.AppliedCondition, metav1.ConditionFalse, holdfastv1.InvalidDependencyReason, list(invalid))
+		set(s, holdfastv1.AppliedCondition, metav1.ConditionFalse, invalidReason, list(invalid))
 	case len(waiting) > 0:
 		set(s, holdfastv1.AppliedCondition, metav1.ConditionUnknown, holdfastv1.WaitingForDependenciesReason, list(waiting))
 	case s.mcs.Spec.SyncMode == holdfastv1.SyncModeDryRun:

@@ -8,13 +8,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/dependency"
 )
 
-// dependencyOrder returns the rendered services so that each comes after the services it
-// depends on (spec.services[].dependsOn), in declaration order otherwise, and the problem of
-// each service that can never be applied because of its dependencies: one naming a service the
-// set does not have, and those in (or behind) a cycle.
-func dependencyOrder(rendered []renderedService) ([]renderedService, map[string]*problem) {
+// dependencyOrder returns the rendered services of service set set so that each comes after the
+// services of the set it depends on (spec.services[].dependsOn), in declaration order otherwise,
+// and the problem of each service that can never be applied because of its dependencies: one
+// with an entry that names no service, one naming a service the set does not have, and those in
+// (or behind) a cycle. Entries naming another service set's services are left to
+// setDependencies.
+func dependencyOrder(set string, rendered []renderedService) ([]renderedService, map[string]*problem) {
 	byName := map[string]int{}
 	for i, rs := range rendered {
 		byName[rs.svc.Name] = i
@@ -23,11 +26,19 @@ func dependencyOrder(rendered []renderedService) ([]renderedService, map[string]
 	waits := make([]int, len(rendered)) // dependencies not yet placed
 	dependents := make([][]int, len(rendered))
 	for i, rs := range rendered {
-		for _, dep := range rs.svc.DependsOn {
-			j, ok := byName[dep]
+		for _, entry := range rs.svc.DependsOn {
+			ref, err := dependency.Parse(set, entry)
+			if err != nil {
+				problems[rs.svc.Name] = &problem{holdfastv1.InvalidDependencyReason, err.Error() + "; fix spec.services[].dependsOn"}
+				continue
+			}
+			if ref.Set != set {
+				continue
+			}
+			j, ok := byName[ref.Service]
 			if !ok {
 				problems[rs.svc.Name] = &problem{holdfastv1.InvalidDependencyReason,
-					fmt.Sprintf("dependsOn names service %q, which the service set does not have; fix spec.services[].dependsOn", dep)}
+					fmt.Sprintf("dependsOn names service %q, which the service set does not have; fix spec.services[].dependsOn", ref.Service)}
 				continue
 			}
 			waits[i]++
@@ -68,20 +79,37 @@ func dependencyOrder(rendered []renderedService) ([]renderedService, map[string]
 	return ordered, problems
 }
 
-// dependencyWait says why svc must wait, or "" when every service it depends on is ready on the
-// cluster in this reconcile: applied (or kept) without failures, and each of its objects healthy.
-func dependencyWait(svc holdfastv1.Service, ready map[string]bool) string {
-	var waiting []string
-	for _, dep := range svc.DependsOn {
-		if !ready[dep] {
-			waiting = append(waiting, dep)
+// dependencyWait says why svc, of service set set, must wait, or "" when every service it
+// depends on is ready on the cluster: those of the set in this reconcile (ready: applied, or
+// kept, without failures, and each of its objects healthy), those of other sets as their status
+// objects record it (others: why each is not ready, "" when it is; see setDependencies).
+func dependencyWait(svc holdfastv1.Service, set string, ready map[string]bool, others map[dependency.Ref]string) string {
+	var waiting, why []string
+	for _, entry := range svc.DependsOn {
+		ref, err := dependency.Parse(set, entry)
+		switch {
+		case err != nil:
+		case ref.Set == set:
+			if !ready[ref.Service] {
+				waiting = append(waiting, ref.Service)
+			}
+		default:
+			if reason, ok := others[ref]; !ok || reason != "" {
+				waiting = append(waiting, ref.String())
+				why = append(why, ref.String()+": "+firstNonEmpty(reason, "not looked at"))
+			}
 		}
 	}
 	if len(waiting) == 0 {
 		return ""
 	}
 	slices.Sort(waiting)
-	return fmt.Sprintf("waits for %s to be applied and healthy on the cluster (dependsOn)", strings.Join(waiting, ", "))
+	slices.Sort(why)
+	msg := fmt.Sprintf("waits for %s to be applied and healthy on the cluster (dependsOn)", strings.Join(waiting, ", "))
+	if len(why) > 0 {
+		msg += "; " + strings.Join(why, "; ")
+	}
+	return msg
 }
 
 // readyForDependents reports whether the service's outcome in this reconcile lets the services

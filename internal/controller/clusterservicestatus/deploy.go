@@ -87,7 +87,13 @@ func (r *Reconciler) reconcileDeploy(ctx context.Context, s *scope) (ctrl.Result
 	var inventory []holdfastv1.ResourceStatus
 	var transient []error
 	declared := map[string]bool{}
-	ordered, dependencyProblems := dependencyOrder(rendered)
+	ordered, dependencyProblems := dependencyOrder(mcs.Name, rendered)
+	otherProblems, others := r.setDependencies(ctx, s, ordered)
+	for name, p := range otherProblems {
+		if dependencyProblems[name] == nil {
+			dependencyProblems[name] = p
+		}
+	}
 	ready := map[string]bool{}
 	for _, rs := range ordered {
 		declared[rs.svc.Name] = true
@@ -96,7 +102,7 @@ func (r *Reconciler) reconcileDeploy(ctx context.Context, s *scope) (ctrl.Result
 		start := len(inventory)
 		if p := dependencyProblems[rs.svc.Name]; p != nil {
 			out.waiting = p
-		} else if why := dependencyWait(rs.svc, ready); why != "" {
+		} else if why := dependencyWait(rs.svc, mcs.Name, ready, others); why != "" {
 			out.waiting = &problem{holdfastv1.WaitingForDependenciesReason, why}
 		}
 		switch {

@@ -38,8 +38,8 @@ type serviceOutcome struct {
 	// status stays as recorded.
 	unchanged bool
 	// waiting: not applied because of its dependencies (spec.services[].dependsOn): they are
-	// not ready yet (WaitingForDependencies), or cannot be (InvalidDependency). Its objects
-	// stay as they were.
+	// not ready yet (WaitingForDependencies), or cannot be (InvalidDependency, or
+	// CrossNamespaceReference for another tenant's service set). Its objects stay as they were.
 	waiting *problem
 }
 

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/dependency"
 )
 
 // Field index names.
@@ -19,6 +20,9 @@ const (
 	StatusByCluster = ".spec.cluster"
 	// ServiceSetByTemplate indexes MultiClusterServices by "<namespace>/<name>" of each template.
 	ServiceSetByTemplate = ".spec.services.template"
+	// ServiceSetByDependency indexes MultiClusterServices by the name of each other service set
+	// their services depend on (spec.services[].dependsOn "<multiclusterservice>/<service>").
+	ServiceSetByDependency = ".spec.services.dependsOn"
 	// TemplateBySource indexes ServiceTemplates by "ConfigMap/<name>" and "Secret/<name>" of each
 	// object they read (in their own namespace).
 	TemplateBySource = ".spec.sources"
@@ -35,6 +39,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager) error {
 		{&holdfastv1.ClusterServiceStatus{}, StatusByServiceSet, statusServiceSetKeys},
 		{&holdfastv1.ClusterServiceStatus{}, StatusByCluster, statusClusterKeys},
 		{&holdfastv1.MultiClusterService{}, ServiceSetByTemplate, serviceSetTemplateKeys},
+		{&holdfastv1.MultiClusterService{}, ServiceSetByDependency, serviceSetDependencyKeys},
 		{&holdfastv1.ServiceTemplate{}, TemplateBySource, templateSourceKeys},
 	} {
 		if err := idx.IndexField(ctx, i.obj, i.name, i.fn); err != nil {
@@ -63,6 +68,13 @@ func serviceSetTemplateKeys(o client.Object) []string {
 		keys = append(keys, namespacedKey(s.Template.Namespace, s.Template.Name))
 	}
 	return keys
+}
+
+// serviceSetDependencyKeys are the ServiceSetByDependency keys of a MultiClusterService: the
+// other service sets its services depend on, each once.
+func serviceSetDependencyKeys(o client.Object) []string {
+	mcs := o.(*holdfastv1.MultiClusterService)
+	return dependency.OtherSets(mcs.Name, mcs.Spec.Services)
 }
 
 // templateSourceKeys are the TemplateBySource keys of a ServiceTemplate.
@@ -120,6 +132,16 @@ func ServiceSetsUsingTemplate(ctx context.Context, c client.Reader, template typ
 	list := &holdfastv1.MultiClusterServiceList{}
 	if err := c.List(ctx, list, client.MatchingFields{ServiceSetByTemplate: namespacedKey(template.Namespace, template.Name)}); err != nil {
 		return nil, fmt.Errorf("listing MultiClusterServices using ServiceTemplate %s: %w", template, err)
+	}
+	return list.Items, nil
+}
+
+// ServiceSetsDependingOn lists the MultiClusterServices with a service that depends on a
+// service of the MultiClusterService named name.
+func ServiceSetsDependingOn(ctx context.Context, c client.Reader, name string) ([]holdfastv1.MultiClusterService, error) {
+	list := &holdfastv1.MultiClusterServiceList{}
+	if err := c.List(ctx, list, client.MatchingFields{ServiceSetByDependency: name}); err != nil {
+		return nil, fmt.Errorf("listing MultiClusterServices depending on MultiClusterService %s: %w", name, err)
 	}
 	return list.Items, nil
 }

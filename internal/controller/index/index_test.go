@@ -95,3 +95,15 @@ func TestLookupKeys(t *testing.T) {
 		t.Errorf("sourceKey = %q, want Secret/registry-login", got)
 	}
 }
+
+func TestServiceSetDependencyKeys(t *testing.T) {
+	mcs := &holdfastv1.MultiClusterService{ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec: holdfastv1.MultiClusterServiceSpec{Services: []holdfastv1.Service{
+			{Name: "app", DependsOn: []string{"db", "storage/db", "web/cache"}},
+			{Name: "cache", DependsOn: []string{"network/cni", "storage/bucket"}},
+			{Name: "db"},
+		}}}
+	if got, want := serviceSetDependencyKeys(mcs), []string{"network", "storage"}; !slices.Equal(got, want) {
+		t.Errorf("ServiceSetByDependency keys = %q, want %q", got, want)
+	}
+}
