@@ -75,6 +75,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	if err := r.Client.Get(ctx, req.NamespacedName, mcs); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	if mcs.Spec.Rollout != nil && r.APIReader != nil {
+		// The rollout decides from its last status (a resume handled, a halt notified): read
+		// what the last reconcile wrote, not a cache that may not have seen it yet.
+		if err := r.APIReader.Get(ctx, req.NamespacedName, mcs); err != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
+	}
 	s := &scope{mcs: mcs, before: mcs.DeepCopy()}
 	defer func() {
 		if ended, err := interrupt.Result(ctx); ended {
@@ -275,7 +282,6 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope) error {
 	}
 	computeStatus(s)
 	r.recordTransition(ctx, s)
-	r.notifyHalt(ctx, s)
 	reportRollout(s)
 	if equality.Semantic.DeepEqual(s.before.Status, s.mcs.Status) {
 		return nil
@@ -286,5 +292,7 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope) error {
 		}
 		return fmt.Errorf("patching the status of MultiClusterService %s: %w", s.mcs.Name, err)
 	}
+	// Once the halt is recorded: the next reconcile reads it and does not notify again.
+	r.notifyHalt(ctx, s)
 	return nil
 }
