@@ -193,8 +193,9 @@ func (h *Harness) Stop() error {
 	return errors.Join(append(errs, h.Fleet.Stop())...)
 }
 
-// CreateTemplate creates an inline ServiceTemplate (and its namespace on the hub).
-func (h *Harness) CreateTemplate(ctx context.Context, namespace, name, yaml string) error {
+// CreateTemplate creates an inline ServiceTemplate (and its namespace on the hub); each of opts
+// may change it before.
+func (h *Harness) CreateTemplate(ctx context.Context, namespace, name, yaml string, opts ...func(*holdfastv1.ServiceTemplate)) error {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
 	if err := h.Hub.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating namespace %s: %w", namespace, err)
@@ -202,6 +203,9 @@ func (h *Harness) CreateTemplate(ctx context.Context, namespace, name, yaml stri
 	tpl := &holdfastv1.ServiceTemplate{
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
 		Spec:       holdfastv1.ServiceTemplateSpec{Inline: yaml},
+	}
+	for _, o := range opts {
+		o(tpl)
 	}
 	if err := h.Hub.Create(ctx, tpl); err != nil {
 		return fmt.Errorf("creating ServiceTemplate %s/%s: %w", namespace, name, err)
