@@ -182,6 +182,8 @@ type change struct {
 // target and in its status object (Ready in sync at a new service revision), and for the waves
 // set until status.rollout is Complete.
 func (b *bench) change(ctx context.Context, set string, rev int) (*change, error) {
+	ctx, cancel := context.WithCancel(ctx) // ends the watches if the change fails
+	defer cancel()
 	before, beforeSpec, err := b.revisions(ctx)
 	if err != nil {
 		return nil, err
@@ -208,6 +210,25 @@ func (b *bench) change(ctx context.Context, set string, rev int) (*change, error
 			return nil, ctx.Err()
 		}
 	}
+	// The status objects' watch is open before the change, so that each is seen as it changes.
+	c := &change{given: map[string]time.Time{}}
+	var ready map[string]time.Time
+	var readyErr error
+	listed := make(chan struct{})
+	wg.Go(func() {
+		ready, readyErr = b.WatchStatuses(ctx, b.cfg.timeout, func(css *holdfastv1.ClusterServiceStatus) bool {
+			if _, seen := c.given[css.Name]; !seen && css.Spec.Revision != beforeSpec[css.Name] {
+				c.given[css.Name] = time.Now()
+			}
+			return measure.ReadyInSync(b.cfg.objects)(css) && len(css.Status.Services) == 1 &&
+				css.Status.Services[0].Revision != before[css.Name]
+		}, func() { close(listed) })
+	})
+	select {
+	case <-listed:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 	tpl := &holdfastv1.ServiceTemplate{}
 	if err := b.Hub.Get(ctx, types.NamespacedName{Namespace: templateNamespace, Name: set}, tpl); err != nil {
 		return nil, fmt.Errorf("reading ServiceTemplate %s: %w", set, err)
@@ -218,16 +239,13 @@ func (b *bench) change(ctx context.Context, set string, rev int) (*change, error
 	if err := b.Hub.Update(ctx, tpl); err != nil {
 		return nil, fmt.Errorf("changing ServiceTemplate %s: %w", set, err)
 	}
-	c := &change{began: time.Now(), given: map[string]time.Time{}}
-	ready, err := b.WaitStatuses(ctx, b.cfg.timeout, func(css *holdfastv1.ClusterServiceStatus) bool {
-		if _, seen := c.given[css.Name]; !seen && css.Spec.Revision != beforeSpec[css.Name] {
-			c.given[css.Name] = time.Now()
-		}
-		return measure.ReadyInSync(b.cfg.objects)(css) && len(css.Status.Services) == 1 &&
-			css.Status.Services[0].Revision != before[css.Name]
-	})
-	if err != nil {
-		return nil, fmt.Errorf("waiting for the status objects of %s: %w", set, err)
+	c.began = time.Now()
+	wg.Wait()
+	if readyErr != nil {
+		return nil, fmt.Errorf("waiting for the status objects of %s: %w", set, readyErr)
+	}
+	if rtErr != nil {
+		return nil, rtErr
 	}
 	c.ready = map[string]time.Time{}
 	for name, at := range ready {
@@ -240,10 +258,6 @@ func (b *bench) change(ctx context.Context, set string, rev int) (*change, error
 	c.given = given
 	if c.applied, err = b.arrivals.wait(ctx, set, strconv.Itoa(rev), b.Sims, b.cfg.timeout); err != nil {
 		return nil, err
-	}
-	wg.Wait()
-	if rtErr != nil {
-		return nil, rtErr
 	}
 	c.rollout = rt
 	c.cpu = b.CPU().Minus(cpu0)

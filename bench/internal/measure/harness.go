@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -263,6 +264,19 @@ func (h *Harness) WaitClustersReady(ctx context.Context, timeout time.Duration) 
 // when it first held for each, by status object name. It keeps no status object, so that the
 // controller's memory is not inflated by this program's.
 func (h *Harness) WaitStatuses(ctx context.Context, timeout time.Duration, ok func(*holdfastv1.ClusterServiceStatus) bool) (map[string]time.Time, error) {
+	return h.WatchStatuses(ctx, timeout, ok, nil)
+}
+
+// WatchStatuses is WaitStatuses calling listed, if not nil, once its first list was read (or it
+// gave up): run it on a goroutine, and what changes after listed is seen as it changes, not when
+// a list made later returns.
+func (h *Harness) WatchStatuses(ctx context.Context, timeout time.Duration, ok func(*holdfastv1.ClusterServiceStatus) bool, listed func()) (map[string]time.Time, error) {
+	var once sync.Once
+	if listed != nil {
+		defer once.Do(listed)
+	} else {
+		listed = func() {}
+	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	at := map[string]time.Time{}
@@ -288,6 +302,7 @@ func (h *Harness) WaitStatuses(ctx context.Context, timeout time.Duration, ok fu
 		for i := range list.Items {
 			see(&list.Items[i])
 		}
+		once.Do(listed)
 		rv := list.ResourceVersion
 		list = nil
 		if len(at) == len(h.Statuses) {
