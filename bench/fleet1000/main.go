@@ -79,8 +79,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -172,13 +170,9 @@ func main() {
 }
 
 func parseSizes(v string) ([]int, error) {
-	var sizes []int
-	for f := range strings.SplitSeq(v, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 {
-			return nil, fmt.Errorf("%q is not a number of clusters", f)
-		}
-		sizes = append(sizes, n)
+	sizes, err := measure.ParseClusterCounts(v)
+	if err != nil {
+		return nil, err
 	}
 	slices.Sort(sizes)
 	return slices.Compact(sizes), nil

@@ -55,8 +55,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -120,13 +118,9 @@ func main() {
 }
 
 func parseWaves(v string) ([]int, error) {
-	var sizes []int
-	for f := range strings.SplitSeq(v, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 {
-			return nil, fmt.Errorf("%q is not a number of clusters", f)
-		}
-		sizes = append(sizes, n)
+	sizes, err := measure.ParseClusterCounts(v)
+	if err != nil {
+		return nil, err
 	}
 	if len(sizes) > 32 {
 		return nil, errors.New("at most 32 waves (spec.rollout allows 33 wave statuses)")
