@@ -83,7 +83,6 @@ func measureHandover(ctx context.Context, cfg config, n int) (_ *handoverResult,
 	h := b.Harness
 	r.setup, r.namespace = time.Since(began), h.Fleet.Namespace
 
-	h.ServerOf = func(c types.NamespacedName) string { return h.Names[b.serverOf[c.Name]] }
 	log := newWriteLog()
 	var replicas []*measure.Replica
 	for i := range cfg.replicas {
@@ -96,7 +95,7 @@ func measureHandover(ctx context.Context, cfg config, n int) (_ *handoverResult,
 		replicas = append(replicas, rep)
 		r.ids = append(r.ids, id)
 	}
-	if err := b.waitClustersReady(ctx); err != nil {
+	if err := b.WaitClustersReady(ctx, cfg.timeout); err != nil {
 		return nil, err
 	}
 	r.clustersReady = time.Since(h.Started)
@@ -105,7 +104,7 @@ func measureHandover(ctx context.Context, cfg config, n int) (_ *handoverResult,
 	if err := b.createTemplate(ctx); err != nil {
 		return nil, err
 	}
-	for _, s := range b.sims {
+	for _, s := range b.Sims {
 		h.Statuses[naming.StatusName(setName, s)] = s
 	}
 	created := time.Now()
@@ -122,7 +121,7 @@ func measureHandover(ctx context.Context, cfg config, n int) (_ *handoverResult,
 	all := sharding.NewView(r.ids...)
 	r.hashed = map[string]int{}
 	owner := map[string]string{}
-	for _, s := range b.sims {
+	for _, s := range b.Sims {
 		owner[s] = all.Owner(types.NamespacedName{Namespace: h.Fleet.Namespace, Name: s}.String())
 		r.hashed[owner[s]]++
 	}
@@ -138,7 +137,7 @@ func measureHandover(ctx context.Context, cfg config, n int) (_ *handoverResult,
 	victim := replicas[len(replicas)-1]
 	r.victim = victim.ID
 	survivors := sharding.NewView(r.ids[:len(r.ids)-1]...)
-	for _, s := range b.sims {
+	for _, s := range b.Sims {
 		if owner[s] == r.victim {
 			r.victimClusters = append(r.victimClusters, s)
 		}
@@ -252,7 +251,7 @@ func (b *bench) editUntil(ctx context.Context, stop <-chan struct{}) []*measure.
 		mu.Lock()
 		defer mu.Unlock()
 		for {
-			k := types.NamespacedName{Namespace: b.sims[b.rng.IntN(len(b.sims))], Name: names[b.rng.IntN(len(names))]}
+			k := types.NamespacedName{Namespace: b.Sims[b.rng.IntN(len(b.Sims))], Name: names[b.rng.IntN(len(names))]}
 			if !busy[k] {
 				busy[k] = true
 				seq++
@@ -273,7 +272,7 @@ func (b *bench) editUntil(ctx context.Context, stop <-chan struct{}) []*measure.
 					return
 				}
 				k, seq := pick()
-				srv := b.serverOf[k.Namespace]
+				srv := b.Server[k.Namespace]
 				e := measure.Edit(ctx, b.Clientsets[srv], b.obs[srv], editor, k.Namespace, k.Name, seq, b.cfg.correctTimeout)
 				mu.Lock()
 				runs = append(runs, e)

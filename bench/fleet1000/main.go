@@ -79,26 +79,20 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/bench/internal/measure"
-	"holdfast.dev/holdfast/internal/conditions"
 	"holdfast.dev/holdfast/internal/controller"
-	"holdfast.dev/holdfast/internal/fleet"
 	"holdfast.dev/holdfast/internal/naming"
 )
 
@@ -117,8 +111,6 @@ const (
 	idealNamespace = "ideal"
 	// fightMax is the service set's spec.drift.fight.maxCorrections, the most the API allows.
 	fightMax = 1000
-	// setupWorkers register the simulated clusters.
-	setupWorkers = 16
 	// goalSeconds and goalRSS and goalRatio are the goals.
 	goalSeconds = 60
 	goalRSS     = 1 << 30
@@ -178,13 +170,9 @@ func main() {
 }
 
 func parseSizes(v string) ([]int, error) {
-	var sizes []int
-	for f := range strings.SplitSeq(v, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 {
-			return nil, fmt.Errorf("%q is not a number of clusters", f)
-		}
-		sizes = append(sizes, n)
+	sizes, err := measure.ParseClusterCounts(v)
+	if err != nil {
+		return nil, err
 	}
 	slices.Sort(sizes)
 	return slices.Compact(sizes), nil
@@ -218,18 +206,13 @@ func run(ctx context.Context, cfg config) error {
 
 // bench is one size's fleet.
 type bench struct {
-	*measure.Harness
-	cfg config
-	n   int
-	// sims are the simulated clusters' names; serverOf their API server's index.
-	sims     []string
-	serverOf map[string]int
-	obs      []*measure.Observer
-	ideals   []*measure.Ideal
-	rng      *rand.Rand
+	*measure.SimFleet
+	cfg    config
+	n      int
+	obs    []*measure.Observer
+	ideals []*measure.Ideal
+	rng    *rand.Rand
 }
-
-func simName(i int) string { return fmt.Sprintf("sim-%04d", i+1) }
 
 // configMapNames are the ConfigMaps the template declares (the edits pick among them).
 func (b *bench) configMapNames() []string {
@@ -240,19 +223,20 @@ func (b *bench) configMapNames() []string {
 	return names
 }
 
-// startBench starts a fresh fleet of n simulated clusters: a hub, cfg.servers API servers, this
-// program's watches and ideal correctors, and the clusters registered (setUp). stop ends it all.
+// startBench starts a fresh fleet of n simulated clusters (measure.StartSimFleet: a hub,
+// cfg.servers API servers and the clusters registered), and this program's watches and ideal
+// correctors (setUp). stop ends it all.
 func startBench(ctx context.Context, cfg config, n int) (_ *bench, stop func() error, _ error) {
 	fmt.Fprintf(os.Stderr, "%d clusters: starting a hub and %d API servers\n", n, cfg.servers)
-	h, err := measure.StartFleet(ctx, measure.FleetOptions{Clusters: cfg.servers, UnlimitedClients: true})
+	f, err := measure.StartSimFleet(ctx, measure.SimFleetOptions{Servers: cfg.servers, Clusters: n})
 	if err != nil {
 		return nil, nil, err
 	}
-	b := &bench{Harness: h, cfg: cfg, n: n, serverOf: map[string]int{}, rng: rand.New(rand.NewPCG(cfg.seed, uint64(n)))}
+	b := &bench{SimFleet: f, cfg: cfg, n: n, rng: rand.New(rand.NewPCG(cfg.seed, uint64(n)))}
 	watchCtx, stopWatches := context.WithCancel(ctx)
 	stop = func() error {
 		stopWatches()
-		return h.Stop()
+		return f.Stop()
 	}
 	if err := b.setUp(ctx, watchCtx); err != nil {
 		return nil, nil, errors.Join(err, stop())
@@ -278,11 +262,10 @@ func measureSize(ctx context.Context, cfg config, n int) (_ *result, retErr erro
 		debug.SetMemoryLimit(rss0 + cfg.memoryLimit*9/10)
 		defer debug.SetMemoryLimit(math.MaxInt64)
 	}
-	h.ServerOf = func(c types.NamespacedName) string { return h.Names[b.serverOf[c.Name]] }
 	if err := h.StartController(ctx, float32(cfg.hubQPS), controller.Options{Concurrency: cfg.concurrency, SkipNameValidation: true}); err != nil {
 		return nil, err
 	}
-	if err := b.waitClustersReady(ctx); err != nil {
+	if err := b.WaitClustersReady(ctx, cfg.timeout); err != nil {
 		return nil, err
 	}
 	r.clustersReady = time.Since(h.Started)
@@ -298,7 +281,7 @@ func measureSize(ctx context.Context, cfg config, n int) (_ *result, retErr erro
 	if err := b.createTemplate(ctx); err != nil {
 		return nil, err
 	}
-	for _, s := range b.sims {
+	for _, s := range b.Sims {
 		h.Statuses[naming.StatusName(setName, s)] = s
 	}
 	h.Counter.Reset()
@@ -308,7 +291,7 @@ func measureSize(ctx context.Context, cfg config, n int) (_ *result, retErr erro
 			return nil, err
 		}
 	}
-	cpu0 := b.cpu()
+	cpu0 := b.CPU()
 	created := time.Now()
 	if err := b.createServiceSet(ctx); err != nil {
 		return nil, err
@@ -318,7 +301,7 @@ func measureSize(ctx context.Context, cfg config, n int) (_ *result, retErr erro
 		return nil, fmt.Errorf("waiting for the first rollout: %w", err)
 	}
 	r.rollout, r.rolloutSpread = time.Since(created), spread(at, created)
-	r.rolloutCPU = b.cpu().minus(cpu0)
+	r.rolloutCPU = b.CPU().Minus(cpu0)
 	if stopProfile != nil {
 		if err := stopProfile(); err != nil {
 			return nil, err
@@ -363,7 +346,7 @@ func measureSize(ctx context.Context, cfg config, n int) (_ *result, retErr erro
 	if err := b.changeTemplate(ctx); err != nil {
 		return nil, err
 	}
-	cpu0 = b.cpu()
+	cpu0 = b.CPU()
 	changed := time.Now()
 	fmt.Fprintf(os.Stderr, "%d clusters: template changed; editing while it rolls out\n", n)
 	done := make(chan struct{})
@@ -379,7 +362,7 @@ func measureSize(ctx context.Context, cfg config, n int) (_ *result, retErr erro
 		return nil, fmt.Errorf("waiting for the template change: %w", err)
 	}
 	r.change, r.changeSpread = time.Since(changed), spread(at, changed)
-	r.changeCPU = b.cpu().minus(cpu0)
+	r.changeCPU = b.CPU().Minus(cpu0)
 	if _, r.rssEnd, err = measure.SelfMemory(); err != nil {
 		return nil, err
 	}
@@ -395,28 +378,6 @@ func measureSize(ctx context.Context, cfg config, n int) (_ *result, retErr erro
 	return r, nil
 }
 
-// waitClustersReady waits until the n simulated Clusters are Ready.
-func (b *bench) waitClustersReady(ctx context.Context) error {
-	ready := 0
-	err := wait.PollUntilContextTimeout(ctx, time.Second, b.cfg.timeout, true, func(ctx context.Context) (bool, error) {
-		clusters, err := b.Fleet.Clusters(ctx)
-		if err != nil {
-			return false, nil //nolint:nilerr // the hub may be busy; keep polling until the timeout
-		}
-		ready = 0
-		for i := range clusters {
-			if conditions.IsTrue(&clusters[i], holdfastv1.ReadyCondition) {
-				ready++
-			}
-		}
-		return ready == b.n, nil
-	})
-	if err != nil {
-		return fmt.Errorf("waiting for the Clusters to become Ready (%d of %d): %w", ready, b.n, err)
-	}
-	return nil
-}
-
 // spread is the time from start until the first and the last status object got there, and the
 // median.
 func spread(at map[string]time.Time, start time.Time) measure.Spread[time.Duration] {
@@ -427,8 +388,7 @@ func spread(at map[string]time.Time, start time.Time) measure.Spread[time.Durati
 	return measure.SpreadOf(ds)
 }
 
-// setUp starts this program's watches and the ideal corrector on each API server and
-// registers the simulated clusters.
+// setUp starts this program's watches and the ideal corrector on each API server.
 func (b *bench) setUp(ctx, watchCtx context.Context) error {
 	for i, cs := range b.Clientsets {
 		obs := measure.NewObserver()
@@ -449,62 +409,6 @@ func (b *bench) setUp(ctx, watchCtx context.Context) error {
 			return err
 		}
 		b.obs, b.ideals = append(b.obs, obs), append(b.ideals, ideal)
-	}
-	// The API servers' own Clusters (registered by localfleet with admin credentials) are not
-	// part of the simulated fleet.
-	for _, name := range b.Names {
-		c := &holdfastv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: b.Fleet.Namespace, Name: name}}
-		if err := b.Hub.Delete(ctx, c); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("deleting Cluster %s: %w", name, err)
-		}
-	}
-	for i := range b.n {
-		b.sims = append(b.sims, simName(i))
-		b.serverOf[simName(i)] = i % b.cfg.servers
-	}
-	// The hub client of localfleet has client-go's default rate limit (5 requests/s): registering
-	// a thousand clusters through it would take a quarter of an hour.
-	hubCfg := rest.CopyConfig(b.Fleet.Hub.RESTConfig())
-	hubCfg.QPS, hubCfg.Burst = -1, 0
-	scheme, err := controller.Scheme()
-	if err != nil {
-		return err
-	}
-	hub, err := client.New(hubCfg, client.Options{Scheme: scheme})
-	if err != nil {
-		return fmt.Errorf("building the hub client: %w", err)
-	}
-	fmt.Fprintf(os.Stderr, "%d clusters: registering them\n", b.n)
-	return measure.Parallel(ctx, setupWorkers, b.n, func(ctx context.Context, i int) error { return b.register(ctx, hub, simName(i)) })
-}
-
-// register makes one simulated cluster: its namespace on its API server, a user limited to it,
-// and its Cluster on the hub.
-func (b *bench) register(ctx context.Context, hub client.Client, name string) error {
-	k := b.serverOf[name]
-	cs, target := b.Clientsets[k], b.Fleet.Targets[k]
-	user := "holdfast-" + name
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating namespace %s on %s: %w", name, target.Name(), err)
-	}
-	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: name, Name: "holdfast"},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"*"}}}}
-	if _, err := cs.RbacV1().Roles(name).Create(ctx, role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating Role %s/holdfast on %s: %w", name, target.Name(), err)
-	}
-	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: name, Name: "holdfast"},
-		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "holdfast"}}
-	if _, err := cs.RbacV1().RoleBindings(name).Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating RoleBinding %s/holdfast on %s: %w", name, target.Name(), err)
-	}
-	kubeconfig, err := target.KubeconfigForUser(user)
-	if err != nil {
-		return err
-	}
-	if _, err := fleet.Register(ctx, hub, fleet.Registration{Namespace: b.Fleet.Namespace, Name: name,
-		Labels: map[string]string{"fleet": "sim", "bench.holdfast.dev/server": b.Names[k]}, Kubeconfig: kubeconfig}); err != nil {
-		return fmt.Errorf("registering %s: %w", name, err)
 	}
 	return nil
 }
@@ -568,7 +472,7 @@ func (b *bench) createServiceSet(ctx context.Context) error {
 	mcs := &holdfastv1.MultiClusterService{
 		ObjectMeta: metav1.ObjectMeta{Name: setName},
 		Spec: holdfastv1.MultiClusterServiceSpec{
-			ClusterSelector: holdfastv1.ClusterSelector{LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{"fleet": "sim"}}},
+			ClusterSelector: holdfastv1.ClusterSelector{LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{measure.SimFleetLabel: measure.SimFleetValue}}},
 			SyncMode:        holdfastv1.SyncModeContinuousWithDriftDetection,
 			Services: []holdfastv1.Service{{Name: serviceName, CreateNamespace: new(false),
 				Template: holdfastv1.TemplateReference{Name: templateName, Namespace: templateNamespace}}},
@@ -622,9 +526,9 @@ func (b *bench) edits(ctx context.Context, n int, done <-chan struct{}) (holdfas
 		if ctx.Err() != nil {
 			return holdfast, ideal
 		}
-		sim := b.sims[b.rng.IntN(len(b.sims))]
+		sim := b.Sims[b.rng.IntN(len(b.Sims))]
 		name := names[b.rng.IntN(len(names))]
-		k := b.serverOf[sim]
+		k := b.Server[sim]
 		holdfast = append(holdfast, measure.Edit(ctx, b.Clientsets[k], b.obs[k], editor, sim, name, seq, b.cfg.correctTimeout))
 		time.Sleep(b.cfg.gap)
 		ideal = append(ideal, measure.Edit(ctx, b.Clientsets[k], b.obs[k], editor, idealNamespace, name, seq, b.cfg.correctTimeout))

@@ -16,11 +16,11 @@ type result struct {
 	rollout, change             time.Duration
 	rolloutSpread, changeSpread measure.Spread[time.Duration]
 	rolloutRequests             measure.RequestCounts
-	rolloutCPU, changeCPU       cpuTimes
+	rolloutCPU, changeCPU       measure.CPUTimes
 	// idealRollout and idealChange are the ideal rollout's (bench.idealRollout) of revisions 1
 	// and 2, each measured alone right before Holdfast's rollout or change; with their CPU times.
 	idealRollout, idealChange       time.Duration
-	idealRolloutCPU, idealChangeCPU cpuTimes
+	idealRolloutCPU, idealChangeCPU measure.CPUTimes
 	heap, rss, rssEnd, peakRSS      int64
 	idle                            measure.RequestCounts
 	idleWindow                      time.Duration

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -109,4 +110,17 @@ func Main(run func(context.Context) error) {
 		fmt.Fprintln(os.Stderr, "Error:", err)
 		os.Exit(1)
 	}
+}
+
+// ParseClusterCounts parses a flag's comma-separated list of numbers of clusters, each at least 1.
+func ParseClusterCounts(v string) ([]int, error) {
+	var counts []int
+	for f := range strings.SplitSeq(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%q is not a number of clusters", f)
+		}
+		counts = append(counts, n)
+	}
+	return counts, nil
 }

@@ -31,29 +31,37 @@ const ValueKey = "value"
 // DeclaredValue is the declared value of ValueKey of the ConfigMap name, for both correctors.
 func DeclaredValue(name string) string { return "declared-" + name }
 
-// slimConfigMap is an informer transform: the benchmarks' watches need a ConfigMap's identity,
-// version, labels and ValueKey only, so that their caches of thousands of objects stay small
-// beside the controller's in the same process.
-func slimConfigMap(obj any) (any, error) {
-	cm, ok := obj.(*corev1.ConfigMap)
-	if !ok {
-		return obj, nil
+// slimConfigMap returns an informer transform: the benchmarks' watches need a ConfigMap's
+// identity, version, labels and ValueKey (and the data keys given) only, so that their caches of
+// thousands of objects stay small beside the controller's in the same process.
+func slimConfigMap(keys ...string) toolscache.TransformFunc {
+	keys = append([]string{ValueKey}, keys...)
+	return func(obj any) (any, error) {
+		cm, ok := obj.(*corev1.ConfigMap)
+		if !ok {
+			return obj, nil
+		}
+		slim := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
+			Namespace: cm.Namespace, Name: cm.Name, ResourceVersion: cm.ResourceVersion, Labels: cm.Labels,
+		}}
+		for _, k := range keys {
+			if v, ok := cm.Data[k]; ok {
+				if slim.Data == nil {
+					slim.Data = map[string]string{}
+				}
+				slim.Data[k] = v
+			}
+		}
+		return slim, nil
 	}
-	slim := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
-		Namespace: cm.Namespace, Name: cm.Name, ResourceVersion: cm.ResourceVersion, Labels: cm.Labels,
-	}}
-	if v, ok := cm.Data[ValueKey]; ok {
-		slim.Data = map[string]string{ValueKey: v}
-	}
-	return slim, nil
 }
 
 // ConfigMapInformer starts an informer of the ConfigMaps matching selector in every namespace
-// and waits until it synced.
-func ConfigMapInformer(ctx context.Context, cs kubernetes.Interface, selector string, handler toolscache.ResourceEventHandler) error {
+// and waits until it synced. Its objects keep ValueKey and the data keys given, no other data.
+func ConfigMapInformer(ctx context.Context, cs kubernetes.Interface, selector string, handler toolscache.ResourceEventHandler, keys ...string) error {
 	f := informers.NewSharedInformerFactoryWithOptions(cs, 0,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = selector }),
-		informers.WithTransform(slimConfigMap))
+		informers.WithTransform(slimConfigMap(keys...)))
 	inf := f.Core().V1().ConfigMaps().Informer()
 	if _, err := inf.AddEventHandler(handler); err != nil {
 		return fmt.Errorf("watching ConfigMaps (%s): %w", selector, err)

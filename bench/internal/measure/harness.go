@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -193,8 +194,9 @@ func (h *Harness) Stop() error {
 	return errors.Join(append(errs, h.Fleet.Stop())...)
 }
 
-// CreateTemplate creates an inline ServiceTemplate (and its namespace on the hub).
-func (h *Harness) CreateTemplate(ctx context.Context, namespace, name, yaml string) error {
+// CreateTemplate creates an inline ServiceTemplate (and its namespace on the hub); each of opts
+// may change it before.
+func (h *Harness) CreateTemplate(ctx context.Context, namespace, name, yaml string, opts ...func(*holdfastv1.ServiceTemplate)) error {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
 	if err := h.Hub.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating namespace %s: %w", namespace, err)
@@ -202,6 +204,9 @@ func (h *Harness) CreateTemplate(ctx context.Context, namespace, name, yaml stri
 	tpl := &holdfastv1.ServiceTemplate{
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
 		Spec:       holdfastv1.ServiceTemplateSpec{Inline: yaml},
+	}
+	for _, o := range opts {
+		o(tpl)
 	}
 	if err := h.Hub.Create(ctx, tpl); err != nil {
 		return fmt.Errorf("creating ServiceTemplate %s/%s: %w", namespace, name, err)
@@ -259,6 +264,19 @@ func (h *Harness) WaitClustersReady(ctx context.Context, timeout time.Duration) 
 // when it first held for each, by status object name. It keeps no status object, so that the
 // controller's memory is not inflated by this program's.
 func (h *Harness) WaitStatuses(ctx context.Context, timeout time.Duration, ok func(*holdfastv1.ClusterServiceStatus) bool) (map[string]time.Time, error) {
+	return h.WatchStatuses(ctx, timeout, ok, nil)
+}
+
+// WatchStatuses is WaitStatuses calling listed, if not nil, once its first list was read (or it
+// gave up): run it on a goroutine, and what changes after listed is seen as it changes, not when
+// a list made later returns.
+func (h *Harness) WatchStatuses(ctx context.Context, timeout time.Duration, ok func(*holdfastv1.ClusterServiceStatus) bool, listed func()) (map[string]time.Time, error) {
+	var once sync.Once
+	if listed != nil {
+		defer once.Do(listed)
+	} else {
+		listed = func() {}
+	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	at := map[string]time.Time{}
@@ -284,6 +302,7 @@ func (h *Harness) WaitStatuses(ctx context.Context, timeout time.Duration, ok fu
 		for i := range list.Items {
 			see(&list.Items[i])
 		}
+		once.Do(listed)
 		rv := list.ResourceVersion
 		list = nil
 		if len(at) == len(h.Statuses) {
