@@ -152,7 +152,7 @@ func (r *Reconciler) reconcileClusters(ctx context.Context, s *scope) error {
 		}
 	}
 
-	var errs []error
+	errs := r.setRevisions(ctx, s, byCluster)
 	wanted := map[string]bool{}
 	for i := range s.matching {
 		c := &s.matching[i]
@@ -160,9 +160,6 @@ func (r *Reconciler) reconcileClusters(ctx context.Context, s *scope) error {
 		wanted[key] = true
 		if css, ok := byCluster[key]; ok {
 			if css.DeletionTimestamp.IsZero() {
-				if err := r.setRevision(ctx, css, s.revisionFor(key)); err != nil {
-					errs = append(errs, fmt.Errorf("giving ClusterServiceStatus %s its revision: %w", klog.KObj(css), err))
-				}
 				s.statuses = append(s.statuses, *css)
 			}
 			continue

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"golang.org/x/sync/errgroup"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -169,19 +171,42 @@ func (s *scope) revisionFor(key string) string {
 	return s.plan.Assign[key]
 }
 
-// setRevision gives an existing status object the revision the plan assigns it.
-func (r *Reconciler) setRevision(ctx context.Context, listed *holdfastv1.ClusterServiceStatus, revision string) error {
-	if listed.Spec.Revision == revision {
-		return nil
+// revisionWriters is how many status objects setRevisions patches at once: a wave of hundreds
+// of clusters takes its revision in the time of a few patches, not of one after the other.
+const revisionWriters = 16
+
+// setRevisions gives the existing status objects of the matching clusters the revisions the
+// plan assigns them (none without a rollout), revisionWriters at a time; it returns what failed.
+// The listed objects are the cache's own and stay as they are: the status computed from them
+// reads their conditions, and their watch events bring the new revision.
+func (r *Reconciler) setRevisions(ctx context.Context, s *scope, existing map[string]*holdfastv1.ClusterServiceStatus) []error {
+	var (
+		mu   sync.Mutex
+		errs []error
+		g    errgroup.Group
+	)
+	g.SetLimit(revisionWriters)
+	for i := range s.matching {
+		key := s.matching[i].Namespace + "/" + s.matching[i].Name
+		listed, ok := existing[key]
+		revision := s.revisionFor(key)
+		if !ok || !listed.DeletionTimestamp.IsZero() || listed.Spec.Revision == revision {
+			continue
+		}
+		g.Go(func() error {
+			css := listed.DeepCopy() // listed is the cache's own (index.StatusesOfServiceSet)
+			before := css.DeepCopy()
+			css.Spec.Revision = revision
+			if err := r.Client.Patch(ctx, css, client.MergeFrom(before)); client.IgnoreNotFound(err) != nil {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("giving ClusterServiceStatus %s its revision %s: %w", klog.KObj(css), revision, err))
+				mu.Unlock()
+			}
+			return nil
+		})
 	}
-	css := listed.DeepCopy() // listed is the cache's own (index.StatusesOfServiceSet)
-	before := css.DeepCopy()
-	css.Spec.Revision = revision
-	if err := r.Client.Patch(ctx, css, client.MergeFrom(before)); err != nil {
-		return client.IgnoreNotFound(err)
-	}
-	*listed = *css
-	return nil
+	_ = g.Wait() // every function returns nil; errs holds what failed
+	return errs
 }
 
 // notifyHalt sends RolloutHalted to the service set's notification targets when its rollout
