@@ -22,6 +22,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/static"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"holdfast.dev/holdfast/internal/render"
 	"holdfast.dev/holdfast/internal/render/chartsource"
 )
@@ -186,5 +188,33 @@ func TestOCIArtifact(t *testing.T) {
 	a.Digest = digestOf([]byte("not pushed"))
 	if _, err := s.ArtifactFiles(context.Background(), a); err == nil || render.ReasonOf(err) == "" {
 		t.Errorf("a digest that is not in the registry: error %v, want a reasoned error", err)
+	}
+}
+
+// A Helm chart directory in an artifact renders like a chart from a repository: its templates
+// with the service's values, under the path the template names.
+func TestArtifactHelmChart(t *testing.T) {
+	data := archive(t,
+		entry{name: "charts/web/Chart.yaml", content: "apiVersion: v2\nname: web\nversion: 1.2.3\n"},
+		entry{name: "charts/web/values.yaml", content: "greeting: hello\n"},
+		entry{name: "charts/web/templates/cm.yaml", content: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-settings\ndata:\n  greeting: {{ .Values.greeting | quote }}\n"},
+		entry{name: "README.md", content: "not part of the chart"})
+	srv, _ := serveOnce(t, data)
+	s := chartsource.New(chartsource.Options{})
+	req := render.Request{Service: "web", TargetNamespace: "apps", ServiceValues: "greeting: from-the-service\n",
+		Source: render.Source{Helm: &render.Helm{Artifact: &render.Artifact{URL: srv.URL + "/x.tar.gz", Digest: digestOf(data), Path: "charts/web"}}}}
+	res, err := render.Render(context.Background(), req, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Objects) != 1 || res.Objects[0].GetName() != "web-settings" {
+		t.Fatalf("objects %v, want the ConfigMap web-settings", res.Objects)
+	}
+	if got, _, _ := unstructured.NestedString(res.Objects[0].Object, "data", "greeting"); got != "from-the-service" {
+		t.Errorf("greeting %q, want the service's value", got)
+	}
+	req.Source.Helm.Artifact.Path = "charts/missing"
+	if _, err := render.Render(context.Background(), req, s); render.ReasonOf(err) != render.ReasonInvalidArtifact {
+		t.Errorf("a path with no chart: %v (reason %q), want InvalidArtifact", err, render.ReasonOf(err))
 	}
 }
