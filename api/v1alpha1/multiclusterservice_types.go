@@ -281,12 +281,14 @@ type RolloutStrategy struct {
 	// healthy with it: a number, or a percentage of the wave's clusters (rounded up). Defaults
 	// to 100%: the whole wave at once.
 	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 1 : self.matches('^([1-9][0-9]?|100)%$')",message="maxInFlight is a number of clusters (at least 1) or a percentage from 1% to 100%"
 	// +optional
 	MaxInFlight *intstr.IntOrString `json:"maxInFlight,omitempty"`
 	// FailureThreshold is how many clusters may fail with the new revision (not healthy before
 	// their health timeout, not applied, not rendered) before the rollout halts: a number, or a
 	// percentage of the matching clusters (rounded up). Defaults to 1: the first failure halts.
 	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 1 : self.matches('^([1-9][0-9]?|100)%$')",message="failureThreshold is a number of clusters (at least 1) or a percentage from 1% to 100%"
 	// +optional
 	FailureThreshold *intstr.IntOrString `json:"failureThreshold,omitempty"`
 	// PauseBetweenWaves is how long a healthy wave is watched before the next one starts.

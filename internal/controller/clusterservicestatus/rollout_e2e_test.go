@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
@@ -174,7 +175,8 @@ func TestRolloutInWaves(t *testing.T) {
 			}
 		}
 		g.Expect(halted).To(HaveLen(1))
-		g.Expect(halted[0]).To(And(ContainSubstring(`"failedClusters":[{"cluster":"`+clusterNamespace+`/ro-1"`), ContainSubstring(holdfastv1.UnhealthyReason)))
+		// The halt comes with the first failure of wave 1, ro-1's or ro-2's.
+		g.Expect(halted[0]).To(And(MatchRegexp(`"failedClusters":\[\{"cluster":"`+clusterNamespace+`/ro-[12]"`), ContainSubstring(holdfastv1.UnhealthyReason)))
 	})
 	consistently(t, 2*time.Second, func(g Gomega) {
 		for _, c := range f.names {
@@ -222,4 +224,30 @@ func TestRolloutInWaves(t *testing.T) {
 // conditions returns the Ready condition of a service set.
 func conditions(m *holdfastv1.MultiClusterService) metav1.Condition {
 	return condition(m.Status.Conditions, holdfastv1.ReadyCondition)
+}
+
+// TestRolloutStrategyIsValidated: the API server refuses a maxInFlight or failureThreshold that
+// is neither a number of clusters nor a percentage, and waves with a wave label, naming the field.
+func TestRolloutStrategyIsValidated(t *testing.T) {
+	name := objName(t, "")
+	pct, zero, word := intstr.FromString("50%"), intstr.FromInt32(0), intstr.FromString("half")
+	for _, tc := range []struct {
+		rollout holdfastv1.RolloutStrategy
+		refused string
+	}{
+		{holdfastv1.RolloutStrategy{MaxInFlight: &pct, FailureThreshold: &pct}, ""},
+		{holdfastv1.RolloutStrategy{MaxInFlight: &word}, "maxInFlight is a number of clusters"},
+		{holdfastv1.RolloutStrategy{FailureThreshold: &zero}, "failureThreshold is a number of clusters"},
+		{holdfastv1.RolloutStrategy{WaveLabel: "wave", Waves: []holdfastv1.RolloutWave{{Name: "a"}}}, "set waves or waveLabel, not both"},
+	} {
+		mcs := &holdfastv1.MultiClusterService{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: holdfastv1.MultiClusterServiceSpec{ClusterSelector: selectEnv("none"), Rollout: &tc.rollout}}
+		err := hub.Create(context.Background(), mcs)
+		if tc.refused == "" {
+			NewWithT(t).Expect(err).NotTo(HaveOccurred())
+			deleteServiceSet(t, name)
+			continue
+		}
+		NewWithT(t).Expect(err).To(MatchError(ContainSubstring(tc.refused)))
+	}
 }
