@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/lru"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -92,6 +93,9 @@ type Reconciler struct {
 	memory *memory
 	// healthReads coalesces the health re-reads watch events ask for (onUpdate).
 	healthReads delayed
+	// revisions are the rollout revisions decoded lately, by ControllerRevision UID (see
+	// loadRevision).
+	revisions *lru.Cache
 	// InventoryShardSize is how many inventory entries a status object holds itself, and about
 	// how many each of its ClusterServiceInventory shards holds beyond that (package
 	// inventory); inventory.DefaultShardSize when 0.

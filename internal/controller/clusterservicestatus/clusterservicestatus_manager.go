@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/lru"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -49,6 +50,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	r.watches = &drift.Watches{OnChange: r.onDrift, OnUpdate: r.onUpdate, OnSynced: r.onWatchSynced}
 	r.Fleet.OnClosed(forgetCacheOf(r.watches.Forget))
 	r.memory = newMemory()
+	r.revisions = lru.New(decodedRevisions)
 	if opts.NewQueue == nil {
 		opts.NewQueue = r.newQueue
 	}

@@ -13,6 +13,11 @@ import (
 	"holdfast.dev/holdfast/internal/rollout"
 )
 
+// decodedRevisions bounds how many decoded revisions the reconciler keeps: a fleet rolls out a
+// few at a time, and each is decoded once instead of at every reconcile (drift corrections
+// included) of every cluster deploying it.
+const decodedRevisions = 64
+
 // revisionRetry is how soon a status object whose revision cannot be read yet is looked at
 // again: the MultiClusterService controller creates the ControllerRevision before it names it,
 // so this is the cache catching up, or a revision deleted by hand.
@@ -38,10 +43,19 @@ func (r *Reconciler) loadRevision(ctx context.Context, s *scope) {
 		s.revisionProblem = &problem{holdfastv1.RevisionFailedReason, what}
 		return
 	}
-	snap, err := rollout.Decode(cr)
-	if err != nil {
-		s.revisionProblem = &problem{holdfastv1.RevisionFailedReason, err.Error()}
-		return
+	// A ControllerRevision's data never changes (it is named by its digest): its UID names the
+	// decoded snapshot, which nothing changes either.
+	var snap *rollout.Snapshot
+	if kept, ok := r.revisions.Get(cr.UID); ok {
+		snap = kept.(*rollout.Snapshot)
+	} else {
+		decoded, err := rollout.Decode(cr)
+		if err != nil {
+			s.revisionProblem = &problem{holdfastv1.RevisionFailedReason, err.Error()}
+			return
+		}
+		snap = decoded
+		r.revisions.Add(cr.UID, snap)
 	}
 	mcs := s.mcs.DeepCopy()
 	mcs.Spec.Services = snap.Services
