@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"time"
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -86,15 +84,8 @@ func (o *correctOptions) run(cmd *cobra.Command, serviceSet string) error {
 		req.Target = fleetview.TargetRef{Kind: "ClusterServiceStatus", Namespace: css.Namespace, Name: css.Name}
 	}
 
-	req.RequestedAt = time.Now().UTC().Format(time.RFC3339Nano)
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{
-		holdfastv1.ReconcileRequestedAtAnnotation: req.RequestedAt,
-	}}})
-	if err != nil {
+	if req.RequestedAt, err = fleetview.RequestReconcile(ctx, c, target); err != nil {
 		return err
-	}
-	if err := c.Patch(ctx, target, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		return fmt.Errorf("requesting a reconcile of %s %s: %w", req.Target.Kind, req.Target.NamespacedName(), err)
 	}
 	if mcs.Spec.Paused {
 		fmt.Fprintf(cmd.ErrOrStderr(), "Warning: service set %s is paused; the request is handled once it is resumed (holdfast resume %s)\n", serviceSet, serviceSet)
@@ -198,7 +189,7 @@ requests until it is resumed. Resuming clears spec.paused; the next reconcile ca
 			if err != nil {
 				return err
 			}
-			res, err := setPaused(cmd.Context(), c, args[0], paused)
+			res, err := fleetview.SetPaused(cmd.Context(), c, args[0], paused)
 			if err != nil {
 				return err
 			}
@@ -209,25 +200,4 @@ requests until it is resumed. Resuming clears spec.paused; the next reconcile ca
 	o.addFlags(cmd.Flags())
 	registerFlagCompletions(cmd, o)
 	return cmd
-}
-
-// setPaused sets or clears spec.paused of a MultiClusterService with a merge patch.
-func setPaused(ctx context.Context, c client.Client, serviceSet string, paused bool) (fleetview.PauseRequest, error) {
-	mcs := &holdfastv1.MultiClusterService{}
-	if err := c.Get(ctx, client.ObjectKey{Name: serviceSet}, mcs); err != nil {
-		return fleetview.PauseRequest{}, fmt.Errorf("reading MultiClusterService %s: %w", serviceSet, err)
-	}
-	res := fleetview.PauseRequest{ServiceSet: serviceSet, Paused: paused, Changed: mcs.Spec.Paused != paused}
-	var value any // null removes the field
-	if paused {
-		value = true
-	}
-	patch, err := json.Marshal(map[string]any{"spec": map[string]any{"paused": value}})
-	if err != nil {
-		return fleetview.PauseRequest{}, err
-	}
-	if err := c.Patch(ctx, mcs, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		return fleetview.PauseRequest{}, fmt.Errorf("setting spec.paused of MultiClusterService %s: %w", serviceSet, err)
-	}
-	return res, nil
 }

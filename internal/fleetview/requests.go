@@ -2,6 +2,7 @@ package fleetview
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
@@ -122,4 +124,56 @@ func PrintPauseRequest(w io.Writer, res PauseRequest) error {
 	}
 	_, err := fmt.Fprintf(w, msg, res.ServiceSet)
 	return err
+}
+
+// RequestReconcile asks for a full reconcile of target, a MultiClusterService or a
+// ClusterServiceStatus: it sets holdfast.dev/reconcile-requested-at to the current time with a
+// merge patch, made with c's credentials, and returns the value set. It is what `holdfast
+// correct` and the web view's "Correct now" and "Resume" do; the API server's refusal (RBAC
+// among them) is returned wrapped, its reason intact.
+func RequestReconcile(ctx context.Context, c client.Client, target client.Object) (string, error) {
+	at := time.Now().UTC().Format(time.RFC3339Nano)
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{
+		holdfastv1.ReconcileRequestedAtAnnotation: at,
+	}}})
+	if err != nil {
+		return "", err
+	}
+	if err := c.Patch(ctx, target, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return "", fmt.Errorf("requesting a reconcile of %s %s: %w", kindOf(target), client.ObjectKeyFromObject(target), err)
+	}
+	return at, nil
+}
+
+// kindOf names the kind of a Holdfast object for messages, whether or not its TypeMeta is set.
+func kindOf(obj client.Object) string {
+	switch obj.(type) {
+	case *holdfastv1.MultiClusterService:
+		return "MultiClusterService"
+	case *holdfastv1.ClusterServiceStatus:
+		return "ClusterServiceStatus"
+	}
+	return fmt.Sprintf("%T", obj)
+}
+
+// SetPaused sets or clears spec.paused of a MultiClusterService with a merge patch, with c's
+// credentials: `holdfast pause|resume` and the web view's pause and resume.
+func SetPaused(ctx context.Context, c client.Client, serviceSet string, paused bool) (PauseRequest, error) {
+	mcs := &holdfastv1.MultiClusterService{}
+	if err := c.Get(ctx, client.ObjectKey{Name: serviceSet}, mcs); err != nil {
+		return PauseRequest{}, fmt.Errorf("reading MultiClusterService %s: %w", serviceSet, err)
+	}
+	res := PauseRequest{ServiceSet: serviceSet, Paused: paused, Changed: mcs.Spec.Paused != paused}
+	var value any // null removes the field
+	if paused {
+		value = true
+	}
+	patch, err := json.Marshal(map[string]any{"spec": map[string]any{"paused": value}})
+	if err != nil {
+		return PauseRequest{}, err
+	}
+	if err := c.Patch(ctx, mcs, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return PauseRequest{}, fmt.Errorf("setting spec.paused of MultiClusterService %s: %w", serviceSet, err)
+	}
+	return res, nil
 }
