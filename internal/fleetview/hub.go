@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -29,12 +30,9 @@ const (
 // the way kubectl does: kubeconfig and kubeContext are --kubeconfig and --context, each empty
 // for kubectl's default.
 func NewHubClient(kubeconfig, kubeContext string) (client.Client, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = kubeconfig
-	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: kubeContext})
-	cfg, err := cc.ClientConfig()
+	cfg, err := HubConfig(kubeconfig, kubeContext)
 	if err != nil {
-		return nil, fmt.Errorf("loading the hub's kubeconfig (give --kubeconfig): %w", err)
+		return nil, err
 	}
 	cfg.QPS, cfg.Burst = cliQPS, cliBurst
 	cfg.UserAgent = "holdfast-cli"
@@ -47,6 +45,19 @@ func NewHubClient(kubeconfig, kubeContext string) (client.Client, error) {
 		return nil, fmt.Errorf("building a client of the hub %s: %w", cfg.Host, err)
 	}
 	return c, nil
+}
+
+// HubConfig loads the hub's REST config the way kubectl does: kubeconfig and kubeContext are
+// --kubeconfig and --context, each empty for kubectl's default.
+func HubConfig(kubeconfig, kubeContext string) (*rest.Config, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = kubeconfig
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: kubeContext})
+	cfg, err := cc.ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading the hub's kubeconfig (give --kubeconfig): %w", err)
+	}
+	return cfg, nil
 }
 
 // Filter narrows the fleet verbs to a cluster, a service set and a service. An empty field

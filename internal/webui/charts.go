@@ -1,0 +1,135 @@
+package webui
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+
+	"holdfast.dev/holdfast/internal/fleetview"
+)
+
+// latencyBuckets are the upper bounds, in seconds, of the correction latency histogram: those
+// of the controller's holdfast_drift_correction_seconds, so both sources draw alike.
+var latencyBuckets = []float64{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
+
+// perHourWindow is how many hours the drifts-per-hour chart covers, up to now.
+const perHourWindow = 24
+
+// Chart geometry, in SVG user units.
+const (
+	chartWidth  = 720
+	chartHeight = 220
+	chartBottom = 30 // room for the axis labels
+	chartTop    = 20 // room for the counts above the bars
+)
+
+// chartsPage is the charts view.
+type chartsPage struct {
+	// Source says where the numbers come from.
+	Source  string
+	Latency barChart
+	PerHour barChart
+	// Corrected counts the corrections drawn; Median and P99 their latency ("" when none).
+	Corrected   int
+	Median, P99 string
+}
+
+// barChart is a bar chart drawn as SVG; Table holds the same numbers for screen readers and
+// for anyone who would rather read them.
+type barChart struct {
+	Title, Description string
+	Width, Height      int
+	Baseline           int
+	Bars               []bar
+}
+
+// bar is one bar and its label, placed.
+type bar struct {
+	Label         string
+	Count         int
+	X, Y, W, H    int
+	LabelX, TextY int
+	LabelY        int
+}
+
+// Empty reports whether every bar is zero.
+func (c barChart) Empty() bool {
+	for _, b := range c.Bars {
+		if b.Count > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// buildCharts draws the charts from the drift history the status objects keep (each keeps its
+// newest records, so old or busy fleets show the recent past only; Source says so).
+func buildCharts(history []fleetview.DriftHistoryEntry, now time.Time) chartsPage {
+	page := chartsPage{Source: fmt.Sprintf("the drift records kept in the hub's status objects (%d records; each status object keeps only its newest)", len(history))}
+	var latencies []float64
+	counts := make([]int, len(latencyBuckets)+1)
+	hours := make([]int, perHourWindow)
+	start := now.Truncate(time.Hour).Add(-(perHourWindow - 1) * time.Hour)
+	for _, e := range history {
+		if h := int(e.Drift.DetectedTime.Sub(start) / time.Hour); e.Drift.DetectedTime.After(start) && h < perHourWindow {
+			hours[h]++
+		}
+		if e.Drift.CorrectionLatencySeconds == nil {
+			continue
+		}
+		l := *e.Drift.CorrectionLatencySeconds
+		latencies = append(latencies, l)
+		i := sort.SearchFloat64s(latencyBuckets, l)
+		counts[i]++
+	}
+	page.Corrected = len(latencies)
+	if len(latencies) > 0 {
+		sort.Float64s(latencies)
+		page.Median = seconds(quantile(latencies, 0.5))
+		page.P99 = seconds(quantile(latencies, 0.99))
+	}
+	labels := make([]string, len(counts))
+	for i, b := range latencyBuckets {
+		labels[i] = "≤ " + seconds(b)
+	}
+	labels[len(labels)-1] = "> " + seconds(latencyBuckets[len(latencyBuckets)-1])
+	page.Latency = drawBars("Correction latency", "How long Holdfast took from detecting a drift to putting the object back, corrections per latency bucket.", labels, counts)
+	hourLabels := make([]string, perHourWindow)
+	for i := range hourLabels {
+		hourLabels[i] = start.Add(time.Duration(i) * time.Hour).UTC().Format("15h")
+	}
+	page.PerHour = drawBars("Drifts per hour", "Drifts detected in each of the last 24 hours (UTC), across the fleet.", hourLabels, hours)
+	return page
+}
+
+// quantile of sorted values, nearest rank.
+func quantile(sorted []float64, q float64) float64 {
+	i := int(q*float64(len(sorted))+0.5) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+// seconds prints a duration in seconds the way people read latencies: 25ms, 1.5s.
+func seconds(s float64) string {
+	if s < 1 {
+		return strconv.FormatFloat(s*1000, 'f', -1, 64) + "ms"
+	}
+	return strconv.FormatFloat(s, 'f', -1, 64) + "s"
+}
+
+// drawBars places one bar per count, scaled to the largest.
+func drawBars(title, desc string, labels []string, counts []int) barChart {
+	c := barChart{Title: title, Description: desc, Width: chartWidth, Height: chartHeight, Baseline: chartHeight - chartBottom}
+	top := 1
+	for _, n := range counts {
+		top = max(top, n)
+	}
+	slot := chartWidth / len(counts)
+	for i, n := range counts {
+		h := n * (c.Baseline - chartTop) / top
+		x := i * slot
+		c.Bars = append(c.Bars, bar{Label: labels[i], Count: n, X: x + slot/8, Y: c.Baseline - h, W: slot * 3 / 4, H: h,
+			LabelX: x + slot/2, TextY: c.Baseline - h - 4, LabelY: chartHeight - 10})
+	}
+	return c
+}

@@ -1,0 +1,22 @@
+// Package webui is `holdfast ui`: a web view of the fleet and its drift, served on the user's
+// machine and acting with the user's own kubeconfig, so that every read and every action is
+// checked by the hub's RBAC for that user and the controller serves no web page and holds no
+// credentials for one.
+//
+// Three views: the fleet (a matrix of clusters by service sets with readiness, health, drift
+// state and last change, filtered by cluster labels, service set and state; service sets paused
+// and resumed from their column), the drift feed (what waits for a human or is Contested, with
+// "Correct now" and "Resume", then every drift record newest first with its field diffs and
+// author, filtered by author, cluster and kind; a timeline per object) and charts (correction
+// latency and drifts per hour). Their data is package fleetview's read model, the documents the
+// CLI prints, so Secret values are redacted by the same code as everywhere.
+//
+// Pages are rendered on the server with html/template, which escapes everything a target
+// cluster or a user wrote into them; they work without JavaScript. A small embedded script
+// (no build step, no CDN) adds live updates: the server watches the hub's status objects,
+// service sets and Clusters and tells the page over server-sent events, and the page fetches its
+// view again. Actions are HTML forms posted to the server, which makes the request to the hub
+// with the user's credentials and shows the API server's answer, refusals included. Requests
+// from other origins are refused (net/http's CrossOriginProtection) and, on a loopback address,
+// so are requests naming another Host, which shuts out DNS rebinding.
+package webui

@@ -1,0 +1,89 @@
+package webui
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/fleetview"
+)
+
+// page is what every view renders: the layout's data and the view's own.
+type page struct {
+	Title    string
+	Nav      string
+	Identity string
+	Now      time.Time
+	// Error is why the hub could not be read; the view is then empty.
+	Error string
+	View  any
+}
+
+// Navigation entries: the path of each view.
+const (
+	navFleet  = "/"
+	navDrift  = "/drift"
+	navCharts = "/charts"
+)
+
+func (s *Server) serveFleet(w http.ResponseWriter, r *http.Request) {
+	s.serveView(w, r, "fleet", "Fleet", navFleet, func(ctx context.Context) (any, error) {
+		clusters := &holdfastv1.ClusterList{}
+		if err := s.client.List(ctx, clusters); err != nil {
+			return nil, fmt.Errorf("listing Clusters: %w", err)
+		}
+		sets := &holdfastv1.MultiClusterServiceList{}
+		if err := s.client.List(ctx, sets); err != nil {
+			return nil, fmt.Errorf("listing MultiClusterServices: %w", err)
+		}
+		statuses, err := fleetview.ListStatuses(ctx, s.client, fleetview.Filter{})
+		if err != nil {
+			return nil, err
+		}
+		return buildFleet(clusters.Items, sets.Items, statuses, parseFleetFilter(r.URL.Query())), nil
+	})
+}
+
+func (s *Server) serveDrift(w http.ResponseWriter, r *http.Request) {
+	f := parseDriftFilter(r.URL.Query())
+	title := "Drift"
+	if f.Object != nil {
+		title = "Timeline of " + f.Object.Kind + " " + f.Object.Name
+	}
+	s.serveView(w, r, "drift", title, navDrift, func(ctx context.Context) (any, error) {
+		all, err := fleetview.ListStatuses(ctx, s.client, fleetview.Filter{})
+		if err != nil {
+			return nil, err
+		}
+		return buildDrift(all, statusSets(all), f), nil
+	})
+}
+
+func (s *Server) serveCharts(w http.ResponseWriter, r *http.Request) {
+	s.serveView(w, r, "charts", "Charts", navCharts, func(ctx context.Context) (any, error) {
+		statuses, err := fleetview.ListStatuses(ctx, s.client, fleetview.Filter{})
+		if err != nil {
+			return nil, err
+		}
+		return buildCharts(fleetview.BuildDriftHistory(statuses, fleetview.Filter{}, time.Time{}, 0).Items, time.Now()), nil
+	})
+}
+
+// serveView reads the hub for a view and renders it: the whole page, or with ?partial=1 only
+// the view's data region (what the script fetches on a change). A hub that cannot be read
+// gives the page with the API server's reason, and its status code when it has one.
+func (s *Server) serveView(w http.ResponseWriter, r *http.Request, view, title, nav string, read func(context.Context) (any, error)) {
+	ctx, cancel := context.WithTimeout(r.Context(), readTimeout)
+	defer cancel()
+	p := page{Title: title, Nav: nav, Identity: s.identity, Now: time.Now().UTC()}
+	code := http.StatusOK
+	data, err := read(ctx)
+	if err != nil {
+		p.Error, code = err.Error(), statusCode(err)
+		s.log.Info("Could not read the hub for a page", "view", view, "error", err)
+	}
+	p.View = data
+	s.templates.render(w, view, r.URL.Query().Get("partial") == "1", code, p)
+}
