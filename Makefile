@@ -27,7 +27,7 @@ GO_TEST_FLAGS ?= -count=1 -timeout 30m
 STATICCHECK_VERSION ?= v0.8.2
 STATICCHECK := $(CURDIR)/bin/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 
-.PHONY: all build image generate verify-generate lint control-plane test demo bench clean
+.PHONY: all build image generate verify-generate lint control-plane chromium test demo bench clean
 
 all: build
 
@@ -67,9 +67,14 @@ $(STATICCHECK):
 control-plane:
 	@bash hack/build-control-plane.sh
 
-## test: the whole test suite against real control planes.
-test: control-plane
-	HOLDFAST_BIN_DIR="$$(bash hack/build-control-plane.sh | tail -n1)" HOLDFAST_REQUIRE_BINARIES=1 \
+## chromium: installs Debian's chromium package for the web UI's browser tests, when missing.
+chromium:
+	@bash hack/install-chromium.sh
+
+## test: the whole test suite against real control planes, the browser tests in headless Chromium.
+test: control-plane chromium
+	HOLDFAST_BIN_DIR="$$(bash hack/build-control-plane.sh | tail -n1)" \
+	HOLDFAST_CHROMIUM="$$(bash hack/install-chromium.sh | tail -n1)" HOLDFAST_REQUIRE_BINARIES=1 \
 		go test $(GO_TEST_FLAGS) ./...
 
 ## demo: a hub and two target clusters on this machine, with Holdfast managing them.
