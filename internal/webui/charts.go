@@ -2,6 +2,7 @@ package webui
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"time"
@@ -109,12 +110,14 @@ func quantile(sorted []float64, q float64) float64 {
 	return sorted[min(max(i, 0), len(sorted)-1)]
 }
 
-// seconds prints a duration in seconds the way people read latencies: 25ms, 1.5s.
+// seconds prints a duration in seconds the way people read latencies, to the millisecond:
+// 25ms, 1.202s.
 func seconds(s float64) string {
-	if s < 1 {
-		return strconv.FormatFloat(s*1000, 'f', -1, 64) + "ms"
+	ms := math.Round(s * 1000)
+	if ms < 1000 {
+		return strconv.FormatFloat(ms, 'f', -1, 64) + "ms"
 	}
-	return strconv.FormatFloat(s, 'f', -1, 64) + "s"
+	return strconv.FormatFloat(ms/1000, 'f', -1, 64) + "s"
 }
 
 // drawBars places one bar per count, scaled to the largest.

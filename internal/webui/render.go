@@ -35,9 +35,15 @@ var funcs = template.FuncMap{
 		if s == nil {
 			return ""
 		}
-		return seconds(float64(time.Duration(*s*float64(time.Second)).Round(time.Millisecond)) / float64(time.Second))
+		return seconds(*s)
 	},
 	"lower": strings.ToLower,
+	"plural": func(n int, one, many string) string {
+		if n == 1 {
+			return one
+		}
+		return many
+	},
 	"slug":  func(s DriftState) string { return strings.ToLower(strings.ReplaceAll(string(s), " ", "-")) },
 	"object": func(kind, group, namespace, name string) string {
 		if group != "" {
