@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"holdfast.dev/holdfast/internal/demo"
+	"holdfast.dev/holdfast/internal/webui"
 )
 
 func newDemoCommand() *cobra.Command {
@@ -27,7 +28,7 @@ cluster to another. Drift: on one target, a value Holdfast set is edited, a mana
 deleted and a Deployment scaled by hand, as other field managers; each is put back at once
 (sandbox-apps is in ContinuousWithDriftDetection mode), a label someone adds is left alone, and
 the DriftCorrected Events are printed. Every process is stopped at the end (or on SIGINT, with
---keep-running).
+--keep-running, which also serves the web view of the fleet, holdfast ui, and prints its URL).
 The controller logs only errors here; --log-level info shows its work.`,
 		Args:        cobra.NoArgs,
 		Annotations: map[string]string{defaultLogLevelAnnotation: "error"},
@@ -36,7 +37,8 @@ The controller logs only errors here; --log-level info shows its work.`,
 	cmd.Flags().IntVar(&o.Clusters, "clusters", 2, "number of target clusters")
 	cmd.Flags().IntVar(&o.Nodes, "nodes", 2, "simulated nodes per target cluster (kube-scheduler and kwok), so the sample Deployments' pods run and their services become healthy; 0: none")
 	cmd.Flags().StringVar(&o.Dir, "dir", "", "directory for kubeconfigs and control-plane data (default: a temporary one)")
-	cmd.Flags().BoolVar(&o.KeepRunning, "keep-running", false, "keep the fleet running after the walk-through, until SIGINT")
+	cmd.Flags().BoolVar(&o.KeepRunning, "keep-running", false, "keep the fleet running after the walk-through, until SIGINT, with the web view (holdfast ui) on --ui-address")
+	cmd.Flags().StringVar(&o.UIAddress, "ui-address", webui.DefaultAddress, "where --keep-running serves the web view; empty: not served")
 	cmd.Flags().DurationVar(&o.ProbeInterval, "cluster-probe-interval", time.Second, "time between two health probes of a cluster")
 	cmd.Flags().DurationVar(&o.ConnectionGrace, "cluster-connection-grace", 5*time.Second, "how long failing probes keep a cluster Connected")
 	cmd.Flags().BoolVar(&o.SkipClusterHealth, "skip-cluster-health", false, "skip the API server outage and broken kubeconfig steps")

@@ -15,6 +15,7 @@ type uiOptions struct {
 	kubeconfig string
 	context    string
 	address    string
+	namespace  string
 }
 
 func newUICommand() *cobra.Command {
@@ -26,7 +27,8 @@ func newUICommand() *cobra.Command {
 change), the drift feed with field diffs and authors, and charts, updated live. It reads the hub
 and acts ("Correct now", "Resume", pausing a service set) with your own kubeconfig, so the hub's
 RBAC decides what you may see and do, as with kubectl; a refusal shows the API server's reason.
-It listens on loopback by default: whoever reaches the page acts with your credentials.`,
+It listens on loopback by default: whoever reaches the page acts with your credentials.
+A tenant whose rights stop at one namespace gives it with -n.`,
 		Example: `  holdfast ui
   holdfast ui --kubeconfig hub.kubeconfig --address 127.0.0.1:9000`,
 		Args: cobra.NoArgs,
@@ -35,7 +37,7 @@ It listens on loopback by default: whoever reaches the page acts with your crede
 			if err != nil {
 				return err
 			}
-			srv, err := webui.New(cfg, ctrl.Log.WithName("ui"))
+			srv, err := webui.New(cfg, ctrl.Log.WithName("ui"), webui.InNamespace(o.namespace))
 			if err != nil {
 				return err
 			}
@@ -53,5 +55,6 @@ It listens on loopback by default: whoever reaches the page acts with your crede
 	cmd.Flags().StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of the hub (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)")
 	cmd.Flags().StringVar(&o.context, "context", "", "kubeconfig context to use (default: the current context)")
 	cmd.Flags().StringVar(&o.address, "address", webui.DefaultAddress, "address to serve the page on")
+	cmd.Flags().StringVarP(&o.namespace, "namespace", "n", "", "show only the Clusters of this namespace (a tenant's, whose RBAC stops there); default: all")
 	return cmd
 }

@@ -5,12 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"text/tabwriter"
 	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	"holdfast.dev/holdfast/internal/controller"
 	"holdfast.dev/holdfast/internal/fleetview"
 	"holdfast.dev/holdfast/internal/localfleet"
+	"holdfast.dev/holdfast/internal/webui"
 )
 
 // Options are the demo's settings: cmd/holdfast binds them to the flags of `holdfast demo`.
@@ -22,8 +26,10 @@ type Options struct {
 	Nodes int
 	// Dir holds the kubeconfigs and control-plane data; empty means a temporary directory.
 	Dir string
-	// KeepRunning keeps the fleet running after the walk-through, until ctx is done.
+	// KeepRunning keeps the fleet running after the walk-through, until ctx is done, with the
+	// web view (holdfast ui) served on UIAddress unless it is empty.
 	KeepRunning bool
+	UIAddress   string
 	// ProbeInterval and ConnectionGrace are the controller's cluster health settings.
 	ProbeInterval   time.Duration
 	ConnectionGrace time.Duration
@@ -129,10 +135,29 @@ func (o *Options) run(ctx context.Context, out io.Writer) (retErr error) {
 	}
 
 	if o.KeepRunning {
-		step("The fleet keeps running; hub kubeconfig %s. Press Ctrl-C to stop.", f.HubKubeconfigPath())
-		<-ctx.Done()
+		return o.keepRunning(ctx, out, f, step)
 	}
 	return nil
+}
+
+// keepRunning serves the web view of the fleet, says where, and waits for ctx to end.
+func (o *Options) keepRunning(ctx context.Context, out io.Writer, f *localfleet.Fleet, step func(string, ...any)) error {
+	if o.UIAddress == "" {
+		step("The fleet keeps running; hub kubeconfig %s. Press Ctrl-C to stop.", f.HubKubeconfigPath())
+		<-ctx.Done()
+		return nil
+	}
+	srv, err := webui.New(f.Hub.RESTConfig(), ctrl.Log.WithName("ui"))
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", o.UIAddress)
+	if err != nil {
+		return fmt.Errorf("serving the web view on %s: %w", o.UIAddress, err)
+	}
+	step("The fleet keeps running; hub kubeconfig %s.\nWeb view: http://%s/ (the same as holdfast ui --kubeconfig %s). Press Ctrl-C to stop.",
+		f.HubKubeconfigPath(), ln.Addr(), f.HubKubeconfigPath())
+	return srv.Serve(ctx, ln)
 }
 
 type timing struct {

@@ -37,6 +37,7 @@ const (
 	declaredSecret  = "declared-password-value"
 	driftedSecret   = "hunter2-drifted-value"
 	viewerUser      = "viewer"
+	tenantUser      = "tenant"
 	uiTimeout       = 30 * time.Second
 	fleetTimeout    = 2 * time.Minute
 	templateNS      = "templates"
@@ -96,6 +97,10 @@ func TestWebUI(t *testing.T) {
 	viewerCfg.Impersonate = rest.ImpersonationConfig{UserName: viewerUser}
 	grantViewer(t, hub)
 	viewer := serveUI(t, viewerCfg)
+	tenantCfg := rest.CopyConfig(fl.Hub.RESTConfig())
+	tenantCfg.Impersonate = rest.ImpersonationConfig{UserName: tenantUser}
+	grantTenant(t, hub, fl.Namespace)
+	tenant := serveUI(t, tenantCfg, webui.InNamespace(fl.Namespace))
 
 	b := browser.New(t)
 	run := func(t *testing.T, actions ...chromedp.Action[chromedp.Void]) {
@@ -225,6 +230,22 @@ func TestWebUI(t *testing.T) {
 		browser.Screenshot(t, b, "charts")
 	})
 
+	t.Run("a tenant reads its namespace only", func(t *testing.T) {
+		run(t, chromedp.Navigate(tenant+"/"), chromedp.WaitVisible(chromedp.CSS(liveSelector)))
+		waitText(t, fmt.Sprintf(`tr[data-cluster=%q] td[data-set=%q]`, cluster(1), setName), "Ready")
+		html, err := browser.OuterHTML(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(html, `action="/actions/pause"`) {
+			t.Errorf("a tenant, who may not read service sets, is offered to pause one")
+		}
+		if page := get(t, tenant+"/drift"); !strings.Contains(page, "ConfigMap "+appNamespace+"/"+configMapName) {
+			t.Errorf("the tenant's drift feed lacks the namespace's drift records")
+		}
+		browser.Screenshot(t, b, "tenant")
+	})
+
 	t.Run("pause and resume a service set", func(t *testing.T) {
 		pause := fmt.Sprintf(`button[data-key="pause:%s"]`, setName)
 		run(t, chromedp.Navigate(admin+"/"), chromedp.WaitVisible(chromedp.CSS(liveSelector)), chromedp.Click(chromedp.CSS(pause)))
@@ -324,10 +345,26 @@ func grantViewer(t *testing.T, hub client.Client) {
 	}
 }
 
-// serveUI serves the web view with cfg's credentials on a loopback port; it returns its URL.
-func serveUI(t *testing.T, cfg *rest.Config) string {
+// grantTenant lets the user tenant read Holdfast's objects in one namespace, and nothing more.
+func grantTenant(t *testing.T, hub client.Client, ns string) {
 	t.Helper()
-	srv, err := webui.New(cfg, ctrl.Log.WithName("ui"))
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "holdfast-ui-tenant"}, Rules: []rbacv1.PolicyRule{{
+		APIGroups: []string{holdfastv1.GroupVersion.Group}, Resources: []string{"*"}, Verbs: []string{"get", "list", "watch"},
+	}}}
+	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "holdfast-ui-tenant"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
+		Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: tenantUser}}}
+	for _, obj := range []client.Object{role, binding} {
+		if err := hub.Create(t.Context(), obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// serveUI serves the web view with cfg's credentials on a loopback port; it returns its URL.
+func serveUI(t *testing.T, cfg *rest.Config, opts ...webui.Option) string {
+	t.Helper()
+	srv, err := webui.New(cfg, ctrl.Log.WithName("ui"), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

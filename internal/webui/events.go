@@ -57,9 +57,14 @@ func (c *changes) notify() {
 	}
 }
 
-// watchedLists are the hub's objects the views show; a change to any of them is a change.
-func watchedLists() []client.ObjectList {
-	return []client.ObjectList{&holdfastv1.ClusterServiceStatusList{}, &holdfastv1.MultiClusterServiceList{}, &holdfastv1.ClusterList{}}
+// watchedLists are the hub's objects the views show; a change to any of them is a change. In
+// one namespace, service sets (cluster-scoped) are not watched: a tenant may not.
+func (s *Server) watchedLists() []client.ObjectList {
+	lists := []client.ObjectList{&holdfastv1.ClusterServiceStatusList{}, &holdfastv1.ClusterList{}}
+	if s.namespace == "" {
+		lists = append(lists, &holdfastv1.MultiClusterServiceList{})
+	}
+	return lists
 }
 
 // watchHub watches each list with the user's credentials until ctx is done, notifying c of
@@ -67,7 +72,7 @@ func watchedLists() []client.ObjectList {
 // started again with a backoff; the pages keep working without live updates meanwhile.
 func (s *Server) watchHub(ctx context.Context) {
 	var wg sync.WaitGroup
-	for _, list := range watchedLists() {
+	for _, list := range s.watchedLists() {
 		wg.Go(func() {
 			backoff := wait.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.2, Steps: 6, Cap: time.Minute}
 			for ctx.Err() == nil {
@@ -89,10 +94,10 @@ func (s *Server) watchHub(ctx context.Context) {
 // watchList lists to learn the current resource version, then watches from it with client-go's
 // RetryWatcher (which resumes from the last version it saw) until the watch fails for good.
 func (s *Server) watchList(ctx context.Context, list client.ObjectList) error {
-	if err := s.client.List(ctx, list, client.Limit(1)); err != nil {
+	if err := s.client.List(ctx, list, client.Limit(1), client.InNamespace(s.namespace)); err != nil {
 		return fmt.Errorf("listing: %w", err)
 	}
-	w, err := watchtools.NewRetryWatcherWithContext(ctx, list.GetResourceVersion(), listWatcher{s.client, list})
+	w, err := watchtools.NewRetryWatcherWithContext(ctx, list.GetResourceVersion(), listWatcher{s.client, list, s.namespace})
 	if err != nil {
 		return err
 	}
@@ -119,14 +124,15 @@ func (s *Server) watchList(ctx context.Context, list client.ObjectList) error {
 
 // listWatcher adapts a controller-runtime client to cache.WatcherWithContext.
 type listWatcher struct {
-	c    client.WithWatch
-	list client.ObjectList
+	c         client.WithWatch
+	list      client.ObjectList
+	namespace string
 }
 
 var _ cache.WatcherWithContext = listWatcher{}
 
 func (l listWatcher) WatchWithContext(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-	return l.c.Watch(ctx, l.list.DeepCopyObject().(client.ObjectList), &client.ListOptions{Raw: &opts})
+	return l.c.Watch(ctx, l.list.DeepCopyObject().(client.ObjectList), &client.ListOptions{Raw: &opts, Namespace: l.namespace})
 }
 
 // serveEvents streams a "changed" event each time the hub changed, until the page goes away.

@@ -2,7 +2,9 @@ package webui
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -118,8 +120,11 @@ type fleetPage struct {
 
 // setColumn is a service set.
 type setColumn struct {
-	Name   string
-	Paused bool
+	Name string
+	// Readable is false for a service set known only from its status objects (the user may not
+	// read MultiClusterServices, or it is a tenant's ServiceSet): it then has no pause button.
+	Readable bool
+	Paused   bool
 	// Ready is the service set's own Ready condition reason and message.
 	Ready, Reason, Message string
 }
@@ -151,7 +156,8 @@ type cell struct {
 	DriftLink string
 }
 
-// buildFleet makes the fleet view from the hub's objects. An invalid label selector is reported
+// buildFleet makes the fleet view from the hub's objects: a column per service set, those the
+// status objects name included. An invalid label selector is reported
 // in FilterError, and then every cluster is shown.
 func buildFleet(clusters []holdfastv1.Cluster, sets []holdfastv1.MultiClusterService, statuses []holdfastv1.ClusterServiceStatus, f fleetFilter) fleetPage {
 	page := fleetPage{Filter: f, States: stateFilters}
@@ -164,15 +170,23 @@ func buildFleet(clusters []holdfastv1.Cluster, sets []holdfastv1.MultiClusterSer
 			selector = s
 		}
 	}
-	sort.Slice(sets, func(i, j int) bool { return sets[i].Name < sets[j].Name })
+	cols := map[string]setColumn{}
 	for i := range sets {
-		col := setColumn{Name: sets[i].Name, Paused: sets[i].Spec.Paused}
+		col := setColumn{Name: sets[i].Name, Readable: true, Paused: sets[i].Spec.Paused}
 		if c := conditions.Get(&sets[i], holdfastv1.ReadyCondition); c != nil {
 			col.Ready, col.Reason, col.Message = string(c.Status), c.Reason, c.Message
 		}
-		page.AllSets = append(page.AllSets, col)
-		if f.ServiceSet == "" || f.ServiceSet == col.Name {
-			page.Sets = append(page.Sets, col)
+		cols[col.Name] = col
+	}
+	for _, name := range statusSets(statuses) {
+		if _, ok := cols[name]; !ok {
+			cols[name] = setColumn{Name: name}
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(cols)) {
+		page.AllSets = append(page.AllSets, cols[name])
+		if f.ServiceSet == "" || f.ServiceSet == name {
+			page.Sets = append(page.Sets, cols[name])
 		}
 	}
 	byPair := map[string]*holdfastv1.ClusterServiceStatus{}

@@ -44,7 +44,7 @@ var funcs = template.FuncMap{
 		}
 		return many
 	},
-	"slug":  func(s DriftState) string { return strings.ToLower(strings.ReplaceAll(string(s), " ", "-")) },
+	"slug": func(s DriftState) string { return strings.ToLower(strings.ReplaceAll(string(s), " ", "-")) },
 	"object": func(kind, group, namespace, name string) string {
 		if group != "" {
 			kind += "." + group

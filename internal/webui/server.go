@@ -41,10 +41,19 @@ type Server struct {
 	identity string
 	// hosts are the Host headers accepted; nil accepts any (a non-loopback address).
 	hosts map[string]bool
+	// namespace narrows every read to one namespace of Clusters (a tenant's); "" reads all.
+	namespace string
 }
 
+// Option configures a Server.
+type Option func(*Server)
+
+// InNamespace shows only the Clusters of one namespace and their status objects: what a tenant,
+// whose RBAC stops at its namespace, may read.
+func InNamespace(ns string) Option { return func(s *Server) { s.namespace = ns } }
+
 // New returns a server that talks to the hub of cfg, with cfg's credentials.
-func New(cfg *rest.Config, log logr.Logger) (*Server, error) {
+func New(cfg *rest.Config, log logr.Logger, opts ...Option) (*Server, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = hubQPS, hubBurst
 	cfg.UserAgent = "holdfast-ui"
@@ -63,7 +72,11 @@ func New(cfg *rest.Config, log logr.Logger) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Server{client: c, log: log, templates: t}, nil
+	s := &Server{client: c, log: log, templates: t}
+	for _, o := range opts {
+		o(s)
+	}
+	return s, nil
 }
 
 // Serve serves the web view on ln until ctx is done. Requests from other origins are refused;

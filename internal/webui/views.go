@@ -6,6 +6,9 @@ import (
 	"net/http"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/fleetview"
 )
@@ -31,14 +34,15 @@ const (
 func (s *Server) serveFleet(w http.ResponseWriter, r *http.Request) {
 	s.serveView(w, r, "fleet", "Fleet", navFleet, func(ctx context.Context) (any, error) {
 		clusters := &holdfastv1.ClusterList{}
-		if err := s.client.List(ctx, clusters); err != nil {
+		if err := s.client.List(ctx, clusters, client.InNamespace(s.namespace)); err != nil {
 			return nil, fmt.Errorf("listing Clusters: %w", err)
 		}
+		// Service sets the user may not list (a tenant) are known from their status objects.
 		sets := &holdfastv1.MultiClusterServiceList{}
-		if err := s.client.List(ctx, sets); err != nil {
+		if err := s.client.List(ctx, sets); err != nil && !apierrors.IsForbidden(err) {
 			return nil, fmt.Errorf("listing MultiClusterServices: %w", err)
 		}
-		statuses, err := fleetview.ListStatuses(ctx, s.client, fleetview.Filter{})
+		statuses, err := s.listStatuses(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -53,7 +57,7 @@ func (s *Server) serveDrift(w http.ResponseWriter, r *http.Request) {
 		title = "Timeline of " + f.Object.Kind + " " + f.Object.Name
 	}
 	s.serveView(w, r, "drift", title, navDrift, func(ctx context.Context) (any, error) {
-		all, err := fleetview.ListStatuses(ctx, s.client, fleetview.Filter{})
+		all, err := s.listStatuses(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -63,12 +67,17 @@ func (s *Server) serveDrift(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) serveCharts(w http.ResponseWriter, r *http.Request) {
 	s.serveView(w, r, "charts", "Charts", navCharts, func(ctx context.Context) (any, error) {
-		statuses, err := fleetview.ListStatuses(ctx, s.client, fleetview.Filter{})
+		statuses, err := s.listStatuses(ctx)
 		if err != nil {
 			return nil, err
 		}
 		return buildCharts(fleetview.BuildDriftHistory(statuses, fleetview.Filter{}, time.Time{}, 0).Items, time.Now()), nil
 	})
+}
+
+// listStatuses reads the status objects the views show: all, or those of the namespace.
+func (s *Server) listStatuses(ctx context.Context) ([]holdfastv1.ClusterServiceStatus, error) {
+	return fleetview.ListStatuses(ctx, s.client, fleetview.Filter{ClusterNamespace: s.namespace})
 }
 
 // serveView reads the hub for a view and renders it: the whole page, or with ?partial=1 only
