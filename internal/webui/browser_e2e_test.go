@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -177,7 +178,23 @@ func TestWebUI(t *testing.T) {
 	})
 
 	t.Run("Correct now restores the object on the target", func(t *testing.T) {
-		run(t, chromedp.Navigate(admin+"/drift"), chromedp.WaitVisible(chromedp.CSS(correctKey)), chromedp.Click(chromedp.CSS(correctKey)))
+		// With the keyboard only: Tab from the top of the page to the button, then Enter.
+		run(t, chromedp.Navigate(admin+"/drift"), chromedp.WaitVisible(chromedp.CSS(correctKey)))
+		key := strings.TrimSuffix(strings.TrimPrefix(correctKey, `button[data-key="`), `"]`)
+		for tabs := 0; ; tabs++ {
+			if tabs > 40 {
+				t.Fatalf("40 presses of Tab did not reach the %q button", key)
+			}
+			run(t, chromedp.KeyEvent(kb.Tab))
+			focused, err := chromedp.Run(b, chromedp.Evaluate[string](`document.activeElement ? (document.activeElement.dataset.key || "") : ""`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if focused == key {
+				break
+			}
+		}
+		run(t, chromedp.KeyEvent(kb.Enter))
 		waitText(t, noticeSelector, "Correction of service set "+setName+" on cluster "+cluster(2)+" requested")
 		err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, uiTimeout, true, func(context.Context) (bool, error) {
 			return color(t, target(2)) == declaredColor, nil
