@@ -16,6 +16,7 @@ type uiOptions struct {
 	context    string
 	address    string
 	namespace  string
+	prometheus string
 }
 
 func newUICommand() *cobra.Command {
@@ -30,14 +31,15 @@ RBAC decides what you may see and do, as with kubectl; a refusal shows the API s
 It listens on loopback by default: whoever reaches the page acts with your credentials.
 A tenant whose rights stop at one namespace gives it with -n.`,
 		Example: `  holdfast ui
-  holdfast ui --kubeconfig hub.kubeconfig --address 127.0.0.1:9000`,
+  holdfast ui --kubeconfig hub.kubeconfig --address 127.0.0.1:9000
+  holdfast ui --prometheus-url http://localhost:9090   # e.g. after kubectl port-forward svc/prometheus 9090`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := fleetview.HubConfig(o.kubeconfig, o.context)
 			if err != nil {
 				return err
 			}
-			srv, err := webui.New(cfg, ctrl.Log.WithName("ui"), webui.InNamespace(o.namespace))
+			srv, err := webui.New(cfg, ctrl.Log.WithName("ui"), webui.InNamespace(o.namespace), webui.WithPrometheus(o.prometheus))
 			if err != nil {
 				return err
 			}
@@ -55,6 +57,7 @@ A tenant whose rights stop at one namespace gives it with -n.`,
 	cmd.Flags().StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of the hub (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)")
 	cmd.Flags().StringVar(&o.context, "context", "", "kubeconfig context to use (default: the current context)")
 	cmd.Flags().StringVar(&o.address, "address", webui.DefaultAddress, "address to serve the page on")
+	cmd.Flags().StringVar(&o.prometheus, "prometheus-url", "", "a Prometheus server scraping the controller: the charts then cover every correction of the last 24h (default: the drift records kept on the hub)")
 	cmd.Flags().StringVarP(&o.namespace, "namespace", "n", "", "show only the Clusters of this namespace (a tenant's, whose RBAC stops there); default: all")
 	return cmd
 }

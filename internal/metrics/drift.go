@@ -18,7 +18,7 @@ var (
 	detectionSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "holdfast_drift_detection_seconds",
 		Help:    "Time from a change on a target cluster to Holdfast noticing it as drift.",
-		Buckets: latencyBuckets,
+		Buckets: LatencyBuckets,
 	}, []string{labelKind})
 	driftEventsIgnored = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "holdfast_drift_events_ignored_total",
@@ -27,7 +27,7 @@ var (
 	correctionSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "holdfast_drift_correction_seconds",
 		Help:    "Time from detecting a drift to the corrected object being applied.",
-		Buckets: latencyBuckets,
+		Buckets: LatencyBuckets,
 	}, []string{labelKind})
 )
 

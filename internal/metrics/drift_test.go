@@ -61,8 +61,8 @@ func TestLatencyHistograms(t *testing.T) {
 					t.Errorf("%s bucket le=%v moved by %d, want %d", c.metric, le, got, want)
 				}
 			}
-			if len(h.buckets) != len(latencyBuckets) {
-				t.Errorf("%s has %d buckets, want the %d latency buckets from 1ms to 60s", c.metric, len(h.buckets), len(latencyBuckets))
+			if len(h.buckets) != len(LatencyBuckets) {
+				t.Errorf("%s has %d buckets, want the %d latency buckets from 1ms to 60s", c.metric, len(h.buckets), len(LatencyBuckets))
 			}
 		})
 	}

@@ -13,9 +13,10 @@ const (
 	labelKind       = "kind"
 )
 
-// latencyBuckets cover drift detection and correction from a millisecond (a watch event on a
-// nearby cluster) to a minute (a comparison after a slow full reconcile).
-var latencyBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}
+// LatencyBuckets cover drift detection and correction from a millisecond (a watch event on a
+// nearby cluster) to a minute (a comparison after a slow full reconcile). The web view's
+// latency chart uses them too, whichever source it draws from.
+var LatencyBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}
 
 func init() {
 	ctrlmetrics.Registry.MustRegister(

@@ -8,11 +8,12 @@ import (
 	"time"
 
 	"holdfast.dev/holdfast/internal/fleetview"
+	"holdfast.dev/holdfast/internal/metrics"
 )
 
 // latencyBuckets are the upper bounds, in seconds, of the correction latency histogram: those
 // of the controller's holdfast_drift_correction_seconds, so both sources draw alike.
-var latencyBuckets = []float64{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
+var latencyBuckets = metrics.LatencyBuckets
 
 // perHourWindow is how many hours the drifts-per-hour chart covers, up to now.
 const perHourWindow = 24
@@ -90,18 +91,36 @@ func buildCharts(history []fleetview.DriftHistoryEntry, now time.Time) chartsPag
 		page.Median = seconds(quantile(latencies, 0.5))
 		page.P99 = seconds(quantile(latencies, 0.99))
 	}
-	labels := make([]string, len(counts))
+	page.Latency = drawBars(latencyTitle, latencyDescription, latencyLabels(), counts)
+	page.PerHour = drawBars(perHourTitle, perHourDescription, hourLabels(start), hours)
+	return page
+}
+
+// The charts' titles and descriptions, whichever source they are drawn from.
+const (
+	latencyTitle       = "Correction latency"
+	latencyDescription = "How long Holdfast took from detecting a drift to putting the object back: corrections per latency bucket."
+	perHourTitle       = "Drifts per hour"
+	perHourDescription = "Drifts detected in each of the last 24 hours (UTC), across the fleet."
+)
+
+// latencyLabels name the latency buckets: "≤ 25ms" ... "> 60s".
+func latencyLabels() []string {
+	labels := make([]string, len(latencyBuckets)+1)
 	for i, b := range latencyBuckets {
 		labels[i] = "≤ " + seconds(b)
 	}
 	labels[len(labels)-1] = "> " + seconds(latencyBuckets[len(latencyBuckets)-1])
-	page.Latency = drawBars("Correction latency", "How long Holdfast took from detecting a drift to putting the object back, corrections per latency bucket.", labels, counts)
-	hourLabels := make([]string, perHourWindow)
-	for i := range hourLabels {
-		hourLabels[i] = start.Add(time.Duration(i) * time.Hour).UTC().Format("15h")
+	return labels
+}
+
+// hourLabels name the perHourWindow hours from start: "13h".
+func hourLabels(start time.Time) []string {
+	labels := make([]string, perHourWindow)
+	for i := range labels {
+		labels[i] = start.Add(time.Duration(i) * time.Hour).UTC().Format("15h")
 	}
-	page.PerHour = drawBars("Drifts per hour", "Drifts detected in each of the last 24 hours (UTC), across the fleet.", hourLabels, hours)
-	return page
+	return labels
 }
 
 // quantile of sorted values, nearest rank.
@@ -110,9 +129,12 @@ func quantile(sorted []float64, q float64) float64 {
 	return sorted[min(max(i, 0), len(sorted)-1)]
 }
 
-// seconds prints a duration in seconds the way people read latencies, to the millisecond:
-// 25ms, 1.202s.
+// seconds prints a duration in seconds the way people read latencies, to the millisecond
+// (a tenth of one below 10ms): 2.5ms, 25ms, 1.202s.
 func seconds(s float64) string {
+	if s < 0.01 {
+		return strconv.FormatFloat(math.Round(s*10000)/10, 'f', -1, 64) + "ms"
+	}
 	ms := math.Round(s * 1000)
 	if ms < 1000 {
 		return strconv.FormatFloat(ms, 'f', -1, 64) + "ms"

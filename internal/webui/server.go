@@ -43,6 +43,9 @@ type Server struct {
 	hosts map[string]bool
 	// namespace narrows every read to one namespace of Clusters (a tenant's); "" reads all.
 	namespace string
+	// prometheus, when set, is where the charts come from; promErr why it could not be set.
+	prometheus *prometheus
+	promErr    error
 }
 
 // Option configures a Server.

@@ -67,11 +67,24 @@ func (s *Server) serveDrift(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) serveCharts(w http.ResponseWriter, r *http.Request) {
 	s.serveView(w, r, "charts", "Charts", navCharts, func(ctx context.Context) (any, error) {
+		now := time.Now()
+		fallback := s.promErr
+		if s.prometheus != nil {
+			page, err := s.prometheus.charts(ctx, now)
+			if err == nil {
+				return page, nil
+			}
+			fallback = err
+		}
 		statuses, err := s.listStatuses(ctx)
 		if err != nil {
 			return nil, err
 		}
-		return buildCharts(fleetview.BuildDriftHistory(statuses, fleetview.Filter{}, time.Time{}, 0).Items, time.Now()), nil
+		page := buildCharts(fleetview.BuildDriftHistory(statuses, fleetview.Filter{}, time.Time{}, 0).Items, now)
+		if fallback != nil {
+			page.Source += "; Prometheus could not be used: " + fallback.Error()
+		}
+		return page, nil
 	})
 }
 
