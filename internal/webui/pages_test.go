@@ -234,3 +234,45 @@ func TestLoopbackHosts(t *testing.T) {
 		t.Errorf("a non-loopback listener restricts Host")
 	}
 }
+
+// TestActionsFromOtherSites: a form another web site posts to the page's server is refused
+// before it reaches the hub; a request that names no pair is refused naming what it lacks.
+func TestActionsFromOtherSites(t *testing.T) {
+	tpl, err := parseTemplates()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := (&Server{templates: tpl}).Handler()
+	post := func(path, body string, header map[string]string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		for k, v := range header {
+			req.Header.Set(k, v)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec
+	}
+	for _, header := range []map[string]string{
+		{"Sec-Fetch-Site": "cross-site"},
+		{"Origin": "https://evil.example"},
+	} {
+		if rec := post("/actions/correct", "set=shop&cluster=ns/c1", header); rec.Code != http.StatusForbidden {
+			t.Errorf("a cross-origin correction (%v): %d, want 403", header, rec.Code)
+		}
+		if rec := post("/actions/pause", "set=shop&paused=true", header); rec.Code != http.StatusForbidden {
+			t.Errorf("a cross-origin pause (%v): %d, want 403", header, rec.Code)
+		}
+	}
+	rec := post("/actions/correct", "set=shop&cluster=c1", map[string]string{"Sec-Fetch-Site": "same-origin", "Accept": "application/json"})
+	if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), "namespace/name") {
+		t.Errorf("a correction without a cluster namespace: %d %s", rec.Code, rec.Body)
+	}
+	rec = post("/actions/pause", "set=shop&paused=maybe", map[string]string{"Sec-Fetch-Site": "same-origin"})
+	if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), "paused=true|false") {
+		t.Errorf("a pause with paused=maybe: %d %s", rec.Code, rec.Body)
+	}
+	if csp := rec.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") || !strings.Contains(csp, "frame-ancestors 'none'") {
+		t.Errorf("Content-Security-Policy %q", csp)
+	}
+}
