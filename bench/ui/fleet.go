@@ -11,8 +11,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"holdfast.dev/holdfast/bench/internal/measure"
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/bench/internal/measure"
 	"holdfast.dev/holdfast/internal/naming"
 )
 

@@ -31,7 +31,10 @@
 // It prints Markdown tables and, with -out (default bench/ui/results), writes the figures as
 // JSON there. The goal: a page loads within 1 s with 200 clusters.
 //
-// Usage: go run ./bench/ui [-clusters 200] [-sets 3] [-rounds 5] [-out bench/ui/results]
+// -cpu-profile FILE profiles this process (the web view's server and its client of the hub)
+// while the server is measured.
+//
+// Usage: go run ./bench/ui [-clusters 200] [-sets 3] [-rounds 5] [-out bench/ui/results] [-cpu-profile FILE]
 package main
 
 import (
@@ -41,6 +44,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"runtime/pprof"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -56,7 +60,7 @@ import (
 
 type config struct {
 	clusters, sets, rounds int
-	out                    string
+	out, cpuProfile        string
 	timeout                time.Duration
 }
 
@@ -72,6 +76,7 @@ func main() {
 	flag.IntVar(&cfg.sets, "sets", 3, "MultiClusterServices, each deployed to every cluster")
 	flag.IntVar(&cfg.rounds, "rounds", 5, "measurements of each view (server, browser, live update)")
 	flag.StringVar(&cfg.out, "out", "bench/ui/results", "directory of the results' JSON file; empty: none")
+	flag.StringVar(&cfg.cpuProfile, "cpu-profile", "", "write a CPU profile of this process (the web view's server and its client of the hub) while the server is measured")
 	flag.DurationVar(&cfg.timeout, "timeout", 2*time.Minute, "how long one page load or live update may take")
 	measure.ParseFlags(measure.AtLeast("clusters", 1), measure.AtLeast("sets", 1), measure.AtLeast("rounds", 1))
 	measure.Main(func(ctx context.Context) error { return run(ctx, cfg) })
@@ -110,7 +115,12 @@ func run(ctx context.Context, cfg config) (err error) {
 	}
 	defer stop()
 	fmt.Fprintln(os.Stderr, "measuring the server")
-	if res.Server, err = measureServer(ctx, url, cfg.rounds); err != nil {
+	stopProfile, err := startCPUProfile(cfg.cpuProfile)
+	if err != nil {
+		return err
+	}
+	res.Server, err = measureServer(ctx, url, cfg.rounds)
+	if err = errors.Join(err, stopProfile()); err != nil {
 		return err
 	}
 	if res.HubReads, err = measureHubReads(ctx, hubCP.RESTConfig(), cfg.rounds); err != nil {
@@ -122,6 +132,21 @@ func run(ctx context.Context, cfg config) (err error) {
 	}
 	fmt.Print(report(res))
 	return writeResults(cfg.out, res)
+}
+
+// startCPUProfile starts a CPU profile into path ("": none); the function returned stops it.
+func startCPUProfile(path string) (func() error, error) {
+	if path == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		return nil, errors.Join(err, f.Close())
+	}
+	return func() error { pprof.StopCPUProfile(); return f.Close() }, nil
 }
 
 // adminClient is a client of the hub with no rate limit, to write the fleet's data quickly.

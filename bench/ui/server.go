@@ -8,7 +8,11 @@ import (
 	"net/http"
 	"time"
 
-	"k8s.io/apimachinery/pkg/runtime"
+	"net/url"
+	"runtime"
+
+	kruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -76,7 +80,7 @@ func get(ctx context.Context, c *http.Client, url string) (int64, error) {
 func measureHubReads(ctx context.Context, cfg *rest.Config, rounds int) ([]hubRead, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = uiQPS, uiBurst
-	scheme := runtime.NewScheme()
+	scheme := kruntime.NewScheme()
 	if err := holdfastv1.AddToScheme(scheme); err != nil {
 		return nil, err
 	}
@@ -84,6 +88,12 @@ func measureHubReads(ctx context.Context, cfg *rest.Config, rounds int) ([]hubRe
 	if err != nil {
 		return nil, fmt.Errorf("building the hub client: %w", err)
 	}
+	decoder := serializer.NewCodecFactory(scheme).UniversalDeserializer() // client-go's
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	var pages [][]byte
 	reads := []struct {
 		name string
 		read func() error
@@ -98,11 +108,25 @@ func measureHubReads(ctx context.Context, cfg *rest.Config, rounds int) ([]hubRe
 			_, err := fleetview.ListStatuses(ctx, c, fleetview.Filter{})
 			return err
 		}},
+		// The same List's parts: the API server's answer, then the client's decoding.
+		{"of which: GET the status objects' pages as raw JSON (API server and transfer)", func() error {
+			pages, err = rawStatusPages(ctx, hc, cfg.Host)
+			return err
+		}},
+		{"of which: decode those pages (client-go's JSON decoder)", func() error {
+			for _, p := range pages {
+				if _, _, err := decoder.Decode(p, nil, &holdfastv1.ClusterServiceStatusList{}); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
 	}
 	var out []hubRead
 	for _, r := range reads {
 		var samples []time.Duration
 		for range rounds {
+			runtime.GC() // the decoding's garbage is its own
 			start := time.Now()
 			if err := r.read(); err != nil {
 				return nil, fmt.Errorf("%s: %w", r.name, err)
@@ -114,6 +138,54 @@ func measureHubReads(ctx context.Context, cfg *rest.Config, rounds int) ([]hubRe
 	return out, nil
 }
 
+// listPageSize is fleetview.ListStatuses' page size.
+const listPageSize = 250
+
+// rawStatusPages GETs every status object as fleetview.ListStatuses does, page by page, and
+// returns the pages' JSON.
+func rawStatusPages(ctx context.Context, hc *http.Client, host string) ([][]byte, error) {
+	var pages [][]byte
+	cont := ""
+	for {
+		u := fmt.Sprintf("%s/apis/%s/clusterservicestatuses?limit=%d&continue=%s", host, holdfastv1.GroupVersion, listPageSize, url.QueryEscape(cont))
+		body, err := getJSON(ctx, hc, u)
+		if err != nil {
+			return nil, err
+		}
+		pages = append(pages, body)
+		var meta struct {
+			Metadata struct {
+				Continue string `json:"continue"`
+			} `json:"metadata"`
+		}
+		if err := json.Unmarshal(body, &meta); err != nil {
+			return nil, err
+		}
+		if cont = meta.Metadata.Continue; cont == "" {
+			return pages, nil
+		}
+	}
+}
+
+// getJSON reads url from the hub as JSON.
+func getJSON(ctx context.Context, hc *http.Client, u string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %w", u, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s, %v", u, resp.Status, err)
+	}
+	return body, nil
+}
+
 // describeData counts what is on the hub and the size of the status objects as the API server
 // serves them (one JSON List).
 func describeData(ctx context.Context, cfg *rest.Config) (dataSize, error) {
@@ -121,20 +193,9 @@ func describeData(ctx context.Context, cfg *rest.Config) (dataSize, error) {
 	if err != nil {
 		return dataSize{}, err
 	}
-	url := cfg.Host + "/apis/" + holdfastv1.GroupVersion.String() + "/clusterservicestatuses"
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return dataSize{}, err
-	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := hc.Do(req)
+	body, err := getJSON(ctx, hc, cfg.Host+"/apis/"+holdfastv1.GroupVersion.String()+"/clusterservicestatuses")
 	if err != nil {
 		return dataSize{}, fmt.Errorf("listing the status objects: %w", err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		return dataSize{}, fmt.Errorf("listing the status objects: %s, %v", resp.Status, err)
 	}
 	var list holdfastv1.ClusterServiceStatusList
 	if err := json.Unmarshal(body, &list); err != nil {
