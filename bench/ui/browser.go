@@ -32,12 +32,18 @@ const navTimingExpr = `(() => {
   return {responseStart: e.responseStart, responseEnd: e.responseEnd, domContentLoadedEventEnd: e.domContentLoadedEventEnd, loadEventEnd: e.loadEventEnd};
 })()`
 
+// snapshotSuffix names the loads of a view's snapshot (startSnapshots).
+const snapshotSuffix = " (snapshot)"
+
 // liveExpr is true once the page's event stream is connected.
 const liveExpr = `document.body && document.body.dataset.live === 'on'`
 
-// measureBrowser starts a headless Chromium and measures each view's page load, then each full
+// measureBrowser starts a headless Chromium and measures each full view's page load, then the
+// load of the same page served from memory (a snapshot: the browser's part alone), then each
 // view's live update.
 func measureBrowser(ctx context.Context, url string, hub client.Client, cfg config) ([]browserView, []liveView, error) {
+	ctx, cancel := context.WithCancel(ctx) // stops the snapshot server
+	defer cancel()
 	path, err := browser.Path()
 	if err != nil {
 		return nil, nil, err
@@ -65,9 +71,25 @@ func measureBrowser(ctx context.Context, url string, hub client.Client, cfg conf
 			loads[v] = append(loads[v], t)
 		}
 	}
+	snapshots, err := startSnapshots(ctx, url, liveViews)
+	if err != nil {
+		return nil, nil, err
+	}
+	for range cfg.rounds {
+		for _, v := range liveViews {
+			t, err := pageLoad(bctx, snapshots+snapshotPrefix+v, cfg.timeout)
+			if err != nil {
+				return nil, nil, fmt.Errorf("loading the snapshot of %s: %w", v, err)
+			}
+			loads[v+snapshotSuffix] = append(loads[v+snapshotSuffix], t)
+		}
+	}
 	var out []browserView
 	for _, v := range liveViews {
 		out = append(out, browserViewOf(v, loads[v]))
+	}
+	for _, v := range liveViews {
+		out = append(out, browserViewOf(v+snapshotSuffix, loads[v+snapshotSuffix]))
 	}
 
 	var live []liveView

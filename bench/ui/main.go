@@ -23,6 +23,9 @@
 //   - the page load in headless Chromium (internal/testsupport/browser's binary and flags):
 //     from the navigation's start to the end of the load event and of DOMContentLoaded (the
 //     Navigation Timing API), -rounds times per view, the first with the browser's cache empty;
+//     then the same for a snapshot of each page (its HTML as rendered once, served from memory,
+//     the rest passed to the web view): the browser's part alone, what a page would cost if the
+//     server answered at once;
 //   - the live update: with the view open and its event stream connected, one status object's
 //     status gets a drift record more (a status update, as the controller writes it); the time
 //     from just before that update is sent until the page set body[data-updated] (the script
