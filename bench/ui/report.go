@@ -154,7 +154,7 @@ func report(r results) string {
 	if time.Duration(worst.Load.Median*float64(time.Millisecond)) > goal {
 		verdict = "not met"
 	}
-	fmt.Fprintf(&b, "Goal: a page loads within %v with %d clusters (issue 16): slowest view %s, median load %s, max %s: %s.\n",
+	fmt.Fprintf(&b, "Goal: a page loads within %v with 200 clusters (issue 16); with %d: slowest view %s, median load %s, max %s: %s.\n",
 		goal, r.Clusters, worst.View, msCell(worst.Load.Median), msCell(worst.Load.Max), verdict)
 	return b.String()
 }
