@@ -40,18 +40,7 @@ func New(t testing.TB, opts ...Option) context.Context {
 	chromium := Require(t)
 	profile := t.TempDir() // removed after the browser has stopped (cleanups run last-in first-out)
 
-	// The machine's network is closed: without the background-networking flags Chromium's
-	// connections to Google fail many at a time at every start. The defaults already hold
-	// headless, no-first-run, disable-background-networking and disable-sync.
-	allocOpts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium),
-		chromedp.NoSandbox, // tests run as root, where Chromium's sandbox refuses to start
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.UserDataDir(profile),
-		chromedp.WindowSize(windowWidth, windowHeight),
-	)
+	allocOpts := AllocatorOptions(chromium, profile)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), allocOpts...)
 	errs := &pageErrors{}
 	ctx, cancelBrowser := chromedp.NewContext(allocCtx, chromedp.WithListener(errs.record))

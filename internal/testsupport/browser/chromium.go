@@ -20,16 +20,12 @@ const (
 // When it is missing, t is skipped, or fails when HOLDFAST_REQUIRE_BINARIES=1.
 func Require(t testing.TB) string {
 	t.Helper()
-	path := os.Getenv(chromiumEnv)
-	if path == "" {
-		path = defaultChromium
-	}
-	if _, err := os.Stat(path); err != nil {
-		const install = "run hack/install-chromium.sh (Debian's chromium package) or set " + chromiumEnv
+	path, err := Path()
+	if err != nil {
 		if os.Getenv(requireEnv) == "1" {
-			t.Fatalf("%s=1: no Chromium: %v; %s", requireEnv, err, install)
+			t.Fatalf("%s=1: %v", requireEnv, err)
 		}
-		t.Skipf("no Chromium for the browser tests: %v; %s", err, install)
+		t.Skipf("no Chromium for the browser tests: %v", err)
 	}
 	return path
 }
