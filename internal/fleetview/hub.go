@@ -113,7 +113,7 @@ func (f Filter) listOptions() []client.ListOption {
 // inventory) into its status.resources, so that the read model sees every object whatever its
 // number. A status object whose shards are incomplete keeps the summary it holds (the entries
 // not InSync): its Applied condition says what is missing.
-func loadInventory(ctx context.Context, c client.Client, css *holdfastv1.ClusterServiceStatus) error {
+func loadInventory(ctx context.Context, c client.Reader, css *holdfastv1.ClusterServiceStatus) error {
 	if css.Status.Inventory == nil {
 		return nil
 	}
@@ -150,4 +150,21 @@ func ListStatuses(ctx context.Context, c client.Client, f Filter) ([]holdfastv1.
 			return f.apply(out), nil
 		}
 	}
+}
+
+// ReadStatuses is ListStatuses for a reader that holds every status object in memory (an
+// informer cache, which pages nothing): one List, narrowed by f; the inventories kept in
+// shards are read with shards, straight from the API server. The objects are the reader's
+// copies, so the read model's documents are built from them as from ListStatuses'.
+func ReadStatuses(ctx context.Context, r, shards client.Reader, f Filter) ([]holdfastv1.ClusterServiceStatus, error) {
+	list := &holdfastv1.ClusterServiceStatusList{}
+	if err := r.List(ctx, list, f.listOptions()...); err != nil {
+		return nil, fmt.Errorf("listing ClusterServiceStatuses: %w", err)
+	}
+	for i := range list.Items {
+		if err := loadInventory(ctx, shards, &list.Items[i]); err != nil {
+			return nil, err
+		}
+	}
+	return f.apply(list.Items), nil
 }

@@ -13,9 +13,9 @@
 //
 // Pages are rendered on the server with html/template, which escapes everything a target
 // cluster or a user wrote into them; they work without JavaScript. A small embedded script
-// (no build step, no CDN) adds live updates: the server watches the hub's status objects,
-// service sets and Clusters and tells the page over server-sent events, and the page fetches its
-// view again. Actions are HTML forms posted to the server, which makes the request to the hub
+// (no build step, no CDN) adds live updates: the server keeps an informer cache of the hub's
+// status objects, service sets and Clusters (hubcache.go), builds the pages from it, and tells
+// the page of each change over server-sent events; the page fetches its view again. Actions are HTML forms posted to the server, which makes the request to the hub
 // with the user's credentials and shows the API server's answer, refusals included. Requests
 // from other origins are refused (net/http's CrossOriginProtection) and, on a loopback address,
 // so are requests naming another Host, which shuts out DNS rebinding.

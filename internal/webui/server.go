@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
@@ -33,7 +35,9 @@ const (
 
 // Server serves the web view. Its client carries the user's own credentials.
 type Server struct {
+	cfg       *rest.Config
 	client    client.WithWatch
+	cache     atomic.Pointer[cache.Cache]
 	log       logr.Logger
 	changes   changes
 	templates templates
@@ -75,7 +79,7 @@ func New(cfg *rest.Config, log logr.Logger, opts ...Option) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{client: c, log: log, templates: t}
+	s := &Server{cfg: cfg, client: c, log: log, templates: t}
 	for _, o := range opts {
 		o(s)
 	}
@@ -89,7 +93,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.identity = s.whoAmI(ctx)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	go s.watchHub(ctx)
+	if err := s.startCache(ctx); err != nil {
+		return err
+	}
 	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

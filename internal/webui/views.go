@@ -33,14 +33,17 @@ const (
 
 func (s *Server) serveFleet(w http.ResponseWriter, r *http.Request) {
 	s.serveView(w, r, "fleet", "Fleet", navFleet, func(ctx context.Context) (any, error) {
+		hub, _ := s.reader()
 		clusters := &holdfastv1.ClusterList{}
-		if err := s.client.List(ctx, clusters, client.InNamespace(s.namespace)); err != nil {
+		if err := hub.List(ctx, clusters, client.InNamespace(s.namespace)); err != nil {
 			return nil, fmt.Errorf("listing Clusters: %w", err)
 		}
 		// Service sets the user may not list (a tenant) are known from their status objects.
 		sets := &holdfastv1.MultiClusterServiceList{}
-		if err := s.client.List(ctx, sets); err != nil && !apierrors.IsForbidden(err) {
-			return nil, fmt.Errorf("listing MultiClusterServices: %w", err)
+		if s.namespace == "" {
+			if err := hub.List(ctx, sets); err != nil && !apierrors.IsForbidden(err) {
+				return nil, fmt.Errorf("listing MultiClusterServices: %w", err)
+			}
 		}
 		statuses, err := s.listStatuses(ctx)
 		if err != nil {
@@ -88,9 +91,14 @@ func (s *Server) serveCharts(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// listStatuses reads the status objects the views show: all, or those of the namespace.
+// listStatuses reads the status objects the views show (all, or those of the namespace), from
+// the cache once it has synced.
 func (s *Server) listStatuses(ctx context.Context) ([]holdfastv1.ClusterServiceStatus, error) {
-	return fleetview.ListStatuses(ctx, s.client, fleetview.Filter{ClusterNamespace: s.namespace})
+	f := fleetview.Filter{ClusterNamespace: s.namespace}
+	if r, cached := s.reader(); cached {
+		return fleetview.ReadStatuses(ctx, r, s.client, f)
+	}
+	return fleetview.ListStatuses(ctx, s.client, f)
 }
 
 // serveView reads the hub for a view and renders it: the whole page, or with ?partial=1 only
