@@ -32,7 +32,7 @@ func Name(serviceSet string) string { return namePrefix + naming.LabelValue(serv
 // objects except those made by the user names in holdfast (Holdfast's own identities on the
 // target: its connection's, and the ServiceAccount it acts as for the set, if any).
 func Objects(serviceSet string, holdfast []string) ([]*unstructured.Unstructured, error) {
-	if len(holdfast) == 0 {
+	if celList(holdfast) == "[]" {
 		return nil, fmt.Errorf("attribution policy of service set %s: Holdfast's own user name on the cluster is not known", serviceSet)
 	}
 	name := Name(serviceSet)
