@@ -181,6 +181,12 @@ type DriftDetail struct {
 	Operation string `json:"operation,omitempty"`
 	// +optional
 	Subresource string `json:"subresource,omitempty"`
+	// User is who made the change, as the target's API server authenticated them (a person's
+	// user name, system:serviceaccount:NAMESPACE:NAME), when drift.attribution is Auto and the
+	// object carries the stamp of this very change; empty when unknown.
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
+	User string `json:"user,omitempty"`
 	// DetectedTime is when Holdfast saw the change, to the microsecond (latencies are
 	// sub-second).
 	DetectedTime metav1.MicroTime `json:"detectedTime"`

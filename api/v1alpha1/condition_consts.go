@@ -213,3 +213,22 @@ func NeedsAttention(reason string) bool {
 	}
 	return true
 }
+
+// The Attribution condition of a ClusterServiceStatus, set only while its service set's
+// drift.attribution is Auto. It does not feed Ready: without attribution drift is handled as
+// before, naming the field manager only.
+const (
+	// AttributionCondition is True while the target runs Holdfast's attribution policy for the
+	// service set, False when the target cannot (no MutatingAdmissionPolicy API), Unknown while
+	// Holdfast's identity on the target is not known yet.
+	AttributionCondition = "Attribution"
+	// AttributionActiveReason: the policy and binding are applied on the target.
+	AttributionActiveReason = "AttributionActive"
+	// AttributionUnsupportedReason: the target does not serve admissionregistration.k8s.io/v1
+	// mutatingadmissionpolicies (Kubernetes before 1.36, or the API switched off); drift names
+	// the field manager only there.
+	AttributionUnsupportedReason = "AttributionUnsupported"
+	// AttributionPendingReason: Holdfast has not learnt its identity or the target's APIs yet,
+	// or the policy is not applied yet.
+	AttributionPendingReason = "AttributionPending"
+)

@@ -47,6 +47,19 @@ const (
 	FightStop FightAction = "Stop"
 )
 
+// AttributionMode says whether Holdfast names the person behind a drift.
+// +kubebuilder:validation:Enum=Auto;Off
+type AttributionMode string
+
+const (
+	// AttributionAuto installs, on every target that serves MutatingAdmissionPolicy
+	// (admissionregistration.k8s.io/v1), a policy and binding that stamp who updated the service
+	// set's objects (ChangedByAnnotation, ChangedAtAnnotation); drift records name that user.
+	AttributionAuto AttributionMode = "Auto"
+	// AttributionOff installs nothing; drift records name the field manager only.
+	AttributionOff AttributionMode = "Off"
+)
+
 // DriftPolicy says how drift is handled in ContinuousWithDriftDetection mode.
 type DriftPolicy struct {
 	// Action defaults to Correct.
@@ -75,6 +88,14 @@ type DriftPolicy struct {
 	// storage class), or made a ConfigMap or Secret immutable while changing it.
 	// +optional
 	Immutable *ImmutablePolicy `json:"immutable,omitempty"`
+	// Attribution, Auto, names the user (as the target's API server authenticated them) who
+	// updated a managed object, beside the field manager: Holdfast installs a
+	// MutatingAdmissionPolicy and its binding on each target that serves them, which stamp the
+	// requester on every update of the service set's objects by anyone but Holdfast. Off (the
+	// default) installs nothing. See docs/drift.md, Attribution.
+	// +kubebuilder:default=Off
+	// +optional
+	Attribution AttributionMode `json:"attribution,omitempty"`
 }
 
 // ImmutableAction is what to do about drift only a re-creation can correct.

@@ -40,6 +40,14 @@ const (
 	// drift handling: Holdfast neither records nor corrects its changes, and leaves it as it is.
 	DriftIgnoreAnnotation = "holdfast.dev/drift-ignore"
 
+	// ChangedByAnnotation and ChangedAtAnnotation are stamped on a managed object, with
+	// drift.attribution Auto, by the MutatingAdmissionPolicy Holdfast installs on the target, at
+	// every update by anyone but Holdfast: the requester's user name, and the latest time of the
+	// object's managedFields then (the time the API server gave this update, to the second).
+	// Holdfast reads them to name a drift's user and never treats them as drift.
+	ChangedByAnnotation = "holdfast.dev/changed-by"
+	ChangedAtAnnotation = "holdfast.dev/changed-at"
+
 	// CleanupFinalizer keeps a MultiClusterService or ClusterServiceStatus until what it
 	// deployed is withdrawn (or orphaned, per policy).
 	CleanupFinalizer = "holdfast.dev/cleanup"

@@ -1,10 +1,13 @@
 package drift
 
 import (
+	"time"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/fieldset"
 )
 
@@ -16,7 +19,63 @@ type Author struct {
 	Operation, Subresource string
 	// Time is the time of the manager's managedFields entry.
 	Time metav1.Time
+	// User is the requester the attribution policy stamped for this change (see StampedUser);
+	// "" when unknown.
+	User string
 }
+
+// StampPointers are the JSON pointers of the attribution stamps (holdfastv1.ChangedByAnnotation,
+// holdfastv1.ChangedAtAnnotation): never drift, whoever declares them.
+var StampPointers = []string{
+	"/metadata/annotations/" + escapePointer(holdfastv1.ChangedByAnnotation),
+	"/metadata/annotations/" + escapePointer(holdfastv1.ChangedAtAnnotation),
+}
+
+// escapePointer escapes a JSON pointer token (RFC 6901).
+func escapePointer(token string) string {
+	out := make([]byte, 0, len(token)+2)
+	for i := 0; i < len(token); i++ {
+		switch token[i] {
+		case '~':
+			out = append(out, '~', '0')
+		case '/':
+			out = append(out, '~', '1')
+		default:
+			out = append(out, token[i])
+		}
+	}
+	return string(out)
+}
+
+// StampedUser returns the user the attribution policy stamped on obj when the stamp belongs to
+// the change made at changed (the time of its author's managedFields entry), else "".
+//
+// The policy stamps, at every update by anyone but Holdfast, the requester's user name and the
+// latest managedFields time the object has at that moment: the API server has already given the
+// requester's entry the time of this very update (to the second). Updates the policy does not
+// stamp (Holdfast's own, status and scale subresources, a cluster without the policy) leave the
+// previous stamp in place, older than their own entry. So the stamp names this change's user
+// when it is at least as new as the author's entry; an older one is another change's. Within
+// one second the two cannot be told apart: an unstamped change in the same second as a stamped
+// one would be given the stamped one's user (docs/drift.md, Attribution, limits).
+func StampedUser(obj interface{ GetAnnotations() map[string]string }, changed metav1.Time) string {
+	ann := obj.GetAnnotations()
+	user, at := ann[holdfastv1.ChangedByAnnotation], ann[holdfastv1.ChangedAtAnnotation]
+	if user == "" || at == "" || changed.IsZero() {
+		return ""
+	}
+	stamped, err := time.Parse(time.RFC3339, at)
+	if err != nil || stamped.Before(changed.Truncate(time.Second)) {
+		return ""
+	}
+	if len(user) > maxUser {
+		user = user[:maxUser]
+	}
+	return user
+}
+
+// maxUser bounds a stamped user name in status (DriftDetail.User).
+const maxUser = 256
 
 // AuthorOf returns who made a change: the manager, other than Holdfast, whose managedFields now
 // hold one of the changed paths, or else the one with the latest entry (its times are to the
@@ -29,7 +88,7 @@ func AuthorOf(newObj *unstructured.Unstructured, changed []FieldChange) Author {
 	}
 	for i := range entries {
 		if e := &entries[i]; e.Manager != fieldset.FieldManager && len(paths) > 0 && holdsAny(e, paths) {
-			return authorFrom(e)
+			return authorFrom(newObj, e)
 		}
 	}
 	var best *metav1.ManagedFieldsEntry
@@ -46,13 +105,16 @@ func AuthorOf(newObj *unstructured.Unstructured, changed []FieldChange) Author {
 	if best == nil {
 		return Author{}
 	}
-	return authorFrom(best)
+	return authorFrom(newObj, best)
 }
 
-func authorFrom(e *metav1.ManagedFieldsEntry) Author {
+func authorFrom(obj *unstructured.Unstructured, e *metav1.ManagedFieldsEntry) Author {
 	a := Author{Manager: e.Manager, Operation: string(e.Operation), Subresource: e.Subresource}
 	if e.Time != nil {
 		a.Time = *e.Time
+	}
+	if e.Subresource == "" {
+		a.User = StampedUser(obj, a.Time)
 	}
 	return a
 }

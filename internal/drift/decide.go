@@ -20,7 +20,9 @@ import (
 //     declaration applied, or its own correction), or an ignore rule covers it (a JSON pointer,
 //     see Covered). Fields Holdfast never declared — defaulting, status, other managers' fields
 //     and list items, metadata churn — are not compared at all.
-//   - The author is the field manager that now holds a changed field (see AuthorOf).
+//   - The author is the field manager that now holds a changed field (see AuthorOf), and the
+//     user the attribution policy stamped on the object for this change, if it did.
+//   - The attribution stamps (StampPointers) are never drift, whoever declares them.
 
 // Verdict is what Decide found about one managed object.
 type Verdict struct {
@@ -74,7 +76,7 @@ func Decide(declared Declared, live *unstructured.Unstructured, ignored []string
 }
 
 func decide(declared Declared, live observed, ignored []string) Verdict {
-	fields := Without(withoutOwnWrites(declared.candidates(live), live), ignored)
+	fields := Without(Without(withoutOwnWrites(declared.candidates(live), live), ignored), StampPointers)
 	if len(fields) == 0 {
 		return Verdict{}
 	}

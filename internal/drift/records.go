@@ -16,7 +16,7 @@ func DetailOf(v Verdict, detected time.Time, by holdfastv1.DriftDetection) holdf
 		d.Type = holdfastv1.DriftDeleted
 		return d
 	}
-	d.Manager, d.Operation, d.Subresource = v.Author.Manager, v.Author.Operation, v.Author.Subresource
+	d.Manager, d.Operation, d.Subresource, d.User = v.Author.Manager, v.Author.Operation, v.Author.Subresource, v.Author.User
 	for i, f := range v.Fields {
 		if i == holdfastv1.MaxDriftFields {
 			break

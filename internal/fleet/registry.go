@@ -313,8 +313,10 @@ type Connection struct {
 	// breaker fails requests at once while the cluster lets them time out (breaker.go).
 	breaker *breaker
 	// access: what the identity may do, and the clients that ask (access.go).
-	access  access
-	ctxDone <-chan struct{}
+	access access
+	// identity: who Holdfast is on the cluster, and its attribution API (identity.go).
+	identity identity
+	ctxDone  <-chan struct{}
 }
 
 // Origin is the origin given to the Connect call that last returned this connection.

@@ -130,6 +130,9 @@ type Drift struct {
 	Manager     string `json:"manager,omitempty"`
 	Operation   string `json:"operation,omitempty"`
 	Subresource string `json:"subresource,omitempty"`
+	// User is who made the change as the target's API server authenticated them, when the
+	// service set's drift.attribution is Auto and the change was stamped; empty when unknown.
+	User string `json:"user,omitempty"`
 	// Detection is Watch or Comparison (the time of the change is then not known).
 	Detection    string    `json:"detection"`
 	DetectedTime time.Time `json:"detectedTime"`
@@ -440,7 +443,7 @@ func objectRef(r holdfastv1.ResourceRef) ObjectRef {
 // driftView converts a drift of the object ref, redacting Secret data.
 func driftView(ref holdfastv1.ResourceRef, d holdfastv1.DriftDetail, corrected *metav1.MicroTime) Drift {
 	out := Drift{
-		Type: string(d.Type), Manager: d.Manager, Operation: d.Operation, Subresource: d.Subresource,
+		Type: string(d.Type), Manager: d.Manager, Operation: d.Operation, Subresource: d.Subresource, User: d.User,
 		Detection: string(d.Detection), DetectedTime: d.DetectedTime.UTC(),
 	}
 	if out.Detection == "" {

@@ -207,13 +207,11 @@ func objectString(o ObjectRef) string {
 	return kind + " " + o.Namespace + "/" + o.Name
 }
 
-// authorString is "manager (Operation/subresource)", or "unknown" when the API server did not
-// record who made the change.
+// authorString is "manager (Operation/subresource)", "user via manager (Operation)" when the
+// user is known (drift attribution), or "unknown" when the API server did not record who made
+// the change.
 func authorString(d *Drift) string {
-	who := d.Manager
-	if who == "" {
-		who = "unknown"
-	}
+	who := managerString(d)
 	how := d.Operation
 	if d.Subresource != "" {
 		how += "/" + d.Subresource

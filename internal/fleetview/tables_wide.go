@@ -77,12 +77,17 @@ func PrintDriftHistoryWide(w io.Writer, h DriftHistory) error {
 	return endTable(tw, w, historySummaryLine(h))
 }
 
-// managerString is the field manager that made the change, or "unknown".
+// managerString is the field manager that made the change, "user via manager" when the user is
+// known (drift attribution), or "unknown".
 func managerString(d *Drift) string {
-	if d.Manager == "" {
-		return "unknown"
+	who := d.Manager
+	if who == "" {
+		who = "unknown"
 	}
-	return d.Manager
+	if d.User != "" {
+		who = d.User + " via " + who
+	}
+	return who
 }
 
 // operationString is "Operation/subresource", "Operation", or "-".

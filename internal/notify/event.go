@@ -112,6 +112,7 @@ type driftPayload struct {
 	Manager      string                   `json:"manager,omitempty"`
 	Operation    string                   `json:"operation,omitempty"`
 	Subresource  string                   `json:"subresource,omitempty"`
+	User         string                   `json:"user,omitempty"`
 	DetectedTime *time.Time               `json:"detectedTime,omitempty"`
 	Detection    string                   `json:"detection"`
 }
@@ -147,6 +148,7 @@ func (e Event) MarshalJSON() ([]byte, error) {
 			Manager:     d.Manager,
 			Operation:   d.Operation,
 			Subresource: d.Subresource,
+			User:        d.User,
 			Detection:   string(d.Detection),
 		}
 		if p.Drift.Detection == "" {

@@ -104,8 +104,12 @@ func objectLine(e Event) string {
 	} else {
 		s += " was changed"
 	}
-	if d.Manager != "" {
+	if d.User != "" {
+		s += " by " + d.User + " via " + firstOf(d.Manager, "unknown manager")
+	} else if d.Manager != "" {
 		s += " by " + d.Manager
+	}
+	if d.Manager != "" {
 		var how []string
 		if d.Operation != "" {
 			how = append(how, d.Operation)
@@ -161,4 +165,12 @@ func slackValue(v string) string {
 // slackEscape escapes the three characters Slack reads as markup (links, mentions).
 func slackEscape(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// firstOf is a, or b when a is empty.
+func firstOf(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }

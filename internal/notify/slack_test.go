@@ -28,6 +28,11 @@ func TestSlackText(t *testing.T) {
 			},
 		},
 		{
+			name:  "attributed to a user",
+			event: func(e *Event) { e.Drift.User = "alice" },
+			want:  []string{"Deployment web/frontend (apps/v1) was changed by alice via kubectl-edit (Update)"},
+		},
+		{
 			name: "corrected, with the latency",
 			event: func(e *Event) {
 				e.Type = DriftCorrected
@@ -103,5 +108,26 @@ func TestSlackBody(t *testing.T) {
 	}
 	if h.Get("Content-Type") != "application/json" || h.Get(HeaderSignature) != "" || h.Get(HeaderTimestamp) != "" {
 		t.Fatalf("Slack headers = %v, want JSON and no signature", h)
+	}
+}
+
+// The webhook payload carries the user attribution named.
+func TestPayloadUser(t *testing.T) {
+	e := deploymentDrift()
+	e.Drift.User = "alice"
+	b, err := json.Marshal(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p struct {
+		Drift struct {
+			User, Manager string
+		}
+	}
+	if err := json.Unmarshal(b, &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Drift.User != "alice" || p.Drift.Manager != "kubectl-edit" {
+		t.Errorf("payload drift = %+v, want user alice, manager kubectl-edit", p.Drift)
 	}
 }

@@ -135,20 +135,28 @@ func newFeedItem(l fleetview.Location, o fleetview.ObjectRef, d *fleetview.Drift
 	return item
 }
 
-// author is who made a change as the API server recorded it: the field manager, then the
-// operation and subresource; "unknown" when it was not recorded (deletions).
+// author is who made a change as the API server recorded it: the user when drift attribution
+// stamped it ("alice via kubectl-edit (Update)"), the field manager, then the operation and
+// subresource; "unknown" when it was not recorded (deletions).
 func author(d fleetview.Drift) string {
-	if d.Manager == "" {
-		return "unknown"
+	who := d.Manager
+	if who == "" {
+		if d.User == "" {
+			return "unknown"
+		}
+		who = "unknown manager"
+	}
+	if d.User != "" {
+		who = d.User + " via " + who
 	}
 	op := d.Operation
 	if d.Subresource != "" {
 		op += "/" + d.Subresource
 	}
 	if op == "" {
-		return d.Manager
+		return who
 	}
-	return d.Manager + " (" + op + ")"
+	return who + " (" + op + ")"
 }
 
 // statusSets are the service sets the status objects belong to, sorted.

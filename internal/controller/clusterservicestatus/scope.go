@@ -142,6 +142,10 @@ type scope struct {
 	revision        *rollout.Snapshot
 	revisionProblem *problem
 
+	// attribution is what the cluster needs for the service set's drift attribution
+	// (loadAttribution); nil when this reconcile did not look.
+	attribution *attributionState
+
 	// checks are the service set's compiled health checks (healthChecks), once per reconcile;
 	// checksErr why they do not compile.
 	checks    *healthcheck.Checks
