@@ -169,11 +169,16 @@ func rawStatusPages(ctx context.Context, hc *http.Client, host string) ([][]byte
 
 // getJSON reads url from the hub as JSON.
 func getJSON(ctx context.Context, hc *http.Client, u string) ([]byte, error) {
+	return fetch(ctx, hc, u, "application/json")
+}
+
+// fetch reads url, accepting the media type accept, and fails on any status but 200.
+func fetch(ctx context.Context, hc *http.Client, u, accept string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Accept", accept)
 	resp, err := hc.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("GET %s: %w", u, err)
