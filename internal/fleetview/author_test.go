@@ -12,8 +12,8 @@ func TestAuthorStrings(t *testing.T) {
 		{Drift{Type: "Deleted"}, "unknown", "unknown"},
 	}
 	for _, c := range cases {
-		if got := authorString(&c.d); got != c.author {
-			t.Errorf("authorString(%+v) = %q, want %q", c.d, got, c.author)
+		if got := c.d.Author(); got != c.author {
+			t.Errorf("Author(%+v) = %q, want %q", c.d, got, c.author)
 		}
 		if got := managerString(&c.d); got != c.manager {
 			t.Errorf("managerString(%+v) = %q, want %q", c.d, got, c.manager)

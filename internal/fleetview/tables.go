@@ -91,7 +91,7 @@ func PrintDriftList(w io.Writer, dl DriftList, now time.Time) error {
 		detected, author := "-", "-"
 		var lines []string
 		if d := it.Drift; d != nil {
-			detected, author, lines = detectedAgo(d, now), authorString(d), diffLines(d, maxValueWidth)
+			detected, author, lines = detectedAgo(d, now), d.Author(), diffLines(d, maxValueWidth)
 		}
 		if it.Message != "" {
 			lines = append(lines, "# "+Truncate(it.Message, 100))
@@ -167,7 +167,7 @@ func PrintDriftHistory(w io.Writer, h DriftHistory) error {
 		}
 		corrected, latency := correctedStrings(d)
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", detected, clusterString(it.Location), it.ServiceSet, OrDash(it.Service),
-			objectString(it.Object), change, authorString(d), corrected, latency)
+			objectString(it.Object), change, d.Author(), corrected, latency)
 	}
 	return endTable(tw, w, historySummaryLine(h))
 }
@@ -207,10 +207,10 @@ func objectString(o ObjectRef) string {
 	return kind + " " + o.Namespace + "/" + o.Name
 }
 
-// authorString is "manager (Operation/subresource)", "user via manager (Operation)" when the
-// user is known (drift attribution), or "unknown" when the API server did not record who made
-// the change.
-func authorString(d *Drift) string {
+// Author is who made the change: "manager (Operation/subresource)", "user via manager
+// (Operation)" when the user is known (drift attribution), or "unknown" when the API server did
+// not record who made it. The tables and the web view say it so.
+func (d *Drift) Author() string {
 	who := managerString(d)
 	how := d.Operation
 	if d.Subresource != "" {

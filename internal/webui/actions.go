@@ -80,9 +80,10 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, code int, res ac
 		writeJSON(w, code, res)
 		return
 	}
-	res.Back = r.PostFormValue("back")
-	if !strings.HasPrefix(res.Back, "/") || strings.HasPrefix(res.Back, "//") {
-		res.Back = "/"
+	// Back is one of the views, whatever the form said: never a link elsewhere.
+	res.Back = navFleet
+	if back := r.PostFormValue("back"); back == navDrift || back == navCharts {
+		res.Back = back
 	}
 	s.templates.render(w, "result", false, code, page{Title: "Action", Identity: s.identity, View: res})
 }

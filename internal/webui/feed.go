@@ -53,7 +53,7 @@ func (f driftFilter) matches(l fleetview.Location, o fleetview.ObjectRef, d *fle
 	if f.Kind != "" && !strings.EqualFold(o.Kind, f.Kind) {
 		return false
 	}
-	if f.Author != "" && (d == nil || !strings.Contains(strings.ToLower(author(*d)), strings.ToLower(f.Author))) {
+	if f.Author != "" && (d == nil || !strings.Contains(strings.ToLower(d.Author()), strings.ToLower(f.Author))) {
 		return false
 	}
 	if k := f.Object; k != nil && (o.Group != k.Group || o.Namespace != k.Namespace || o.Name != k.Name) {
@@ -127,36 +127,12 @@ func buildDrift(statuses []holdfastv1.ClusterServiceStatus, sets []string, f dri
 func newFeedItem(l fleetview.Location, o fleetview.ObjectRef, d *fleetview.Drift) feedItem {
 	item := feedItem{Location: l, Object: o, Drift: d, Author: "unknown"}
 	if d != nil {
-		item.Author = author(*d)
+		item.Author = d.Author()
 	}
 	q := url.Values{"cluster": {l.ClusterNamespace + "/" + l.Cluster}, "set": {l.ServiceSet}, "group": {o.Group}, "kind": {o.Kind},
 		"namespace": {o.Namespace}, "name": {o.Name}}
 	item.TimelineLink = "/drift?" + q.Encode()
 	return item
-}
-
-// author is who made a change as the API server recorded it: the user when drift attribution
-// stamped it ("alice via kubectl-edit (Update)"), the field manager, then the operation and
-// subresource; "unknown" when it was not recorded (deletions).
-func author(d fleetview.Drift) string {
-	who := d.Manager
-	if who == "" {
-		if d.User == "" {
-			return "unknown"
-		}
-		who = "unknown manager"
-	}
-	if d.User != "" {
-		who = d.User + " via " + who
-	}
-	op := d.Operation
-	if d.Subresource != "" {
-		op += "/" + d.Subresource
-	}
-	if op == "" {
-		return who
-	}
-	return who + " (" + op + ")"
 }
 
 // statusSets are the service sets the status objects belong to, sorted.
