@@ -287,6 +287,10 @@ func (a *analysis) print(b *bench, runs []*driftRun) {
 	acc.Row(fmt.Sprintf("… of which detected within %s of the controller's correction of the object's previous drift", echoWindow), fmt.Sprint(a.echoes))
 	acc.Row("false drifts: records on objects never drifted, during the drift phase", fmt.Sprint(len(a.falseDrifts)))
 	acc.Row("false drifts: records before the first drift (deployment and settling)", fmt.Sprint(len(a.preRecords)))
+	named, editorNamed, others := attributed(runs)
+	acc.Row("matched records naming a user (drift attribution), per kind", named)
+	acc.Row("… naming the user who made the drift ("+editor+")", editorNamed)
+	acc.Row("… naming another user", others)
 	fmt.Printf("#### Accounting\n\n")
 	fmt.Println(acc)
 
@@ -492,4 +496,37 @@ func (b *bench) printRequests(counts measure.RequestCounts, runs []*driftRun, wi
 		}
 		fmt.Println()
 	}
+}
+
+// attributed counts the matched records that name a user, per kind of drift: all of them, those
+// naming editor (who made every drift) and those naming anyone else.
+func attributed(runs []*driftRun) (named, editorNamed, others string) {
+	n, e, o, of := map[string]int{}, map[string]int{}, map[string]int{}, map[string]int{}
+	total := [3]int{}
+	for _, d := range runs {
+		if d.record == nil {
+			continue
+		}
+		of[d.kind]++
+		switch d.record.User {
+		case "":
+			continue
+		case editor:
+			e[d.kind]++
+			total[1]++
+		default:
+			o[d.kind]++
+			total[2]++
+		}
+		n[d.kind]++
+		total[0]++
+	}
+	format := func(m map[string]int, sum int) string {
+		var parts []string
+		for _, k := range driftKinds {
+			parts = append(parts, fmt.Sprintf("%s %d of %d", k, m[k], of[k]))
+		}
+		return fmt.Sprintf("%d (%s)", sum, strings.Join(parts, ", "))
+	}
+	return format(n, total[0]), format(e, total[1]), format(o, total[2])
 }

@@ -6,7 +6,8 @@
 // ContinuousWithDriftDetection mode selecting every target, and runs the Holdfast controller
 // (controller.NewManager) in this process. Once every cluster is Ready and -settle (15s) passed,
 // it performs -drifts (216) changes to managed objects, spread evenly over the clusters and over
-// four kinds, all as field manager "bench-editor":
+// four kinds, all as field manager "bench-editor" and through clients impersonating the user
+// "bench-editor" (group system:masters), so that drift attribution has a known user to name:
 //
 //   - edit: an Update of a ConfigMap's data.value or a Secret's data.token to another value;
 //   - scale: an Update of a Deployment's scale subresource to 1 or 3 replicas (2 declared);
@@ -35,6 +36,14 @@
 //   - The record's correctedTime minus t0 is reported too: when the controller considers the
 //     object corrected (taken after its apply returned).
 //
+// With -attribution the service set has `drift.attribution: Auto` (docs/drift.md, Attribution):
+// Holdfast installs its MutatingAdmissionPolicy on every target, and the drifts start only once
+// every status object has the condition Attribution True (AttributionActive) and -settle passed.
+// The accounting then counts the matched records that name a user, per kind, and those that name
+// bench-editor: the policy stamps updates (edit, relabel), not writes through the scale
+// subresource nor deletions, which stay unattributed. Without the flag the set has no drift
+// policy (attribution Off), as before; run both, alternating, to see what attribution costs.
+//
 // It also reports drift records no drift explains: on objects never drifted (false drifts, e.g.
 // from kube-controller-manager's status updates) and extra ones on drifted objects; every
 // request the controller sent to the targets and the hub during the drift phase (its HTTP
@@ -45,7 +54,7 @@
 // `holdfast controller --kubeconfig` and `holdfast sandbox`; -hub-qps -1 turns the limit off, as
 // ctrl.GetConfig does for the in-cluster controller.
 //
-// Usage: go run ./bench/drift [-hub-qps -1]
+// Usage: go run ./bench/drift [-hub-qps -1] [-attribution]
 package main
 
 import (
@@ -71,6 +80,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -106,6 +116,7 @@ type config struct {
 	configMaps, secrets, services, deployments  int
 	gap, correctTimeout, settle, quiet, timeout time.Duration
 	hubQPS                                      float64
+	attribution                                 bool
 }
 
 func main() {
@@ -122,17 +133,22 @@ func main() {
 	flag.DurationVar(&cfg.quiet, "quiet", 2*time.Second, "the drift phase closes once no counted request was sent or answered for this long")
 	flag.DurationVar(&cfg.timeout, "timeout", 5*time.Minute, "how long to wait for the deployment")
 	flag.Float64Var(&cfg.hubQPS, "hub-qps", 0, "QPS of the controller's hub client: 0 leaves it unset, so controller.NewManager's default applies (50/s, burst 100), as for `holdfast controller --kubeconfig` and `holdfast sandbox`; -1 turns client-side limiting off, as ctrl.GetConfig does in-cluster")
+	flag.BoolVar(&cfg.attribution, "attribution", false, "give the service set drift.attribution: Auto and wait until the policy is active on every target before drifting")
 	measure.ParseFlags(measure.AtLeast("clusters", 1), measure.AtLeast("drifts", 4),
 		measure.AtLeast("configmaps", 4), measure.AtLeast("secrets", 4), measure.AtLeast("services", 4), measure.AtLeast("deployments", 4))
 
 	measure.Main(func(ctx context.Context) error { return run(ctx, cfg) })
 }
 
-// target is one target cluster as this program sees it, through uncounted clients.
+// target is one target cluster as this program sees it, through uncounted clients: c and cs
+// read and watch as the target's admin, the drifts are made through ec and ecs, which impersonate
+// the user editor.
 type target struct {
 	name    string
 	c       client.Client
 	cs      kubernetes.Interface
+	ec      client.Client
+	ecs     kubernetes.Interface
 	log     *objectLog
 	factory informers.SharedInformerFactory
 }
@@ -160,7 +176,11 @@ func run(ctx context.Context, cfg config) (retErr error) {
 	defer func() { retErr = errors.Join(retErr, b.Stop()) }()
 	b.ExpectServiceSet(serviceSetName)
 	for i, name := range b.Names {
-		b.targets = append(b.targets, &target{name: name, c: b.Targets[i], cs: b.Clientsets[i], log: &objectLog{events: map[objKey][]objEvent{}}})
+		t := &target{name: name, c: b.Targets[i], cs: b.Clientsets[i], log: &objectLog{events: map[objKey][]objEvent{}}}
+		if t.ec, t.ecs, err = editorClients(b.Fleet.Targets[i].RESTConfig()); err != nil {
+			return fmt.Errorf("building the editor's clients of %s: %w", name, err)
+		}
+		b.targets = append(b.targets, t)
 	}
 	setup.Row(fmt.Sprintf("fleet start (hub + %d targets with kube-controller-manager, in parallel; CRDs, registration)", cfg.clusters), measure.Seconds(time.Since(began)))
 	fmt.Fprintf(os.Stderr, "Fleet up in %s, load average %s\n", time.Since(began).Round(time.Millisecond), measure.LoadAverage())
@@ -187,15 +207,27 @@ func run(ctx context.Context, cfg config) (retErr error) {
 		return err
 	}
 
+	setup.Row("drift attribution (spec.drift.attribution)", map[bool]string{true: "Auto", false: "Off (no drift policy)"}[cfg.attribution])
+	setup.Row("the drifts' user and field manager", editor+" (impersonated, group system:masters)")
 	created := time.Now()
 	if err := b.CreateServiceSet(ctx, serviceSetName, holdfastv1.SyncModeContinuousWithDriftDetection, serviceName,
-		holdfastv1.TemplateReference{Name: templateName, Namespace: templateNamespace}, targetNamespace); err != nil {
+		holdfastv1.TemplateReference{Name: templateName, Namespace: templateNamespace}, targetNamespace, func(mcs *holdfastv1.MultiClusterService) {
+			if cfg.attribution {
+				mcs.Spec.Drift = &holdfastv1.DriftPolicy{Attribution: holdfastv1.AttributionAuto}
+			}
+		}); err != nil {
 		return err
 	}
 	if err := b.waitDeployed(ctx); err != nil {
 		return err
 	}
-	setup.Row(fmt.Sprintf("MultiClusterService created until all %d ClusterServiceStatuses Ready with %d of %d in sync", cfg.clusters, b.m.total(), b.m.total()), measure.Seconds(time.Since(created)))
+	setup.Row(fmt.Sprintf("MultiClusterService created until all %d ClusterServiceStatuses Applied with %d of %d in sync", cfg.clusters, b.managed(), b.managed()), measure.Seconds(time.Since(created)))
+	if cfg.attribution {
+		if err := b.waitAttribution(ctx); err != nil {
+			return err
+		}
+		setup.Row(fmt.Sprintf("MultiClusterService created until all %d ClusterServiceStatuses have Attribution True (%s)", cfg.clusters, holdfastv1.AttributionActiveReason), measure.Seconds(time.Since(created)))
+	}
 	fmt.Fprintf(os.Stderr, "Deployed in %s; settling for %s\n", time.Since(created).Round(time.Millisecond), cfg.settle)
 	time.Sleep(cfg.settle)
 	if !b.Counter.WaitQuiet(cfg.quiet, time.Minute) {
@@ -284,7 +316,9 @@ func perKindCounts(runs []*driftRun) string {
 	return strings.Join(parts, ", ")
 }
 
-// statusSummary reads every status object and says how many are Ready with every object in sync.
+// statusSummary reads every status object and says how many are Applied with every object in
+// sync. Not Ready: the targets run no nodes, so the Deployments never become Available and
+// Healthy stays Progressing, which drift handling does not depend on.
 func (b *bench) statusSummary(ctx context.Context) (good int, bad []string, err error) {
 	for name, cluster := range b.Statuses {
 		css := &holdfastv1.ClusterServiceStatus{}
@@ -295,19 +329,82 @@ func (b *bench) statusSummary(ctx context.Context) (good int, bad []string, err 
 			}
 			return 0, nil, fmt.Errorf("reading ClusterServiceStatus %s: %w", name, err)
 		}
-		n := int32(b.m.total())
-		if meta.IsStatusConditionTrue(css.Status.Conditions, holdfastv1.ReadyCondition) && css.Status.ResourceCount == n && css.Status.InSyncCount == n {
+		n := b.managed()
+		if meta.IsStatusConditionTrue(css.Status.Conditions, holdfastv1.AppliedCondition) && css.Status.ResourceCount == n && css.Status.InSyncCount == n {
 			good++
 			continue
 		}
 		var conds []string
 		for _, c := range css.Status.Conditions {
-			conds = append(conds, c.Type+"="+string(c.Status)+"/"+c.Reason)
+			cond := c.Type + "=" + string(c.Status) + "/" + c.Reason
+			if c.Type == holdfastv1.HealthyCondition && c.Status != metav1.ConditionTrue {
+				cond += " (" + c.Message + ")"
+			}
+			conds = append(conds, cond)
 		}
 		bad = append(bad, fmt.Sprintf("%s: %d resources, %d in sync, %s", cluster, css.Status.ResourceCount, css.Status.InSyncCount, strings.Join(conds, ",")))
 	}
 	sort.Strings(bad)
 	return good, bad, nil
+}
+
+// managed is how many objects each status object should count in sync: the template's, and
+// with attribution the policy and its binding (the service holdfast.attribution).
+func (b *bench) managed() int32 {
+	if b.cfg.attribution {
+		return int32(b.m.total()) + 2
+	}
+	return int32(b.m.total())
+}
+
+// waitAttribution waits until every status object says the attribution policy is applied on its
+// target.
+func (b *bench) waitAttribution(ctx context.Context) error {
+	var bad []string
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, b.cfg.timeout, true, func(ctx context.Context) (bool, error) {
+		bad = nil
+		for name, cluster := range b.Statuses {
+			css := &holdfastv1.ClusterServiceStatus{}
+			if err := b.Hub.Get(ctx, client.ObjectKey{Namespace: b.Fleet.Namespace, Name: name}, css); err != nil {
+				bad = append(bad, cluster+": "+err.Error())
+				continue
+			}
+			c := meta.FindStatusCondition(css.Status.Conditions, holdfastv1.AttributionCondition)
+			switch {
+			case c == nil:
+				bad = append(bad, cluster+": no "+holdfastv1.AttributionCondition+" condition")
+			case c.Status != metav1.ConditionTrue || c.Reason != holdfastv1.AttributionActiveReason:
+				bad = append(bad, fmt.Sprintf("%s: %s=%s/%s %s", cluster, c.Type, c.Status, c.Reason, c.Message))
+			}
+		}
+		sort.Strings(bad)
+		return len(bad) == 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for attribution to be active (%s): %w", strings.Join(bad, "; "), err)
+	}
+	return nil
+}
+
+// editorClients returns clients of a target that impersonate the user editor, in the group
+// system:masters so that it may change anything.
+func editorClients(cfg *rest.Config) (client.Client, kubernetes.Interface, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = -1, 0
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: editor, Groups: []string{"system:masters"}}
+	scheme, err := controller.Scheme()
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, nil, err
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, cs, nil
 }
 
 func (b *bench) waitDeployed(ctx context.Context) error {
@@ -333,7 +430,7 @@ func (b *bench) finalState(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	s := fmt.Sprintf("%d of %d ClusterServiceStatuses Ready with %d of %d in sync", good, len(b.Names), b.m.total(), b.m.total())
+	s := fmt.Sprintf("%d of %d ClusterServiceStatuses Applied with %d of %d in sync", good, len(b.Names), b.managed(), b.managed())
 	if len(bad) > 0 {
 		s += " (" + strings.Join(bad, "; ") + ")"
 	}
@@ -558,13 +655,13 @@ func newObject(kind string) client.Object {
 	}
 }
 
-// change makes one drift as field manager bench-editor and records when.
+// change makes one drift as user and field manager bench-editor and records when.
 func (t *target) change(ctx context.Context, d *driftRun) error {
 	key := client.ObjectKey{Namespace: targetNamespace, Name: d.obj.Name}
 	value := fmt.Sprintf("edited-%d", d.seq)
 	for attempt := 0; ; attempt++ {
 		obj := newObject(d.obj.Kind)
-		if err := t.c.Get(ctx, key, obj); err != nil {
+		if err := t.ec.Get(ctx, key, obj); err != nil {
 			return fmt.Errorf("reading: %w", err)
 		}
 		d.oldUID = obj.GetUID()
@@ -578,7 +675,7 @@ func (t *target) change(ctx context.Context, d *driftRun) error {
 				o.Data["token"] = []byte(value)
 			}
 			d.tSend = time.Now()
-			err = t.c.Update(ctx, obj, client.FieldOwner(editor))
+			err = t.ec.Update(ctx, obj, client.FieldOwner(editor))
 			d.t0 = time.Now()
 			d.respRV = measure.ParseRV(obj.GetResourceVersion())
 		case driftScale:
@@ -591,7 +688,7 @@ func (t *target) change(ctx context.Context, d *driftRun) error {
 			scale := &autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Namespace: targetNamespace, Name: d.obj.Name}, Spec: autoscalingv1.ScaleSpec{Replicas: replicas}}
 			d.tSend = time.Now()
 			var res *autoscalingv1.Scale
-			res, err = t.cs.AppsV1().Deployments(targetNamespace).UpdateScale(ctx, d.obj.Name, scale, metav1.UpdateOptions{FieldManager: editor})
+			res, err = t.ecs.AppsV1().Deployments(targetNamespace).UpdateScale(ctx, d.obj.Name, scale, metav1.UpdateOptions{FieldManager: editor})
 			d.t0 = time.Now()
 			if err == nil {
 				d.respRV = measure.ParseRV(res.ResourceVersion)
@@ -599,12 +696,12 @@ func (t *target) change(ctx context.Context, d *driftRun) error {
 		case driftRelabel:
 			patch := fmt.Appendf(nil, `{"metadata":{"labels":{%q:%q}}}`, tierLabel, value)
 			d.tSend = time.Now()
-			err = t.c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(editor))
+			err = t.ec.Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(editor))
 			d.t0 = time.Now()
 			d.respRV = measure.ParseRV(obj.GetResourceVersion())
 		case driftDelete:
 			d.tSend = time.Now()
-			err = t.c.Delete(ctx, obj)
+			err = t.ec.Delete(ctx, obj)
 			d.t0 = time.Now()
 		}
 		if apierrors.IsConflict(err) && attempt < 5 {
