@@ -129,6 +129,16 @@ func loadInventory(ctx context.Context, c client.Reader, css *holdfastv1.Cluster
 	return nil
 }
 
+// loadInventories loads the whole inventory of each status object (loadInventory).
+func loadInventories(ctx context.Context, c client.Reader, items []holdfastv1.ClusterServiceStatus) error {
+	for i := range items {
+		if err := loadInventory(ctx, c, &items[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // ListStatuses reads the ClusterServiceStatuses that match f, page by page, each with its whole
 // inventory.
 func ListStatuses(ctx context.Context, c client.Client, f Filter) ([]holdfastv1.ClusterServiceStatus, error) {
@@ -140,10 +150,8 @@ func ListStatuses(ctx context.Context, c client.Client, f Filter) ([]holdfastv1.
 		if err := c.List(ctx, list, opts...); err != nil {
 			return nil, fmt.Errorf("listing ClusterServiceStatuses: %w", err)
 		}
-		for i := range list.Items {
-			if err := loadInventory(ctx, c, &list.Items[i]); err != nil {
-				return nil, err
-			}
+		if err := loadInventories(ctx, c, list.Items); err != nil {
+			return nil, err
 		}
 		out = append(out, list.Items...)
 		if cont = list.Continue; cont == "" {
@@ -161,10 +169,8 @@ func ReadStatuses(ctx context.Context, r, shards client.Reader, f Filter) ([]hol
 	if err := r.List(ctx, list, f.listOptions()...); err != nil {
 		return nil, fmt.Errorf("listing ClusterServiceStatuses: %w", err)
 	}
-	for i := range list.Items {
-		if err := loadInventory(ctx, shards, &list.Items[i]); err != nil {
-			return nil, err
-		}
+	if err := loadInventories(ctx, shards, list.Items); err != nil {
+		return nil, err
 	}
 	return f.apply(list.Items), nil
 }

@@ -104,8 +104,8 @@ func PrintCorrectionRequest(w io.Writer, req CorrectionRequest, took time.Durati
 	if !req.Handled {
 		return nil
 	}
-	_, err := fmt.Fprintf(w, "Handled by %s after %s: %s still drifted.\n", count(*req.Clusters, "cluster"), RoundDuration(took),
-		count(int(*req.DriftedObjects), "object"))
+	_, err := fmt.Fprintf(w, "Handled by %s after %s: %s still drifted.\n", Count(*req.Clusters, "cluster"), RoundDuration(took),
+		Count(int(*req.DriftedObjects), "object"))
 	return err
 }
 

@@ -71,12 +71,12 @@ func serviceMessage(message, healthMessage string) string {
 
 // fleetSummaryLine is the line under the status tables.
 func fleetSummaryLine(s FleetSummary) string {
-	line := fmt.Sprintf("%s, %s, %s: %d ready, %d not ready; ", count(s.Clusters, "cluster"), count(s.ServiceSets, "service set"),
-		count(s.Services, "service"), s.Ready, s.NotReady)
+	line := fmt.Sprintf("%s, %s, %s: %d ready, %d not ready; ", Count(s.Clusters, "cluster"), Count(s.ServiceSets, "service set"),
+		Count(s.Services, "service"), s.Ready, s.NotReady)
 	if s.DriftedObjects == 0 {
 		return line + "no drifted objects"
 	}
-	return line + fmt.Sprintf("%s on %s", count(s.DriftedObjects, "drifted object"), count(s.ClustersWithDrift, "cluster"))
+	return line + fmt.Sprintf("%s on %s", Count(s.DriftedObjects, "drifted object"), Count(s.ClustersWithDrift, "cluster"))
 }
 
 // PrintDriftList writes one row per drifted object, and one more row per further changed field,
@@ -138,12 +138,12 @@ func driftSummaryLine(dl DriftList) string {
 			current++
 		}
 	}
-	line := count(current, "drifted object")
+	line := Count(current, "drifted object")
 	if contested > 0 {
 		line += fmt.Sprintf(" (%d Contested)", contested)
 	}
 	if corrected > 0 {
-		line += fmt.Sprintf(", %s", count(corrected, "corrected drift"))
+		line += fmt.Sprintf(", %s", Count(corrected, "corrected drift"))
 	}
 	return line
 }
@@ -186,7 +186,7 @@ func correctedStrings(d *Drift) (corrected, latency string) {
 
 // historySummaryLine is the line under the history tables.
 func historySummaryLine(h DriftHistory) string {
-	line := count(len(h.Items), "drift record")
+	line := Count(len(h.Items), "drift record")
 	if h.Total > len(h.Items) {
 		line += fmt.Sprintf(" of %d (--limit 0 shows all)", h.Total)
 	}
@@ -268,7 +268,8 @@ func latencyString(seconds float64) string {
 	return RoundDuration(time.Duration(seconds * float64(time.Second))).String()
 }
 
-func count(n int, noun string) string {
+// Count is "1 noun" or "N nouns".
+func Count(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun
 	}

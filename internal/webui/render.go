@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"holdfast.dev/holdfast/internal/fleetview"
 )
 
 //go:embed templates/*.html
@@ -38,13 +40,8 @@ var funcs = template.FuncMap{
 		return seconds(*s)
 	},
 	"lower": strings.ToLower,
-	"plural": func(n int, one, many string) string {
-		if n == 1 {
-			return one
-		}
-		return many
-	},
-	"slug": func(s DriftState) string { return strings.ToLower(strings.ReplaceAll(string(s), " ", "-")) },
+	"count": fleetview.Count,
+	"slug":  func(s DriftState) string { return strings.ToLower(strings.ReplaceAll(string(s), " ", "-")) },
 	"object": func(kind, group, namespace, name string) string {
 		if group != "" {
 			kind += "." + group
