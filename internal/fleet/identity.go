@@ -12,11 +12,13 @@ import (
 	authenticationv1client "k8s.io/client-go/kubernetes/typed/authentication/v1"
 )
 
-// admissionGroupVersion and mutatingPolicies are the API that drift attribution needs on a target
-// (MutatingAdmissionPolicy, stable and on by default from Kubernetes 1.36).
+// admissionGroupVersion, mutatingPolicies and validatingPolicies are the APIs drift attribution
+// and prevention need on a target: MutatingAdmissionPolicy (stable and on by default from
+// Kubernetes 1.36) and ValidatingAdmissionPolicy (stable from 1.30).
 const (
 	admissionGroupVersion = "admissionregistration.k8s.io/v1"
 	mutatingPolicies      = "mutatingadmissionpolicies"
+	validatingPolicies    = "validatingadmissionpolicies"
 )
 
 // Identity is who Holdfast is on a target cluster and what the cluster can do for attribution.
@@ -27,6 +29,9 @@ type Identity struct {
 	// MutatingAdmissionPolicies reports whether the cluster serves
 	// admissionregistration.k8s.io/v1 mutatingadmissionpolicies.
 	MutatingAdmissionPolicies bool
+	// ValidatingAdmissionPolicies reports whether the cluster serves
+	// admissionregistration.k8s.io/v1 validatingadmissionpolicies.
+	ValidatingAdmissionPolicies bool
 }
 
 // identity keeps the answer for the life of the connection: a new kubeconfig is a new
@@ -38,7 +43,7 @@ type identity struct {
 
 // Identity asks the cluster, once per connection, who Holdfast is there (a SelfSubjectReview,
 // which any authenticated identity may create) and whether it serves MutatingAdmissionPolicy
-// (discovery). An error is not kept: the next call asks again.
+// and ValidatingAdmissionPolicy (discovery). An error is not kept: the next call asks again.
 func (c *Connection) Identity(ctx context.Context) (Identity, error) {
 	c.identity.mu.Lock()
 	defer c.identity.mu.Unlock()
@@ -57,27 +62,31 @@ func (c *Connection) Identity(ctx context.Context) (Identity, error) {
 	if err != nil {
 		return Identity{}, fmt.Errorf("building the discovery client of cluster %s: %w", c.key, err)
 	}
-	supported, err := serves(disc, admissionGroupVersion, mutatingPolicies)
+	served, err := serves(disc, admissionGroupVersion)
 	if err != nil {
 		return Identity{}, fmt.Errorf("reading the APIs of cluster %s: %w", c.key, err)
 	}
-	c.identity.known = &Identity{UserName: review.Status.UserInfo.Username, MutatingAdmissionPolicies: supported}
+	c.identity.known = &Identity{
+		UserName:                    review.Status.UserInfo.Username,
+		MutatingAdmissionPolicies:   served[mutatingPolicies],
+		ValidatingAdmissionPolicies: served[validatingPolicies],
+	}
 	return *c.identity.known, nil
 }
 
-// serves reports whether the API server serves resource in groupVersion.
-func serves(disc discovery.DiscoveryInterface, groupVersion, resource string) (bool, error) {
+// serves returns the resources the API server serves in groupVersion (none when it does not
+// serve the group version at all).
+func serves(disc discovery.DiscoveryInterface, groupVersion string) (map[string]bool, error) {
 	list, err := disc.ServerResourcesForGroupVersion(groupVersion)
 	if apierrors.IsNotFound(err) {
-		return false, nil
+		return nil, nil
 	}
 	if err != nil {
-		return false, err
+		return nil, err
 	}
+	served := map[string]bool{}
 	for _, r := range list.APIResources {
-		if r.Name == resource {
-			return true, nil
-		}
+		served[r.Name] = true
 	}
-	return false, nil
+	return served, nil
 }
