@@ -17,6 +17,8 @@ type servedComponent struct {
 	proc, binary string
 	// kubeconfigFile is its kubeconfig's file name in the control plane's directory.
 	kubeconfigFile string
+	// identity is the client certificate its kubeconfig authenticates with; nil is the admin's.
+	identity *keyPair
 	// args are its flags when serving on port.
 	args func(port int) []string
 	// slot is where the control plane keeps its process.
@@ -28,7 +30,11 @@ type servedComponent struct {
 // startServed writes sc's kubeconfig, runs it and waits until it serves /healthz and passes its
 // own readiness check, trying another port if the one picked was taken meanwhile.
 func (c *ControlPlane) startServed(ctx context.Context, sc servedComponent) error {
-	kubeconfig, err := kubeconfigFor(c.name, c.name, c.name+"-"+sc.proc, c.host, c.pki.ca.keyPair.Cert, c.pki.admin)
+	identity := c.pki.admin
+	if sc.identity != nil {
+		identity = *sc.identity
+	}
+	kubeconfig, err := kubeconfigFor(c.name, c.name, c.name+"-"+sc.proc, c.host, c.pki.ca.keyPair.Cert, identity)
 	if err != nil {
 		return err
 	}

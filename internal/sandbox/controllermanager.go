@@ -13,6 +13,9 @@ func (c *ControlPlane) controllerManagerArgs(port int) []string {
 	kubeconfig := filepath.Join(c.dir, kcmKubeconfigFile)
 	return []string{
 		"--kubeconfig=" + kubeconfig,
+		// Each controller acts as its own ServiceAccount, as on kubeadm clusters (see
+		// controllerManagerUser).
+		"--use-service-account-credentials=true",
 		// Without kubelets nobody consumes legacy token secrets; the token controller would
 		// only add noise and a second signer of tokens.
 		"--controllers=*,-serviceaccount-token",
@@ -40,6 +43,6 @@ func (c *ControlPlane) controllerManagerArgs(port int) []string {
 func (c *ControlPlane) startControllerManager(ctx context.Context) error {
 	defaultSA := c.host + "/api/v1/namespaces/default/serviceaccounts/default"
 	return c.startServed(ctx, servedComponent{proc: "kube-controller-manager", binary: controllerManagerBinary,
-		kubeconfigFile: kcmKubeconfigFile, args: c.controllerManagerArgs, slot: &c.controllerManager,
+		kubeconfigFile: kcmKubeconfigFile, identity: &c.pki.controllerManager, args: c.controllerManagerArgs, slot: &c.controllerManager,
 		ready: func(client *http.Client) readinessCheck { return httpOK(client, defaultSA) }})
 }

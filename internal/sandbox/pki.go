@@ -30,12 +30,21 @@ const (
 	adminGroup = "system:masters"
 )
 
+// controllerManagerUser is kube-controller-manager's identity, as on a kubeadm cluster: the
+// API server's bootstrap RBAC binds it the system:kube-controller-manager role, and with
+// --use-service-account-credentials each controller acts as its own ServiceAccount in
+// kube-system (system:serviceaccount:kube-system:generic-garbage-collector, ...), so policies
+// and audit logs see the cluster's own controllers as they would on a real cluster.
+const controllerManagerUser = "system:kube-controller-manager"
+
 // pki is the key material of one control plane, kept in memory for clients and on disk for
 // the processes.
 type pki struct {
 	dir   string
 	ca    *certificateAuthority
 	admin keyPair
+	// controllerManager is the client certificate of controllerManagerUser.
+	controllerManager keyPair
 }
 
 func newPKI(dir string) (*pki, error) {
@@ -65,6 +74,10 @@ func newPKI(dir string) (*pki, error) {
 	if err != nil {
 		return nil, err
 	}
+	controllerManager, err := ca.newClientCert(controllerManagerUser, nil)
+	if err != nil {
+		return nil, err
+	}
 	saPrivate, saPublic, err := newServiceAccountKey()
 	if err != nil {
 		return nil, err
@@ -88,7 +101,7 @@ func newPKI(dir string) (*pki, error) {
 			return nil, fmt.Errorf("writing %s: %w", name, err)
 		}
 	}
-	return &pki{dir: dir, ca: ca, admin: admin}, nil
+	return &pki{dir: dir, ca: ca, admin: admin, controllerManager: controllerManager}, nil
 }
 
 func (p *pki) path(name string) string { return filepath.Join(p.dir, name) }
