@@ -231,4 +231,17 @@ const (
 	// AttributionPendingReason: Holdfast has not learnt its identity or the target's APIs yet,
 	// or the policy is not applied yet.
 	AttributionPendingReason = "AttributionPending"
+
+	// PreventionCondition, on a ClusterServiceStatus while its service set (or one of its
+	// services) has drift.prevention Warn or Deny, is True while the target runs Holdfast's
+	// ValidatingAdmissionPolicy for it.
+	PreventionCondition = "Prevention"
+	// PreventionActiveReason: the policies and bindings are applied on the target.
+	PreventionActiveReason = "PreventionActive"
+	// PreventionUnsupportedReason: the target does not serve admissionregistration.k8s.io/v1
+	// validatingadmissionpolicies (Kubernetes 1.30 or later); drift is corrected as before.
+	PreventionUnsupportedReason = "PreventionUnsupported"
+	// PreventionPendingReason: Holdfast has not learnt its identity or the target's APIs yet,
+	// or the policies are not applied yet.
+	PreventionPendingReason = "PreventionPending"
 )

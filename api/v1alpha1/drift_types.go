@@ -60,6 +60,44 @@ const (
 	AttributionOff AttributionMode = "Off"
 )
 
+// PreventionMode says whether the target's API server stops changes to managed objects.
+// +kubebuilder:validation:Enum=Off;Warn;Deny
+type PreventionMode string
+
+const (
+	// PreventionOff installs nothing: changes are drift, handled per the drift policy.
+	PreventionOff PreventionMode = "Off"
+	// PreventionWarn installs a ValidatingAdmissionPolicy whose binding warns: whoever updates
+	// a field Holdfast manages, or deletes a managed object, is told at once (kubectl prints
+	// the warning) which service set manages it and what Holdfast will do; the change goes
+	// through and is drift as before.
+	PreventionWarn PreventionMode = "Warn"
+	// PreventionDeny installs the same policy with a denying binding: updates of fields
+	// Holdfast manages and deletions of managed objects are refused with that message, except
+	// for the break-glass users and groups, Holdfast itself and the cluster's own controllers.
+	PreventionDeny PreventionMode = "Deny"
+)
+
+// BreakGlass names who may still change managed objects when prevention is Warn or Deny; their
+// changes are drift as without prevention, attributed to them with attribution Auto.
+type BreakGlass struct {
+	// Users are user names as the target's API server authenticates them, e.g. "alice" or
+	// "system:serviceaccount:ops:oncall".
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=253
+	// +listType=set
+	// +optional
+	Users []string `json:"users,omitempty"`
+	// Groups are group names, e.g. "platform-oncall" or "system:masters".
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=253
+	// +listType=set
+	// +optional
+	Groups []string `json:"groups,omitempty"`
+}
+
 // DriftPolicy says how drift is handled in ContinuousWithDriftDetection mode.
 type DriftPolicy struct {
 	// Action defaults to Correct.
@@ -96,6 +134,19 @@ type DriftPolicy struct {
 	// +kubebuilder:default=Off
 	// +optional
 	Attribution AttributionMode `json:"attribution,omitempty"`
+	// Prevention asks each target's API server to stop changes before they happen: Warn tells
+	// whoever updates a field Holdfast manages, or deletes a managed object, and lets it
+	// through; Deny refuses it. Holdfast installs a ValidatingAdmissionPolicy and binding on
+	// each target that serves them. Ignored fields, opted-out services, other managers' fields
+	// and subresources (status, scale) are never covered; neither are Holdfast itself, the
+	// break-glass users and groups, and the cluster's own controllers. Off (the default)
+	// installs nothing. A service may override it. See docs/drift.md, Prevention.
+	// +kubebuilder:default=Off
+	// +optional
+	Prevention PreventionMode `json:"prevention,omitempty"`
+	// BreakGlass names who may change managed objects anyway under Warn or Deny.
+	// +optional
+	BreakGlass *BreakGlass `json:"breakGlass,omitempty"`
 }
 
 // ImmutableAction is what to do about drift only a re-creation can correct.
@@ -211,6 +262,10 @@ type ServiceDriftPolicy struct {
 	// +listType=atomic
 	// +optional
 	Ignore []IgnoreRule `json:"ignore,omitempty"`
+	// Prevention overrides the service set's drift.prevention for this service. A service
+	// that opted out of drift handling (disabled) is never covered.
+	// +optional
+	Prevention PreventionMode `json:"prevention,omitempty"`
 }
 
 // NotificationType is the format of an outbound notification.

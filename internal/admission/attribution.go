@@ -1,41 +1,41 @@
-package attribution
+package admission
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
-	"strings"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/naming"
 )
 
-// Service is the name of the service the attribution objects are applied as, in the service
-// set's status and on the objects' holdfast.dev/service label. It has a dot, which a declared
-// service's name may not, so it never collides with one.
-const Service = "holdfast.attribution"
+// AttributionService is the name of the service the attribution objects are applied as, in the
+// service set's status and on the objects' holdfast.dev/service label. It has a dot, which a
+// declared service's name may not, so it never collides with one.
+const AttributionService = "holdfast.attribution"
 
-// namePrefix starts the names of a service set's policy and binding.
-const namePrefix = "holdfast-attribution-"
+// attributionPrefix starts the names of a service set's attribution policy and binding.
+const attributionPrefix = "holdfast-attribution-"
 
-// Name is the name of the policy and of its binding for a service set: bounded (the set's name
-// is shortened with a hash as a label value is, naming.LabelValue), and one per service set.
-func Name(serviceSet string) string { return namePrefix + naming.LabelValue(serviceSet) }
+// AttributionName is the name of the policy and of its binding for a service set: bounded (the
+// set's name is shortened with a hash as a label value is, naming.LabelValue), and one per
+// service set.
+func AttributionName(serviceSet string) string {
+	return attributionPrefix + naming.LabelValue(serviceSet)
+}
 
-// Objects returns the policy and its binding for serviceSet, stamping every update of its
+// AttributionObjects returns the policy and its binding for serviceSet, stamping every update of its
 // objects except those made by the user names in holdfast (Holdfast's own identities on the
 // target: its connection's, and the ServiceAccount it acts as for the set, if any).
-func Objects(serviceSet string, holdfast []string) ([]*unstructured.Unstructured, error) {
+func AttributionObjects(serviceSet string, holdfast []string) ([]*unstructured.Unstructured, error) {
 	if celList(holdfast) == "[]" {
 		return nil, fmt.Errorf("attribution policy of service set %s: Holdfast's own user name on the cluster is not known", serviceSet)
 	}
-	name := Name(serviceSet)
+	name := AttributionName(serviceSet)
 	policy := &admissionv1.MutatingAdmissionPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "MutatingAdmissionPolicy"},
 		ObjectMeta: metav1.ObjectMeta{Name: name},
@@ -69,18 +69,11 @@ func Objects(serviceSet string, holdfast []string) ([]*unstructured.Unstructured
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec:       admissionv1.MutatingAdmissionPolicyBindingSpec{PolicyName: name},
 	}
-	var out []*unstructured.Unstructured
-	for _, o := range []runtime.Object{policy, binding} {
-		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
-		if err != nil {
-			return nil, fmt.Errorf("attribution policy of service set %s: %w", serviceSet, err)
-		}
-		u := &unstructured.Unstructured{Object: m}
-		unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
-		unstructured.RemoveNestedField(u.Object, "status")
-		out = append(out, u)
+	objs, err := toUnstructured(policy, binding)
+	if err != nil {
+		return nil, fmt.Errorf("attribution policy of service set %s: %w", serviceSet, err)
 	}
-	return out, nil
+	return objs, nil
 }
 
 // stamp is the mutation: the requester's user name, and the latest managedFields time, which
@@ -90,17 +83,3 @@ var stamp = `Object{metadata: Object.metadata{annotations: {` +
 	strconv.Quote(holdfastv1.ChangedAtAnnotation) + `: ` +
 	`has(object.metadata.managedFields) && object.metadata.managedFields.exists(e, has(e.time)) ? ` +
 	`object.metadata.managedFields.filter(e, has(e.time)).map(e, string(e.time)).max() : ""}}}`
-
-// celList is a CEL list literal of the strings, sorted and without repeats.
-func celList(items []string) string {
-	seen := map[string]bool{}
-	var quoted []string
-	for _, it := range items {
-		if it != "" && !seen[it] {
-			seen[it] = true
-			quoted = append(quoted, strconv.Quote(it))
-		}
-	}
-	sort.Strings(quoted)
-	return "[" + strings.Join(quoted, ", ") + "]"
-}

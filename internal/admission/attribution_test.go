@@ -1,4 +1,4 @@
-package attribution
+package admission
 
 import (
 	"strings"
@@ -13,7 +13,7 @@ import (
 
 func TestObjects(t *testing.T) {
 	long := strings.Repeat("a-very-long-service-set-name", 10)
-	objs, err := Objects(long, []string{"system:serviceaccount:holdfast:controller", "", "admin", "admin"})
+	objs, err := AttributionObjects(long, []string{"system:serviceaccount:holdfast:controller", "", "admin", "admin"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestObjects(t *testing.T) {
 	if got := policy.Spec.MatchConditions[0].Expression; got != want {
 		t.Errorf("matchCondition = %s, want %s", got, want)
 	}
-	if _, err := Objects("web", []string{""}); err == nil {
+	if _, err := AttributionObjects("web", []string{""}); err == nil {
 		t.Error("a policy without Holdfast's user name would stamp Holdfast's own writes")
 	}
 }

@@ -23,4 +23,4 @@
 // through the one apply path as a service of their own (Service), so they are corrected when
 // someone changes them, and pruned when attribution is switched Off, the cluster is withdrawn or
 // the service set is deleted.
-package attribution
+package admission

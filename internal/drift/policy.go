@@ -33,6 +33,9 @@ type Policy struct {
 	// Recreate: drift only a re-creation can correct (immutable fields) is corrected by deleting
 	// and re-creating the object; RecreateNamespacesAndCRDs extends that to Namespaces and CRDs.
 	Recreate, RecreateNamespacesAndCRDs bool
+	// Prevention is what the target's API server does about changes to the service's objects
+	// (package admission); Off for a service that opted out.
+	Prevention holdfastv1.PreventionMode
 	// Problems are parts of the policy that cannot be used, each saying what to fix; the rest
 	// applies.
 	Problems []string
@@ -41,6 +44,7 @@ type Policy struct {
 }
 
 type ignoreRule struct {
+	rule   holdfastv1.IgnoreRule
 	paths  []string
 	target *holdfastv1.ResourceSelector
 	labels labels.Selector
@@ -55,8 +59,12 @@ func PolicyFor(mcs *holdfastv1.MultiClusterService, svc holdfastv1.Service) Poli
 		FightMax:        holdfastv1.DefaultFightMaxCorrections,
 		FightWindow:     holdfastv1.DefaultFightWindow,
 		FightMaxBackoff: holdfastv1.DefaultFightMaxBackoff,
+		Prevention:      holdfastv1.PreventionOff,
 	}
 	if d := mcs.Spec.Drift; d != nil {
+		if d.Prevention != "" {
+			p.Prevention = d.Prevention
+		}
 		if d.Action != "" {
 			p.Action = d.Action
 		}
@@ -85,6 +93,12 @@ func PolicyFor(mcs *holdfastv1.MultiClusterService, svc holdfastv1.Service) Poli
 		}
 		p.OptOut = d.Disabled
 		p.addRules(d.Ignore, fmt.Sprintf("service %q drift.ignore", svc.Name))
+		if d.Prevention != "" {
+			p.Prevention = d.Prevention
+		}
+	}
+	if p.OptOut {
+		p.Prevention = holdfastv1.PreventionOff
 	}
 	for i, w := range p.Windows {
 		if problem := windowProblem(w); problem != "" {
@@ -96,7 +110,7 @@ func PolicyFor(mcs *holdfastv1.MultiClusterService, svc holdfastv1.Service) Poli
 
 func (p *Policy) addRules(rules []holdfastv1.IgnoreRule, where string) {
 	for i, r := range rules {
-		rule := ignoreRule{paths: r.Paths, target: r.Target, labels: labels.Everything()}
+		rule := ignoreRule{rule: r, paths: r.Paths, target: r.Target, labels: labels.Everything()}
 		bad := false
 		for _, path := range r.Paths {
 			if _, ok := fieldset.ParsePointer(path); !ok {
@@ -125,6 +139,16 @@ func (p *Policy) IgnoredPaths(obj *unstructured.Unstructured) []string {
 		if r.matches(obj) {
 			out = append(out, r.paths...)
 		}
+	}
+	return out
+}
+
+// IgnoreRules returns the ignore rules in effect (the service set's, then the service's), less
+// those with a problem.
+func (p *Policy) IgnoreRules() []holdfastv1.IgnoreRule {
+	out := make([]holdfastv1.IgnoreRule, 0, len(p.ignore))
+	for _, r := range p.ignore {
+		out = append(out, r.rule)
 	}
 	return out
 }

@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
-	"holdfast.dev/holdfast/internal/attribution"
+	"holdfast.dev/holdfast/internal/admission"
 )
 
 // impersonating returns a client of a target that makes every request as user (the sandbox's
@@ -52,12 +52,12 @@ func TestAttributionNamesTheUser(t *testing.T) {
 	})
 	expectReady(t, name, "cluster-1")
 	target := targets["cluster-1"]
-	policyKey := client.ObjectKey{Name: attribution.Name(name)}
+	policyKey := client.ObjectKey{Name: admission.AttributionName(name)}
 	eventually(t, func(g Gomega) {
 		css := statusOf(g, name, "cluster-1")
 		c := condition(css.Status.Conditions, holdfastv1.AttributionCondition)
 		g.Expect(c.Status).To(Equal(metav1.ConditionTrue), "Attribution: %s %s", c.Reason, c.Message)
-		g.Expect(entryOf(css, "MutatingAdmissionPolicy", attribution.Name(name)).Service).To(Equal(attribution.Service))
+		g.Expect(entryOf(css, "MutatingAdmissionPolicy", admission.AttributionName(name)).Service).To(Equal(admission.AttributionService))
 		g.Expect(target.Get(ctx, policyKey, &admissionv1.MutatingAdmissionPolicy{})).To(Succeed())
 		g.Expect(target.Get(ctx, policyKey, &admissionv1.MutatingAdmissionPolicyBinding{})).To(Succeed())
 	})
@@ -110,6 +110,6 @@ func TestAttributionNamesTheUser(t *testing.T) {
 		g.Expect(apiNotFound(target.Get(ctx, policyKey, &admissionv1.MutatingAdmissionPolicyBinding{}))).To(BeTrue())
 		css := statusOf(g, name, "cluster-1")
 		g.Expect(css.Status.Conditions).NotTo(ContainElement(HaveField("Type", holdfastv1.AttributionCondition)))
-		g.Expect(entryOf(css, "MutatingAdmissionPolicy", attribution.Name(name)).Name).To(BeEmpty())
+		g.Expect(entryOf(css, "MutatingAdmissionPolicy", admission.AttributionName(name)).Name).To(BeEmpty())
 	})
 }

@@ -61,7 +61,7 @@ func computeStatus(s *scope) {
 	setHealthy(s, health)
 	setDrifted(s)
 	setContested(s)
-	setAttribution(s)
+	setAdmissionConditions(s)
 	if s.deleting {
 		ready := metav1.Condition{Type: holdfastv1.ReadyCondition, Status: metav1.ConditionFalse,
 			Reason: holdfastv1.DeletingReason, Message: fmt.Sprintf("withdrawing %d objects (cleanupPolicy %s)", len(st.Resources), s.css.Spec.CleanupPolicy)}

@@ -14,7 +14,6 @@ import (
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/apply"
-	"holdfast.dev/holdfast/internal/attribution"
 	"holdfast.dev/holdfast/internal/conditions"
 	"holdfast.dev/holdfast/internal/drift"
 	"holdfast.dev/holdfast/internal/naming"
@@ -39,7 +38,7 @@ type renderedService struct {
 // on its own (correctDrifts).
 func (r *Reconciler) reconcileDeploy(ctx context.Context, s *scope) (ctrl.Result, error) {
 	mcs := s.mcs
-	r.loadAttribution(ctx, s)
+	r.loadAdmission(ctx, s)
 	rendered, remembered := r.rememberedDeclarations(ctx, s, false)
 	if !remembered {
 		if deployed, ok := r.aheadOfNewInputs(ctx, s); ok {
@@ -337,7 +336,7 @@ func (r *Reconciler) renderAll(ctx context.Context, s *scope) []renderedService 
 		out = append(out, rs)
 	}
 	s.unkept = keepRenderings(ctx, kept, out)
-	out = s.withAttribution(out, nil, nil)
+	out = s.withAdmission(out, nil, nil)
 	r.rememberDeclarations(ctx, s, out, inputs)
 	return out
 }
@@ -445,11 +444,10 @@ func (r *Reconciler) rememberedDeclarations(ctx context.Context, s *scope, asDep
 		}
 		out = append(out, rs)
 	}
-	if st := s.attribution; st != nil && st.auto && !st.unsupported &&
-		(st.service.err != nil || (asDeployed && st.service.digest != ServiceRevision(s.css, attribution.Service))) {
+	if s.admissionNotAsDeployed(asDeployed) {
 		return nil, false
 	}
-	out = s.withAttribution(out, uniqueRefs(refs), found)
+	out = s.withAdmission(out, uniqueRefs(refs), found)
 	return out, len(found) == len(uniqueRefs(refs))
 }
 

@@ -142,9 +142,9 @@ type scope struct {
 	revision        *rollout.Snapshot
 	revisionProblem *problem
 
-	// attribution is what the cluster needs for the service set's drift attribution
-	// (loadAttribution); nil when this reconcile did not look.
-	attribution *attributionState
+	// admission is what the cluster needs for the service set's admission policies, drift
+	// attribution and prevention (loadAdmission); nil when this reconcile did not look.
+	admission []*admissionState
 
 	// checks are the service set's compiled health checks (healthChecks), once per reconcile;
 	// checksErr why they do not compile.
