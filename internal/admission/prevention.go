@@ -127,7 +127,7 @@ func preventionPolicy(p Prevention, mode holdfastv1.PreventionMode, services []P
 			Expression: "!(has(request.userInfo.groups) && request.userInfo.groups.exists(g, g in " + groups + "))"})
 	}
 	messages := preventionMessages[mode]
-	about := `request.kind.kind + " " + (request.namespace != "" ? request.namespace + "/" : "") + request.name + ` +
+	about := `request.kind.kind + " " + (has(oldObject.metadata.namespace) && oldObject.metadata.namespace != "" ? oldObject.metadata.namespace + "/" : "") + request.name + ` +
 		strconv.Quote(" is managed by Holdfast (service set "+p.ServiceSet+", service ") + ` + variables.service + "): "`
 	policy := &admissionv1.ValidatingAdmissionPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "ValidatingAdmissionPolicy"},

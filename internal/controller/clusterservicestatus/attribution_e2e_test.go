@@ -15,17 +15,18 @@ import (
 	"holdfast.dev/holdfast/internal/admission"
 )
 
-// impersonating returns a client of a target that makes every request as user (the sandbox's
-// admin may impersonate; the API server then authenticates the request as user, exactly as
-// it would a client certificate with that common name).
-func impersonating(t *testing.T, cluster, user string) client.Client {
+// impersonating returns a client of a target that makes every request as user, in
+// system:masters and groups (the sandbox's admin may impersonate; the API server then
+// authenticates the request as user, exactly as it would a client certificate with that common
+// name and those organizations).
+func impersonating(t *testing.T, cluster, user string, groups ...string) client.Client {
 	t.Helper()
 	for _, tc := range fl.Targets {
 		if tc.Name() != cluster {
 			continue
 		}
 		cfg := rest.CopyConfig(tc.RESTConfig())
-		cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: []string{"system:masters"}}
+		cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: append([]string{"system:masters"}, groups...)}
 		c, err := client.New(cfg, client.Options{Scheme: hub.Scheme()})
 		if err != nil {
 			t.Fatal(err)
