@@ -40,8 +40,10 @@ var admissionKinds = []admissionKind{{
 	service:   admission.AttributionService,
 	condition: holdfastv1.AttributionCondition, active: holdfastv1.AttributionActiveReason,
 	unsupported: holdfastv1.AttributionUnsupportedReason, pending: holdfastv1.AttributionPendingReason,
-	wanted: func(mcs *holdfastv1.MultiClusterService) bool { return attributionOf(mcs) == holdfastv1.AttributionAuto },
-	served: func(id fleet.Identity) bool { return id.MutatingAdmissionPolicies },
+	wanted: func(mcs *holdfastv1.MultiClusterService) bool {
+		return attributionOf(mcs) == holdfastv1.AttributionAuto
+	},
+	served:             func(id fleet.Identity) bool { return id.MutatingAdmissionPolicies },
 	unsupportedMessage: "the cluster does not serve admissionregistration.k8s.io/v1 mutatingadmissionpolicies (Kubernetes 1.36 or later): drift names the field manager only",
 	activeMessage: func(mcs *holdfastv1.MultiClusterService) string {
 		return fmt.Sprintf("MutatingAdmissionPolicy %s stamps who updates the service set's objects", admission.AttributionName(mcs.Name))
@@ -53,8 +55,8 @@ var admissionKinds = []admissionKind{{
 	service:   admission.PreventionService,
 	condition: holdfastv1.PreventionCondition, active: holdfastv1.PreventionActiveReason,
 	unsupported: holdfastv1.PreventionUnsupportedReason, pending: holdfastv1.PreventionPendingReason,
-	wanted: func(mcs *holdfastv1.MultiClusterService) bool { return len(preventionOf(mcs, nil).Services) > 0 },
-	served: func(id fleet.Identity) bool { return id.ValidatingAdmissionPolicies },
+	wanted:             func(mcs *holdfastv1.MultiClusterService) bool { return len(preventionOf(mcs, nil).Services) > 0 },
+	served:             func(id fleet.Identity) bool { return id.ValidatingAdmissionPolicies },
 	unsupportedMessage: "the cluster does not serve admissionregistration.k8s.io/v1 validatingadmissionpolicies (Kubernetes 1.30 or later): changes are not stopped, drift is handled as without prevention",
 	activeMessage:      preventionMessage,
 	objects: func(mcs *holdfastv1.MultiClusterService, holdfast []string) ([]*unstructured.Unstructured, error) {
