@@ -129,6 +129,9 @@ type Options struct {
 	// TenantServiceAccount is the ServiceAccount ServiceSets act as on their targets by default
 	// (see tenancy.Policy).
 	TenantServiceAccount string
+	// BreakGlass are users and groups on the targets every service set's drift.prevention lets
+	// through (clusterservicestatus.Reconciler.BreakGlass).
+	BreakGlass holdfastv1.BreakGlass
 	// ForbidInsecureSkipTLSVerify refuses every Helm source that sets insecureSkipTLSVerify
 	// (reason InsecureSkipTLSVerifyForbidden). It is meant to cover Clusters' kubeconfigs
 	// with insecure-skip-tls-verify as well, once package fleet reads it.
@@ -385,6 +388,7 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 		Tenancy:   tenants,
 		Shard:     shard,
 
+		BreakGlass:         opts.BreakGlass,
 		InventoryShardSize: opts.InventoryShardSize,
 	}).SetupWithManager(mgr, perCluster); err != nil {
 		return nil, nil, fmt.Errorf("setting up the ClusterServiceStatus controller: %w", err)

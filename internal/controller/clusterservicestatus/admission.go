@@ -32,7 +32,15 @@ type admissionKind struct {
 	// activeMessage says what the applied policy does.
 	activeMessage func(mcs *holdfastv1.MultiClusterService) string
 	// objects builds its objects, excluding Holdfast's own user names on the target.
-	objects func(mcs *holdfastv1.MultiClusterService, holdfast []string) ([]*unstructured.Unstructured, error)
+	objects func(mcs *holdfastv1.MultiClusterService, in admissionInputs) ([]*unstructured.Unstructured, error)
+}
+
+// admissionInputs are what the policies need beside the service set.
+type admissionInputs struct {
+	// holdfast are Holdfast's own user names on the target.
+	holdfast []string
+	// breakGlass are the platform's break-glass users and groups (Reconciler.BreakGlass).
+	breakGlass holdfastv1.BreakGlass
 }
 
 // admissionKinds are attribution and prevention, in the order their objects are applied.
@@ -48,19 +56,21 @@ var admissionKinds = []admissionKind{{
 	activeMessage: func(mcs *holdfastv1.MultiClusterService) string {
 		return fmt.Sprintf("MutatingAdmissionPolicy %s stamps who updates the service set's objects", admission.AttributionName(mcs.Name))
 	},
-	objects: func(mcs *holdfastv1.MultiClusterService, holdfast []string) ([]*unstructured.Unstructured, error) {
-		return admission.AttributionObjects(mcs.Name, holdfast)
+	objects: func(mcs *holdfastv1.MultiClusterService, in admissionInputs) ([]*unstructured.Unstructured, error) {
+		return admission.AttributionObjects(mcs.Name, in.holdfast)
 	},
 }, {
 	service:   admission.PreventionService,
 	condition: holdfastv1.PreventionCondition, active: holdfastv1.PreventionActiveReason,
 	unsupported: holdfastv1.PreventionUnsupportedReason, pending: holdfastv1.PreventionPendingReason,
-	wanted:             func(mcs *holdfastv1.MultiClusterService) bool { return len(preventionOf(mcs, nil).Services) > 0 },
+	wanted: func(mcs *holdfastv1.MultiClusterService) bool {
+		return len(preventionOf(mcs, admissionInputs{}).Services) > 0
+	},
 	served:             func(id fleet.Identity) bool { return id.ValidatingAdmissionPolicies },
 	unsupportedMessage: "the cluster does not serve admissionregistration.k8s.io/v1 validatingadmissionpolicies (Kubernetes 1.30 or later): changes are not stopped, drift is handled as without prevention",
 	activeMessage:      preventionMessage,
-	objects: func(mcs *holdfastv1.MultiClusterService, holdfast []string) ([]*unstructured.Unstructured, error) {
-		return admission.PreventionObjects(preventionOf(mcs, holdfast))
+	objects: func(mcs *holdfastv1.MultiClusterService, in admissionInputs) ([]*unstructured.Unstructured, error) {
+		return admission.PreventionObjects(preventionOf(mcs, in))
 	},
 }}
 
@@ -85,11 +95,16 @@ func attributionOf(mcs *holdfastv1.MultiClusterService) holdfastv1.AttributionMo
 }
 
 // preventionOf resolves the service set's prevention: each deployed service whose drift policy
-// (drift.PolicyFor: the set's, the service's override, Off when it opted out) is Warn or Deny.
-func preventionOf(mcs *holdfastv1.MultiClusterService, holdfast []string) admission.Prevention {
-	p := admission.Prevention{ServiceSet: mcs.Name, Holdfast: holdfast}
+// (drift.PolicyFor: the set's, the service's override, Off when it opted out) is Warn or Deny;
+// break-glass are the set's users and groups and the platform's.
+func preventionOf(mcs *holdfastv1.MultiClusterService, in admissionInputs) admission.Prevention {
+	p := admission.Prevention{ServiceSet: mcs.Name, Holdfast: in.holdfast, BreakGlass: holdfastv1.BreakGlass{
+		Users:  append([]string(nil), in.breakGlass.Users...),
+		Groups: append([]string(nil), in.breakGlass.Groups...),
+	}}
 	if d := mcs.Spec.Drift; d != nil && d.BreakGlass != nil {
-		p.BreakGlass = *d.BreakGlass
+		p.BreakGlass.Users = append(p.BreakGlass.Users, d.BreakGlass.Users...)
+		p.BreakGlass.Groups = append(p.BreakGlass.Groups, d.BreakGlass.Groups...)
 	}
 	for _, svc := range mcs.Spec.Services {
 		if svc.Disabled {
@@ -106,7 +121,7 @@ func preventionOf(mcs *holdfastv1.MultiClusterService, holdfast []string) admiss
 // preventionMessage names the policies in force and the services each covers.
 func preventionMessage(mcs *holdfastv1.MultiClusterService) string {
 	byMode := map[holdfastv1.PreventionMode][]string{}
-	for _, s := range preventionOf(mcs, nil).Services {
+	for _, s := range preventionOf(mcs, admissionInputs{}).Services {
 		byMode[s.Mode] = append(byMode[s.Mode], s.Name)
 	}
 	msg := "ValidatingAdmissionPolicy"
@@ -155,7 +170,7 @@ func (r *Reconciler) loadAdmission(ctx context.Context, s *scope) {
 		if sa := s.mcs.Spec.ServiceAccount; sa != nil {
 			users = append(users, fleet.ServiceAccount{Namespace: sa.Namespace, Name: sa.Name}.UserName())
 		}
-		objs, err := k.objects(s.mcs, users)
+		objs, err := k.objects(s.mcs, admissionInputs{holdfast: users, breakGlass: r.BreakGlass})
 		if err == nil {
 			st.service.digest, err = render.Digest(objs)
 		}

@@ -56,7 +56,8 @@ func TestSetAttribution(t *testing.T) {
 }
 
 // preventionOf: the set's mode with each service's override; services that opted out of drift
-// handling or are disabled are never covered; break-glass and ignore rules are passed on.
+// handling or are disabled are never covered; ignore rules are passed on, and break-glass is the
+// platform's and the set's.
 func TestPreventionOf(t *testing.T) {
 	setRule := holdfastv1.IgnoreRule{Paths: []string{"/data/rotated"}}
 	svcRule := holdfastv1.IgnoreRule{Paths: []string{"/spec/replicas"}}
@@ -71,8 +72,8 @@ func TestPreventionOf(t *testing.T) {
 			{Name: "withdrawn", Disabled: true},
 		},
 	}}
-	got := preventionOf(mcs, []string{"holdfast"})
-	want := admission.Prevention{ServiceSet: "shop", Holdfast: []string{"holdfast"}, BreakGlass: holdfastv1.BreakGlass{Groups: []string{"oncall"}},
+	got := preventionOf(mcs, admissionInputs{holdfast: []string{"holdfast"}, breakGlass: holdfastv1.BreakGlass{Groups: []string{"platform"}, Users: []string{"root"}}})
+	want := admission.Prevention{ServiceSet: "shop", Holdfast: []string{"holdfast"}, BreakGlass: holdfastv1.BreakGlass{Groups: []string{"platform", "oncall"}, Users: []string{"root"}},
 		Services: []admission.PreventedService{
 			{Name: "web", Mode: holdfastv1.PreventionDeny, Ignore: []holdfastv1.IgnoreRule{setRule, svcRule}},
 			{Name: "docs", Mode: holdfastv1.PreventionWarn, Ignore: []holdfastv1.IgnoreRule{setRule}},

@@ -77,6 +77,10 @@ type Reconciler struct {
 	// Shard, if set, is this replica's share of the clusters: status objects of other
 	// replicas' clusters are left to them (package sharding).
 	Shard *sharding.Coordinator
+	// BreakGlass are users and groups every service set's drift.prevention lets through, beside
+	// the set's own (spec.drift.breakGlass): the platform's on-call, whom no tenant's service
+	// set may lock out of its clusters.
+	BreakGlass holdfastv1.BreakGlass
 
 	// recheck receives status objects to reconcile again: those whose objects another
 	// MultiClusterService just took over, so they report the Conflict at once; drifted those
