@@ -3,6 +3,7 @@ package clusterservicestatus_test
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -11,29 +12,35 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/admission"
 )
 
-// TestPreventionDeny: with drift.prevention Deny, alice's edit and deletion of managed objects
-// are refused with a message naming the service set; bob, in the break-glass group, edits and
+// TestPrevention: with drift.prevention Deny, alice's edit and deletion of managed objects are
+// refused with a message naming the service set; under Warn (the docs service's override) her
+// edit goes through, she is told, and it is drift; bob, in the break-glass group, edits and
 // deletes, and his changes are drift as before (his edit attributed to him; the deletion's user
 // unknown: nothing on the cluster records who deleted an object); the cluster's own controllers
 // keep working (the deployment controller updates the managed Deployment, the garbage collector
 // deletes its dependents in a foreground deletion, the namespace controller empties a deleted
 // namespace); switching prevention Off removes the policy and binding.
-func TestPreventionDeny(t *testing.T) {
+func TestPrevention(t *testing.T) {
 	ctx := context.Background()
 	name, ns := objName(t, ""), objName(t, "ns")
 	createTemplate(t, name, holdfastv1.ServiceTemplateSpec{Templating: holdfastv1.TemplatingGoTemplate,
 		Inline: configMaps(ns, "a", "b") + "---\n" + deployment("api", 1, "", "", "")})
+	docsNs := objName(t, "docs")
+	createTemplate(t, name+"-docs", holdfastv1.ServiceTemplateSpec{Templating: holdfastv1.TemplatingGoTemplate, Inline: configMaps(docsNs, "guide")})
+	docs := service("docs", name+"-docs", docsNs)
+	docs.Drift = &holdfastv1.ServiceDriftPolicy{Prevention: holdfastv1.PreventionWarn}
 	createServiceSet(t, name, holdfastv1.MultiClusterServiceSpec{
 		ClusterSelector: selectEnv("dev"), SyncMode: holdfastv1.SyncModeContinuousWithDriftDetection,
 		Drift: &holdfastv1.DriftPolicy{Attribution: holdfastv1.AttributionAuto, Prevention: holdfastv1.PreventionDeny,
 			BreakGlass: &holdfastv1.BreakGlass{Groups: []string{"oncall"}}},
-		Services: []holdfastv1.Service{service("web", name, ns)},
+		Services: []holdfastv1.Service{service("web", name, ns), docs},
 	})
 	target := targets["cluster-1"]
 	policyKey := client.ObjectKey{Name: admission.PreventionName(name, holdfastv1.PreventionDeny)}
@@ -41,7 +48,8 @@ func TestPreventionDeny(t *testing.T) {
 		css := statusOf(g, name, "cluster-1")
 		c := condition(css.Status.Conditions, holdfastv1.PreventionCondition)
 		g.Expect(c.Status).To(Equal(metav1.ConditionTrue), "Prevention: %s %s", c.Reason, c.Message)
-		g.Expect(c.Message).To(ContainSubstring(policyKey.Name + " (Deny: [web])"))
+		g.Expect(c.Message).To(And(ContainSubstring(policyKey.Name+" (Deny: [web])"),
+			ContainSubstring(admission.PreventionName(name, holdfastv1.PreventionWarn)+" (Warn: [docs])")))
 		g.Expect(entryOf(css, "ValidatingAdmissionPolicy", policyKey.Name).Service).To(Equal(admission.PreventionService))
 		g.Expect(target.Get(ctx, policyKey, &admissionv1.ValidatingAdmissionPolicy{})).To(Succeed())
 		g.Expect(target.Get(ctx, policyKey, &admissionv1.ValidatingAdmissionPolicyBinding{})).To(Succeed())
@@ -68,6 +76,26 @@ func TestPreventionDeny(t *testing.T) {
 	g.Expect(alice.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "a"}})).To(
 		MatchError(ContainSubstring("deleting it is refused")))
 	g.Expect(getConfigMap(g, "cluster-1", ns, "b").Data).To(HaveKeyWithValue("cluster", "cluster-1"))
+
+	t.Log("The docs service is under Warn: alice's edit goes through, she is told, and it is drift")
+	warned := &warningLog{}
+	cfg := rest.CopyConfig(fl.Targets[0].RESTConfig())
+	g.Expect(fl.Targets[0].Name()).To(Equal("cluster-1"))
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: "alice", Groups: []string{"system:masters"}}
+	cfg.WarningHandlerWithContext = warned
+	aliceWarned, err := client.New(cfg, client.Options{Scheme: hub.Scheme()})
+	g.Expect(err).NotTo(HaveOccurred())
+	eventually(t, func(g Gomega) {
+		cm := getConfigMap(g, "cluster-1", docsNs, "guide")
+		cm.Data["cluster"] = "edited-by-alice"
+		g.Expect(aliceWarned.Update(ctx, cm, client.FieldOwner("kubectl-edit"))).To(Succeed())
+		g.Expect(warned.String()).To(ContainSubstring("ConfigMap " + docsNs + "/guide is managed by Holdfast (service set " + name +
+			", service docs): this change of fields Holdfast manages is drift"))
+	})
+	eventually(t, func(g Gomega) {
+		g.Expect(statusOf(g, name, "cluster-1").Status.Drifts).To(ContainElement(And(HaveField("Name", "guide"), HaveField("User", "alice"),
+			HaveField("CorrectedTime", Not(BeNil())))))
+	})
 
 	t.Log("bob, break-glass, edits b: drift, attributed to him, corrected")
 	g.Expect(editB(bob, "edited-by-bob")).To(Succeed())
@@ -118,10 +146,16 @@ func TestPreventionDeny(t *testing.T) {
 	})
 
 	t.Log("Prevention Off removes the policy and its binding; alice's edit goes through (and is drift)")
-	updateServiceSet(t, name, func(m *holdfastv1.MultiClusterService) { m.Spec.Drift.Prevention = holdfastv1.PreventionOff })
+	updateServiceSet(t, name, func(m *holdfastv1.MultiClusterService) {
+		m.Spec.Drift.Prevention = holdfastv1.PreventionOff
+		m.Spec.Services[1].Drift.Prevention = ""
+	})
+	warnKey := client.ObjectKey{Name: admission.PreventionName(name, holdfastv1.PreventionWarn)}
 	eventually(t, func(g Gomega) {
-		g.Expect(apiNotFound(target.Get(ctx, policyKey, &admissionv1.ValidatingAdmissionPolicy{}))).To(BeTrue())
-		g.Expect(apiNotFound(target.Get(ctx, policyKey, &admissionv1.ValidatingAdmissionPolicyBinding{}))).To(BeTrue())
+		for _, key := range []client.ObjectKey{policyKey, warnKey} {
+			g.Expect(apiNotFound(target.Get(ctx, key, &admissionv1.ValidatingAdmissionPolicy{}))).To(BeTrue(), key.Name)
+			g.Expect(apiNotFound(target.Get(ctx, key, &admissionv1.ValidatingAdmissionPolicyBinding{}))).To(BeTrue(), key.Name)
+		}
 		css := statusOf(g, name, "cluster-1")
 		g.Expect(css.Status.Conditions).NotTo(ContainElement(HaveField("Type", holdfastv1.PreventionCondition)))
 	})
@@ -129,6 +163,24 @@ func TestPreventionDeny(t *testing.T) {
 	eventually(t, func(g Gomega) {
 		g.Expect(statusOf(g, name, "cluster-1").Status.Drifts).To(ContainElement(And(HaveField("Name", "b"), HaveField("User", "alice"))))
 	})
+}
+
+// warningLog keeps the warnings the API server sent a client.
+type warningLog struct {
+	mu   sync.Mutex
+	text strings.Builder
+}
+
+func (w *warningLog) HandleWarningHeaderWithContext(_ context.Context, _ int, _ string, message string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.text.WriteString(message + "\n")
+}
+
+func (w *warningLog) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.text.String()
 }
 
 // replicaSetsOf lists the ReplicaSets in ns owned by the Deployment with uid.
