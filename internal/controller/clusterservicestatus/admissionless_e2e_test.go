@@ -11,10 +11,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/attribution"
 	"holdfast.dev/holdfast/internal/fleet"
+	"holdfast.dev/holdfast/internal/metrics"
 	"holdfast.dev/holdfast/internal/sandbox"
 )
 
@@ -109,6 +111,7 @@ func TestAttributionOnATargetWithoutAdmissionPolicies(t *testing.T) {
 		g.Expect(target.Get(ctx, client.ObjectKey{Namespace: ns, Name: "b"}, cm)).To(Succeed())
 		g.Expect(cm.Data).To(HaveKeyWithValue("cluster", cluster))
 		g.Expect(cm.Annotations).NotTo(HaveKey(holdfastv1.ChangedByAnnotation), "nothing stamps on this target")
+		g.Expect(driftsByUser(g, name, metrics.ValueUnknown)).To(BeNumerically(">=", 1), "the drift is counted, by no user")
 	})
 
 	t.Log("Nothing admission-related was put on the target in place of the policies")
@@ -125,4 +128,26 @@ func TestAttributionOnATargetWithoutAdmissionPolicies(t *testing.T) {
 	eventually(t, func(g Gomega) {
 		g.Expect(statusOf(g, name, cluster).Status.Conditions).NotTo(ContainElement(HaveField("Type", holdfastv1.AttributionCondition)))
 	})
+}
+
+// driftsByUser reads holdfast_drifts_by_user_total{multiclusterservice, user} from the
+// controller's registry.
+func driftsByUser(g Gomega, serviceSet, user string) float64 {
+	families, err := ctrlmetrics.Registry.Gather()
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, f := range families {
+		if f.GetName() != "holdfast_drifts_by_user_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["multiclusterservice"] == serviceSet && labels["user"] == user {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
 }
