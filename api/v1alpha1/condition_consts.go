@@ -52,6 +52,23 @@ const (
 	CredentialsRejectedReason = "CredentialsRejected"
 )
 
+// The Cluster's AdmissionPolicies condition says whether the cluster's API server serves the
+// admission policy APIs drift attribution and prevention use. It does not feed Ready: a cluster
+// without them is handled as before, drift detected and corrected, the field manager named.
+const (
+	// AdmissionPoliciesCondition is True when the cluster serves admissionregistration.k8s.io/v1
+	// mutatingadmissionpolicies and validatingadmissionpolicies, False when it lacks one or both
+	// (the message names them, the Kubernetes version that brings them and what falls back),
+	// Unknown while Holdfast has not read the cluster's APIs (not connected, paused).
+	AdmissionPoliciesCondition = "AdmissionPolicies"
+	// AdmissionPoliciesServedReason: both admission policy APIs are served.
+	AdmissionPoliciesServedReason = "AdmissionPoliciesServed"
+	// AdmissionPoliciesUnsupportedReason: the cluster does not serve one or both of them
+	// (MutatingAdmissionPolicy before Kubernetes 1.36, ValidatingAdmissionPolicy before 1.30,
+	// or the API switched off).
+	AdmissionPoliciesUnsupportedReason = "AdmissionPoliciesUnsupported"
+)
+
 // ClusterServiceStatus and MultiClusterService condition types.
 const (
 	// TargetClusterReadyCondition, on a ClusterServiceStatus or MultiClusterService (not on a

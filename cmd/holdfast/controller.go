@@ -17,6 +17,7 @@ import (
 	clustercontroller "holdfast.dev/holdfast/internal/controller/cluster"
 	"holdfast.dev/holdfast/internal/fleet"
 	"holdfast.dev/holdfast/internal/inventory"
+	"holdfast.dev/holdfast/internal/metrics"
 	"holdfast.dev/holdfast/internal/sharding"
 )
 
@@ -39,6 +40,7 @@ func (o *controllerOptions) addFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.manager.ShardLeaseDuration, "shard-lease-duration", sharding.DefaultLeaseDuration, "how long a sharded replica that stopped renewing its Lease keeps its clusters before the others take them over")
 	fs.IntVar(&o.manager.Concurrency, "concurrency", 10, "objects of each kind (Clusters, service sets, per-cluster deployments) reconciled at once")
 	fs.IntVar(&o.manager.InventoryShardSize, "inventory-shard-size", inventory.DefaultShardSize, "inventory entries a ClusterServiceStatus holds itself; a larger inventory is kept in ClusterServiceInventory shards of about as many entries each (docs/inventory.md)")
+	fs.IntVar(&o.manager.DriftMetricsMaxUsers, "drift-metrics-max-users", metrics.DefaultMaxDriftUsers, "distinct users holdfast_drifts_by_user_total names before it counts further ones as other (a bound on its series: service sets × (this + 2))")
 	fs.DurationVar(&o.manager.ReconcileTimeout, "reconcile-timeout", controller.DefaultReconcileTimeout, "longest time one reconcile may take (a hanging target or render holds a worker no longer); it is then retried with backoff")
 	fs.Float32Var(&o.manager.TargetQPS, "target-qps", fleet.DefaultQPS, "requests per second Holdfast may send to each target cluster")
 	fs.IntVar(&o.manager.TargetBurst, "target-burst", fleet.DefaultBurst, "burst of requests Holdfast may send to each target cluster")

@@ -75,6 +75,9 @@ type Options struct {
 	// about how many each ClusterServiceInventory shard holds beyond (package inventory);
 	// inventory.DefaultShardSize when 0.
 	InventoryShardSize int
+	// DriftMetricsMaxUsers is how many distinct users holdfast_drifts_by_user_total names in
+	// this process before it counts further ones as other; metrics.DefaultMaxDriftUsers when 0.
+	DriftMetricsMaxUsers int
 	// ReconcileTimeout bounds each Reconcile call of every controller, so that a target that
 	// hangs or a render that runs long holds a worker no longer than that; DefaultReconcileTimeout
 	// when 0, none when negative.
@@ -227,6 +230,10 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 	if opts.LeaderElectionID == "" {
 		opts.LeaderElectionID = "holdfast.dev"
 	}
+	if opts.DriftMetricsMaxUsers < 0 {
+		return nil, nil, fmt.Errorf("--drift-metrics-max-users must not be negative, got %d", opts.DriftMetricsMaxUsers)
+	}
+	metrics.SetMaxDriftUsers(opts.DriftMetricsMaxUsers)
 	metricsOpts, certs, err := metricsServerOptions(opts)
 	if err != nil {
 		return nil, nil, err

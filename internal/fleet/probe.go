@@ -198,6 +198,10 @@ func redact(err error) error {
 	return errors.New("the answer could not be read as a Kubernetes API response: " + notAnAPIServer)
 }
 
+// Redact returns err as a Cluster's author may read it, by the rules of the probe's errors
+// (redact): for the errors of other requests to a cluster that go into the Cluster's status.
+func Redact(err error) error { return redact(err) }
+
 // unexpectedResponse reports whether st was made by client-go from an HTTP answer that was not a
 // Kubernetes Status (apierrors.NewGenericServerResponse), whose body it quotes.
 func unexpectedResponse(st metav1.Status) bool {

@@ -24,6 +24,10 @@ var (
 		Name: "holdfast_drift_events_ignored_total",
 		Help: "Changes to labelled objects on target clusters that brought no reconcile, by reason: UnknownOwner (the owner annotation names no status object of the cluster), NotDeclared (not an object the service set declares on the cluster).",
 	}, []string{"reason"})
+	driftsByUser = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "holdfast_drifts_by_user_total",
+		Help: "Drifts detected, by service set and the Kubernetes user who made them (drift.attribution): the first --drift-metrics-max-users distinct users of the process by name, later ones as other, drifts naming no user as unknown.",
+	}, []string{labelServiceSet, "user"})
 	correctionSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "holdfast_drift_correction_seconds",
 		Help:    "Time from detecting a drift to the corrected object being applied.",
@@ -35,6 +39,35 @@ var (
 // driftType is Changed or Deleted.
 func DriftDetected(cluster, service, kind, driftType string) {
 	driftsDetected.WithLabelValues(cluster, service, kind, driftType).Inc()
+}
+
+// DefaultMaxDriftUsers is how many distinct users holdfast_drifts_by_user_total names before
+// it counts further ones as other.
+const DefaultMaxDriftUsers = 50
+
+// driftUsers bounds the user label of holdfast_drifts_by_user_total.
+var driftUsers = newBoundedValues(DefaultMaxDriftUsers)
+
+// SetMaxDriftUsers sets how many distinct users holdfast_drifts_by_user_total names, for the
+// life of the process (users already named stay named); DefaultMaxDriftUsers when n < 1.
+func SetMaxDriftUsers(n int) {
+	if n < 1 {
+		n = DefaultMaxDriftUsers
+	}
+	driftUsers.setMax(n)
+}
+
+// DriftByUser counts one drift of serviceSet made by user, empty when the record names none.
+// It is a counter of its own, not a label of holdfast_drifts_detected_total, whose cluster,
+// service, kind and type labels a user label would multiply.
+func DriftByUser(serviceSet, user string) {
+	driftsByUser.WithLabelValues(serviceSet, driftUsers.value(user)).Inc()
+}
+
+// DeleteDriftsByUser removes serviceSet's holdfast_drifts_by_user_total series, for a service
+// set that was deleted. The users it named stay counted against the bound.
+func DeleteDriftsByUser(serviceSet string) {
+	driftsByUser.DeletePartialMatch(prometheus.Labels{labelServiceSet: serviceSet})
 }
 
 // DriftCorrected counts one drifted object of kind that Holdfast put back.

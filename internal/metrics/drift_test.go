@@ -67,3 +67,42 @@ func TestLatencyHistograms(t *testing.T) {
 		})
 	}
 }
+
+// TestDriftsByUser: drifts are counted by service set and user, a drift naming no user as
+// unknown, users past the bound as other; a deleted service set's series go.
+func TestDriftsByUser(t *testing.T) {
+	const metric = "holdfast_drifts_by_user_total"
+	t.Cleanup(func() { SetMaxDriftUsers(0) })
+	series := func(user string) map[string]string {
+		return map[string]string{"multiclusterservice": "set-by-user", "user": user}
+	}
+	DriftByUser("set-by-user", "alice")
+	DriftByUser("set-by-user", "alice")
+	DriftByUser("set-by-user", "")
+	if got := mustValue(t, metric, series("alice")); got != 2 {
+		t.Errorf("alice: %v, want 2", got)
+	}
+	if got := mustValue(t, metric, series(ValueUnknown)); got != 1 {
+		t.Errorf("unknown: %v, want 1", got)
+	}
+
+	SetMaxDriftUsers(1) // alice is the one user named; anyone else is other
+	DriftByUser("set-by-user", "bob")
+	DriftByUser("set-by-user", "alice")
+	if _, ok := value(t, metric, series("bob")); ok {
+		t.Error("bob has a series of his own past the bound")
+	}
+	if got := mustValue(t, metric, series(ValueOther)); got != 1 {
+		t.Errorf("other: %v, want 1", got)
+	}
+	if got := mustValue(t, metric, series("alice")); got != 3 {
+		t.Errorf("alice: %v, want 3", got)
+	}
+
+	DeleteDriftsByUser("set-by-user")
+	for _, u := range []string{"alice", ValueOther, ValueUnknown} {
+		if _, ok := value(t, metric, series(u)); ok {
+			t.Errorf("the series of %s is left after the service set was deleted", u)
+		}
+	}
+}

@@ -11,8 +11,21 @@ import (
 // in production.
 const serviceAccountIssuer = "https://kubernetes.default.svc.cluster.local"
 
+// noAdmissionPolicies switches off the admission policy resources of
+// admissionregistration.k8s.io/v1 (the rest of the group, webhook configurations, stays on) and
+// the admission plugins that run them: with the resources off and the plugins on, the plugins'
+// informers never sync and the API server refuses every request ("not yet ready to handle
+// request") until a post-start hook fails and it exits.
+var noAdmissionPolicies = []string{
+	"--runtime-config=admissionregistration.k8s.io/v1/mutatingadmissionpolicies=false," +
+		"admissionregistration.k8s.io/v1/mutatingadmissionpolicybindings=false," +
+		"admissionregistration.k8s.io/v1/validatingadmissionpolicies=false," +
+		"admissionregistration.k8s.io/v1/validatingadmissionpolicybindings=false",
+	"--disable-admission-plugins=MutatingAdmissionPolicy,ValidatingAdmissionPolicy",
+}
+
 func (c *ControlPlane) apiServerArgs(port int) []string {
-	return []string{
+	args := []string{
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
 		"--secure-port=" + strconv.Itoa(port),
@@ -34,6 +47,10 @@ func (c *ControlPlane) apiServerArgs(port int) []string {
 		// instead of /var/run/kubernetes.
 		"--cert-dir=" + c.pki.dir,
 	}
+	if c.noAdmissionPolicies {
+		args = append(args, noAdmissionPolicies...)
+	}
+	return args
 }
 
 // startAPIServer runs kube-apiserver and waits for /readyz. With a fixed port (a restart,

@@ -32,6 +32,10 @@ type Options struct {
 	// Ready, and, with ControllerManager, Deployments become Available. A pod annotated
 	// SimulateFailureAnnotation crash-loops instead. 0 runs neither, as before.
 	Nodes int
+	// DisableAdmissionPolicies makes kube-apiserver serve neither mutatingadmissionpolicies nor
+	// validatingadmissionpolicies (admissionregistration.k8s.io/v1), as a cluster older than
+	// Kubernetes 1.30 would not: for tests of what Holdfast does on such a target.
+	DisableAdmissionPolicies bool
 	// Logs receives the processes' output, each line prefixed with "[<Name>/<process>] ".
 	// If nil, output goes to <Dir>/logs/<Name>-<process>.log.
 	Logs io.Writer
@@ -41,18 +45,20 @@ type Options struct {
 // simulated nodes (kube-scheduler and kwok), listening on loopback. Its methods are safe for concurrent use.
 type ControlPlane struct {
 	// Set by Start and never changed afterwards.
-	name       string
-	dir        string
-	removeDir  bool
-	binaryDir  string
-	withKCM    bool
-	nodes      int
-	logs       io.Writer
-	pki        *pki
-	etcdURL    string
-	apiPort    int
-	host       string
-	kubeconfig []byte
+	name      string
+	dir       string
+	removeDir bool
+	binaryDir string
+	withKCM   bool
+	// noAdmissionPolicies is Options.DisableAdmissionPolicies.
+	noAdmissionPolicies bool
+	nodes               int
+	logs                io.Writer
+	pki                 *pki
+	etcdURL             string
+	apiPort             int
+	host                string
+	kubeconfig          []byte
 
 	// lifecycle serializes Stop, StopAPIServer and StartAPIServer, which can take seconds.
 	lifecycle sync.Mutex
@@ -129,13 +135,14 @@ func newControlPlane(opts Options) (*ControlPlane, error) {
 		return nil, err
 	}
 	c := &ControlPlane{
-		name:      opts.Name,
-		dir:       opts.Dir,
-		binaryDir: binaryDir,
-		withKCM:   opts.ControllerManager,
-		nodes:     opts.Nodes,
-		logs:      opts.Logs,
-		stopping:  make(chan struct{}),
+		name:                opts.Name,
+		dir:                 opts.Dir,
+		binaryDir:           binaryDir,
+		withKCM:             opts.ControllerManager,
+		noAdmissionPolicies: opts.DisableAdmissionPolicies,
+		nodes:               opts.Nodes,
+		logs:                opts.Logs,
+		stopping:            make(chan struct{}),
 	}
 	if c.dir == "" {
 		dir, err := os.MkdirTemp("", "holdfast-sandbox-"+opts.Name+"-")

@@ -164,7 +164,8 @@ func TestControlPlane(t *testing.T) {
 }
 
 // TestStartMany starts two clusters at once and checks that they are separate clusters: each
-// has its own address and CA, and one's credentials are rejected by the other.
+// has its own address and CA, and one's credentials are rejected by the other. West is started
+// without the admission policy APIs, and discovery shows them gone there only.
 func TestStartMany(t *testing.T) {
 	requireBinaries(t)
 	g := NewWithT(t)
@@ -175,7 +176,7 @@ func TestStartMany(t *testing.T) {
 	began := time.Now()
 	planes, err := StartMany(ctx, []Options{
 		{Name: "east", Logs: &logs},
-		{Name: "west", Dir: dir, Logs: &logs},
+		{Name: "west", Dir: dir, Logs: &logs, DisableAdmissionPolicies: true},
 	})
 	g.Expect(err).NotTo(HaveOccurred())
 	for _, c := range planes {
@@ -200,6 +201,11 @@ func TestStartMany(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	_, err = crossedClient.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
 	g.Expect(apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err)).To(BeTrue(), "cross-cluster credentials: %v", err)
+
+	g.Expect(admissionResources(g, east)).To(ContainElements("mutatingadmissionpolicies", "mutatingadmissionpolicybindings",
+		"validatingadmissionpolicies", "validatingadmissionpolicybindings", "validatingwebhookconfigurations"))
+	g.Expect(admissionResources(g, west)).To(And(ContainElements("validatingwebhookconfigurations", "mutatingwebhookconfigurations"),
+		Not(ContainElement(ContainSubstring("admissionpolic")))), "DisableAdmissionPolicies switches off the policies only")
 
 	g.Expect(logs.String()).To(ContainSubstring("[east/kube-apiserver] "))
 	g.Expect(logs.String()).To(ContainSubstring("[west/kube-apiserver] "))
@@ -238,4 +244,15 @@ func TestBinaryDirNamesTheMakeTarget(t *testing.T) {
 	_, err := BinaryDir()
 	g.Expect(err).To(MatchError(ContainSubstring("make control-plane")))
 	g.Expect(strings.Contains(err.Error(), "etcd")).To(BeTrue())
+}
+
+// admissionResources lists the resources c serves in admissionregistration.k8s.io/v1.
+func admissionResources(g Gomega, c *ControlPlane) []string {
+	list, err := newClient(g, c.Kubeconfig()).Discovery().ServerResourcesForGroupVersion("admissionregistration.k8s.io/v1")
+	g.Expect(err).NotTo(HaveOccurred())
+	var names []string
+	for _, r := range list.APIResources {
+		names = append(names, r.Name)
+	}
+	return names
 }

@@ -18,4 +18,10 @@
 // (stages/): pods become Running and Ready, so workloads become healthy as on a real cluster,
 // and a pod annotated SimulateFailureAnnotation crash-loops, so health can also
 // be seen to fail.
+//
+// With Options.DisableAdmissionPolicies, kube-apiserver serves neither MutatingAdmissionPolicy
+// nor ValidatingAdmissionPolicy, as an older cluster would not: the resources are switched off
+// with --runtime-config and their admission plugins with --disable-admission-plugins (the
+// plugins would otherwise wait forever for their informers, and the API server never becomes
+// ready).
 package sandbox

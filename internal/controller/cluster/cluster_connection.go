@@ -32,6 +32,10 @@ type scope struct {
 	// lastConnected is the time of the last successful probe, from memory or, after a restart,
 	// from status.
 	lastConnected time.Time
+	// admission is what the cluster serves of the admission policy APIs, read after a successful
+	// probe (once per connection, fleet.Connection.Identity); admissionErr when that failed.
+	admission    *fleet.Identity
+	admissionErr error
 }
 
 // reasonError is an error with the condition reason it maps to. Its message never holds secret data.
@@ -75,7 +79,16 @@ func (r *Reconciler) reconcileConnection(ctx context.Context, s *scope) {
 			pe = &fleet.ProbeError{Reason: holdfastv1.UnreachableReason, Err: err}
 		}
 		s.probeErr = pe
+		return
 	}
+	// The connection asks the cluster once and keeps the answer; the service sets' attribution
+	// and prevention read the same answer.
+	id, err := conn.Identity(ctx)
+	if err != nil {
+		s.admissionErr = fleet.Redact(err)
+		return
+	}
+	s.admission = &id
 }
 
 // connect returns the cluster's connection, reading the kubeconfig Secret only when its metadata

@@ -98,7 +98,7 @@ func expectCondition(t *testing.T, key client.ObjectKey, condType string, status
 func expectContract(t *testing.T, c *holdfastv1.Cluster) {
 	t.Helper()
 	g := NewWithT(t)
-	for _, tpe := range []string{holdfastv1.ReadyCondition, holdfastv1.ClusterConnectedCondition, holdfastv1.PausedCondition} {
+	for _, tpe := range []string{holdfastv1.ReadyCondition, holdfastv1.ClusterConnectedCondition, holdfastv1.PausedCondition, holdfastv1.AdmissionPoliciesCondition} {
 		cond := condition(c, tpe)
 		g.Expect(cond.Type).To(Equal(tpe), "condition %s is set", tpe)
 		g.Expect(cond.Reason).NotTo(BeEmpty(), "condition %s has a reason", tpe)
@@ -145,6 +145,10 @@ func TestClusterConnects(t *testing.T) {
 	g.Expect(c.Status.LastProbeTime).NotTo(BeNil())
 	g.Expect(c.Status.LastConnectedTime).NotTo(BeNil())
 	g.Expect(c.Spec.KubeconfigSecretRef.Key).To(Equal("value"), "the key defaults to value")
+	// The sandbox target is Kubernetes 1.36 with every API on: both admission policy kinds.
+	c = expectCondition(t, key, holdfastv1.AdmissionPoliciesCondition, metav1.ConditionTrue, holdfastv1.AdmissionPoliciesServedReason)
+	g.Expect(condition(c, holdfastv1.AdmissionPoliciesCondition).Message).To(
+		ContainSubstring("serves admissionregistration.k8s.io/v1 mutatingadmissionpolicies and validatingadmissionpolicies"))
 
 	conn := registry.Get(key)
 	g.Expect(conn).NotTo(BeNil(), "the registry holds a connection")
@@ -240,6 +244,9 @@ func TestClusterBadInput(t *testing.T) {
 			g.Expect(ready.Reason).To(Equal(tc.wantReason), "Ready carries the reason to fix")
 			g.Expect(condition(c, holdfastv1.ClusterConnectedCondition).Message).To(ContainSubstring(tc.wantInMsg))
 			g.Expect(c.Status.Initialization).To(BeNil(), "never connected, so not provisioned")
+			admission := condition(c, holdfastv1.AdmissionPoliciesCondition)
+			g.Expect(admission.Status).To(Equal(metav1.ConditionUnknown), "what a cluster never connected to serves is not known")
+			g.Expect(admission.Reason).To(Equal(holdfastv1.ProbingReason))
 			g.Expect(registry.Get(k) == nil || tc.wantReason == holdfastv1.UnreachableReason ||
 				tc.wantReason == holdfastv1.TLSFailedReason || tc.wantReason == holdfastv1.CredentialsRejectedReason).To(BeTrue(),
 				"a declaration error leaves no connection behind")
@@ -448,6 +455,8 @@ func TestClusterPauseAndDelete(t *testing.T) {
 	expectContract(t, c)
 	g.Expect(condition(c, holdfastv1.ReadyCondition).Reason).To(Equal(holdfastv1.PausedReason))
 	g.Expect(condition(c, holdfastv1.ClusterConnectedCondition).Status).To(Equal(metav1.ConditionUnknown))
+	g.Expect(condition(c, holdfastv1.AdmissionPoliciesCondition).Status).To(Equal(metav1.ConditionUnknown))
+	g.Expect(condition(c, holdfastv1.AdmissionPoliciesCondition).Reason).To(Equal(holdfastv1.PausedReason))
 	g.Expect(registry.Get(key)).To(BeNil(), "a paused cluster has no connection")
 
 	c.Spec.Paused = false

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -11,6 +12,7 @@ import (
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/conditions"
+	"holdfast.dev/holdfast/internal/fleet"
 )
 
 var readySummary = conditions.Summary{
@@ -35,6 +37,7 @@ func computeStatus(s *scope, grace, heartbeat time.Duration) {
 	}
 	setPaused(s)
 	setConnected(s, grace)
+	setAdmissionPolicies(s)
 	conditions.SetReady(c, readySummary)
 	c.Status.ObservedGeneration = c.Generation
 	throttleProbeTimes(s, heartbeat)
@@ -102,4 +105,49 @@ func withinGrace(s *scope, grace time.Duration) bool {
 		return false
 	}
 	return s.now.Sub(s.lastConnected) < grace
+}
+
+// setAdmissionPolicies says whether the cluster serves the admission policy APIs. It is not
+// part of Ready: a cluster without them is served as before. Through a probe failure within
+// the grace the last answer stands (it is about the same API server); otherwise it is Unknown
+// until the cluster is connected and its APIs read.
+func setAdmissionPolicies(s *scope) {
+	c := s.cluster
+	set := func(status metav1.ConditionStatus, reason, msg string) {
+		conditions.Set(c, metav1.Condition{Type: holdfastv1.AdmissionPoliciesCondition, Status: status, Reason: reason, Message: msg})
+	}
+	switch {
+	case s.paused:
+		set(metav1.ConditionUnknown, holdfastv1.PausedReason, "the cluster's APIs are not read while paused")
+	case s.admission != nil:
+		status, reason, msg := admissionPolicies(*s.admission)
+		set(status, reason, msg)
+	case s.admissionErr != nil:
+		set(metav1.ConditionUnknown, holdfastv1.ProbingReason,
+			"reading the cluster's admission policy APIs failed ("+s.admissionErr.Error()+"); read again at the next probe")
+	case conditions.IsTrue(c, holdfastv1.ClusterConnectedCondition) && conditions.Get(c, holdfastv1.AdmissionPoliciesCondition) != nil:
+	default:
+		set(metav1.ConditionUnknown, holdfastv1.ProbingReason, "the cluster's admission policy APIs are read once it is connected")
+	}
+}
+
+// admissionPolicies is the AdmissionPolicies condition for what a cluster serves: which API is
+// missing, the Kubernetes version that brings it, and what Holdfast does without it.
+func admissionPolicies(id fleet.Identity) (metav1.ConditionStatus, string, string) {
+	var missing, without []string
+	if !id.MutatingAdmissionPolicies {
+		missing = append(missing, "mutatingadmissionpolicies (Kubernetes 1.36 or later)")
+		without = append(without, "drift.attribution names the field manager only, not the user")
+	}
+	if !id.ValidatingAdmissionPolicies {
+		missing = append(missing, "validatingadmissionpolicies (Kubernetes 1.30 or later)")
+		without = append(without, "drift.prevention is not enforced")
+	}
+	if len(missing) == 0 {
+		return metav1.ConditionTrue, holdfastv1.AdmissionPoliciesServedReason,
+			"the cluster serves admissionregistration.k8s.io/v1 mutatingadmissionpolicies and validatingadmissionpolicies: drift attribution and prevention are available"
+	}
+	return metav1.ConditionFalse, holdfastv1.AdmissionPoliciesUnsupportedReason, fmt.Sprintf(
+		"the cluster does not serve admissionregistration.k8s.io/v1 %s: %s; drift is still detected and corrected",
+		strings.Join(missing, " or "), strings.Join(without, ", "))
 }

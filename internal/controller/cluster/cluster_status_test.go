@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -93,5 +94,84 @@ func TestStatusHeartbeat(t *testing.T) {
 	failed := probeAt(first, t0.Add(50*time.Second), t0, errors.New("connection refused"))
 	if !failed.Status.LastProbeTime.Time.Equal(t0.Add(50 * time.Second)) {
 		t.Errorf("LastProbeTime not written with a state change: %s", failed.Status.LastProbeTime)
+	}
+}
+
+func TestAdmissionPoliciesMessage(t *testing.T) {
+	tests := []struct {
+		name         string
+		id           fleet.Identity
+		wantStatus   metav1.ConditionStatus
+		wantReason   string
+		wantInMsg    []string
+		wantNotInMsg []string
+	}{
+		{name: "both served", id: fleet.Identity{MutatingAdmissionPolicies: true, ValidatingAdmissionPolicies: true},
+			wantStatus: metav1.ConditionTrue, wantReason: holdfastv1.AdmissionPoliciesServedReason,
+			wantInMsg: []string{"mutatingadmissionpolicies and validatingadmissionpolicies"}},
+		{name: "no mutating (1.30 to 1.35)", id: fleet.Identity{ValidatingAdmissionPolicies: true},
+			wantStatus: metav1.ConditionFalse, wantReason: holdfastv1.AdmissionPoliciesUnsupportedReason,
+			wantInMsg:    []string{"mutatingadmissionpolicies (Kubernetes 1.36 or later)", "drift.attribution names the field manager only", "still detected and corrected"},
+			wantNotInMsg: []string{"validatingadmissionpolicies", "prevention"}},
+		{name: "no validating", id: fleet.Identity{MutatingAdmissionPolicies: true},
+			wantStatus: metav1.ConditionFalse, wantReason: holdfastv1.AdmissionPoliciesUnsupportedReason,
+			wantInMsg:    []string{"validatingadmissionpolicies (Kubernetes 1.30 or later)", "drift.prevention is not enforced"},
+			wantNotInMsg: []string{"mutatingadmissionpolicies", "attribution"}},
+		{name: "neither", id: fleet.Identity{},
+			wantStatus: metav1.ConditionFalse, wantReason: holdfastv1.AdmissionPoliciesUnsupportedReason,
+			wantInMsg: []string{"mutatingadmissionpolicies (Kubernetes 1.36 or later) or validatingadmissionpolicies (Kubernetes 1.30 or later)",
+				"drift.attribution names the field manager only", "drift.prevention is not enforced"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, reason, msg := admissionPolicies(tt.id)
+			if status != tt.wantStatus || reason != tt.wantReason {
+				t.Errorf("got %s/%s (%s), want %s/%s", status, reason, msg, tt.wantStatus, tt.wantReason)
+			}
+			for _, want := range tt.wantInMsg {
+				if !strings.Contains(msg, want) {
+					t.Errorf("message %q does not say %q", msg, want)
+				}
+			}
+			for _, not := range tt.wantNotInMsg {
+				if strings.Contains(msg, not) {
+					t.Errorf("message %q names %q, which is not missing", msg, not)
+				}
+			}
+		})
+	}
+}
+
+// TestAdmissionPoliciesThroughConnectionLoss: the answer read on a connection stands through a
+// probe failure within the grace, turns Unknown once the cluster is not Connected, and never
+// touches Ready.
+func TestAdmissionPoliciesThroughConnectionLoss(t *testing.T) {
+	s := &scope{cluster: &holdfastv1.Cluster{}, now: t0, probed: true, probe: fleet.ProbeResult{Version: "v1.35.2"},
+		lastConnected: t0, admission: &fleet.Identity{ValidatingAdmissionPolicies: true}}
+	s.before = s.cluster.DeepCopy()
+	computeStatus(s, grace, heartbeat)
+	c := s.cluster
+	if got := conditions.Get(c, holdfastv1.AdmissionPoliciesCondition); got.Status != metav1.ConditionFalse || got.Reason != holdfastv1.AdmissionPoliciesUnsupportedReason {
+		t.Fatalf("AdmissionPolicies = %s/%s, want False/AdmissionPoliciesUnsupported", got.Status, got.Reason)
+	}
+	if !conditions.IsTrue(c, holdfastv1.ReadyCondition) {
+		t.Errorf("a cluster without MutatingAdmissionPolicy is not Ready: %+v", conditions.Get(c, holdfastv1.ReadyCondition))
+	}
+
+	refused := errors.New("connection refused")
+	within := probeAt(c, t0.Add(time.Second), t0, refused)
+	if got := conditions.Get(within, holdfastv1.AdmissionPoliciesCondition); got.Status != metav1.ConditionFalse {
+		t.Errorf("within the grace AdmissionPolicies = %s/%s, want the last answer (False)", got.Status, got.Reason)
+	}
+	past := probeAt(within, t0.Add(grace), t0, refused)
+	if got := conditions.Get(past, holdfastv1.AdmissionPoliciesCondition); got.Status != metav1.ConditionUnknown || got.Reason != holdfastv1.ProbingReason {
+		t.Errorf("past the grace AdmissionPolicies = %s/%s, want Unknown/Probing", got.Status, got.Reason)
+	}
+
+	failed := &scope{cluster: c.DeepCopy(), before: c.DeepCopy(), now: t0.Add(time.Second), probed: true, lastConnected: t0,
+		admissionErr: errors.New("the answer could not be read as a Kubernetes API response")}
+	computeStatus(failed, grace, heartbeat)
+	if got := conditions.Get(failed.cluster, holdfastv1.AdmissionPoliciesCondition); got.Status != metav1.ConditionUnknown || !strings.Contains(got.Message, "could not be read") {
+		t.Errorf("a failed read: AdmissionPolicies = %s/%s (%s), want Unknown saying why", got.Status, got.Reason, got.Message)
 	}
 }

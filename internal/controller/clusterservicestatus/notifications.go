@@ -87,6 +87,7 @@ func (r *Reconciler) report(ctx context.Context, s *scope) {
 	for _, e := range events {
 		if e.fresh {
 			metrics.DriftDetected(cluster, e.Service, e.Object.Kind, string(e.Drift.Type))
+			metrics.DriftByUser(s.css.Spec.MultiClusterService, e.Drift.User)
 		}
 		if e.CorrectedTime != nil {
 			metrics.DriftCorrected(cluster, e.Service, e.Object.Kind)

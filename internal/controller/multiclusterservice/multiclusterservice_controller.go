@@ -275,6 +275,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) error {
 func (r *Reconciler) patchStatus(ctx context.Context, s *scope) error {
 	if s.deleting && len(s.statuses) == 0 {
 		metrics.DeleteRollout(s.mcs.Name)
+		metrics.DeleteDriftsByUser(s.mcs.Name)
 		return nil // gone, or about to be
 	}
 	computeStatus(s)
