@@ -14,7 +14,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
-	"holdfast.dev/holdfast/internal/attribution"
+	"holdfast.dev/holdfast/internal/admission"
 	"holdfast.dev/holdfast/internal/fleet"
 	"holdfast.dev/holdfast/internal/metrics"
 	"holdfast.dev/holdfast/internal/sandbox"
@@ -50,8 +50,8 @@ func admissionlessTarget(t *testing.T, name string, labels map[string]string) (a
 }
 
 // TestAttributionOnATargetWithoutAdmissionPolicies: on a target that serves no admission policy
-// API, a service set with drift.attribution Auto deploys and is Ready; its ClusterServiceStatus
-// says attribution is unsupported and the Cluster names the missing APIs, without either
+// API, a service set with drift.attribution Auto and drift.prevention Deny deploys and is Ready;
+// its ClusterServiceStatus says attribution and prevention are unsupported and the Cluster names the missing APIs, without either
 // looking unhealthy; an edit there is detected, recorded with its field manager and no user,
 // and corrected; and Holdfast leaves nothing admission-related on the target.
 func TestAttributionOnATargetWithoutAdmissionPolicies(t *testing.T) {
@@ -71,19 +71,23 @@ func TestAttributionOnATargetWithoutAdmissionPolicies(t *testing.T) {
 	createServiceSet(t, name, holdfastv1.MultiClusterServiceSpec{
 		ClusterSelector: holdfastv1.ClusterSelector{LabelSelector: metav1.LabelSelector{MatchLabels: labels}},
 		SyncMode:        holdfastv1.SyncModeContinuousWithDriftDetection,
-		Drift:           &holdfastv1.DriftPolicy{Attribution: holdfastv1.AttributionAuto},
+		Drift:           &holdfastv1.DriftPolicy{Attribution: holdfastv1.AttributionAuto, Prevention: holdfastv1.PreventionDeny},
 		Services:        []holdfastv1.Service{service("web", name, ns)},
 	})
 
-	t.Log("The service set deploys and is Ready; attribution says it is unsupported, and so does the Cluster")
+	t.Log("The service set deploys and is Ready; attribution and prevention say they are unsupported, and so does the Cluster")
 	expectReady(t, name, cluster)
 	eventually(t, func(g Gomega) {
 		css := statusOf(g, name, cluster)
 		c := condition(css.Status.Conditions, holdfastv1.AttributionCondition)
 		g.Expect(c.Status).To(Equal(metav1.ConditionFalse), "Attribution: %s %s", c.Reason, c.Message)
 		g.Expect(c.Reason).To(Equal(holdfastv1.AttributionUnsupportedReason))
-		g.Expect(entryOf(css, "MutatingAdmissionPolicy", attribution.Name(name)).Name).To(BeEmpty(), "no policy in the inventory")
-		g.Expect(serviceOf(css, attribution.Service).Name).To(BeEmpty(), "no attribution service")
+		g.Expect(entryOf(css, "MutatingAdmissionPolicy", admission.AttributionName(name)).Name).To(BeEmpty(), "no policy in the inventory")
+		g.Expect(serviceOf(css, admission.AttributionService).Name).To(BeEmpty(), "no attribution service")
+		p := condition(css.Status.Conditions, holdfastv1.PreventionCondition)
+		g.Expect(p.Status).To(Equal(metav1.ConditionFalse), "Prevention: %s %s", p.Reason, p.Message)
+		g.Expect(p.Reason).To(Equal(holdfastv1.PreventionUnsupportedReason))
+		g.Expect(serviceOf(css, admission.PreventionService).Name).To(BeEmpty(), "no prevention service")
 
 		hc := &holdfastv1.Cluster{}
 		g.Expect(hub.Get(ctx, clusterKey(cluster), hc)).To(Succeed())
@@ -96,7 +100,7 @@ func TestAttributionOnATargetWithoutAdmissionPolicies(t *testing.T) {
 			"a Cluster without the admission policy APIs is still Ready")
 	})
 
-	t.Log("alice edits b with kubectl edit: detected, recorded with the field manager and no user, corrected")
+	t.Log("alice edits b with kubectl edit (not refused: nothing can refuse it here): detected, recorded with the field manager and no user, corrected")
 	eventually(t, func(g Gomega) {
 		cm := &corev1.ConfigMap{}
 		g.Expect(target.Get(ctx, client.ObjectKey{Namespace: ns, Name: "b"}, cm)).To(Succeed())
@@ -123,10 +127,13 @@ func TestAttributionOnATargetWithoutAdmissionPolicies(t *testing.T) {
 	g.Expect(mutating.Items).To(BeEmpty())
 	g.Expect(validating.Items).To(BeEmpty())
 
-	t.Log("Attribution Off removes the condition")
-	updateServiceSet(t, name, func(m *holdfastv1.MultiClusterService) { m.Spec.Drift.Attribution = holdfastv1.AttributionOff })
+	t.Log("Attribution and prevention Off remove the conditions")
+	updateServiceSet(t, name, func(m *holdfastv1.MultiClusterService) {
+		m.Spec.Drift.Attribution, m.Spec.Drift.Prevention = holdfastv1.AttributionOff, holdfastv1.PreventionOff
+	})
 	eventually(t, func(g Gomega) {
-		g.Expect(statusOf(g, name, cluster).Status.Conditions).NotTo(ContainElement(HaveField("Type", holdfastv1.AttributionCondition)))
+		g.Expect(statusOf(g, name, cluster).Status.Conditions).NotTo(ContainElement(HaveField("Type", BeElementOf(
+			holdfastv1.AttributionCondition, holdfastv1.PreventionCondition))))
 	})
 }
 

@@ -86,6 +86,7 @@ func TestAttributionNamesTheUser(t *testing.T) {
 		g.Expect(cm.Data).To(HaveKeyWithValue("cluster", "cluster-1"))
 		// Holdfast's correction was not stamped: the stamp still names alice.
 		g.Expect(cm.Annotations).To(HaveKeyWithValue(holdfastv1.ChangedByAnnotation, "alice"))
+		g.Expect(driftsByUser(g, name, "alice")).To(BeNumerically(">=", 1), "holdfast_drifts_by_user_total names alice")
 	})
 	driftsOfB := func(g Gomega) int {
 		n := 0
