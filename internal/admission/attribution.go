@@ -41,16 +41,9 @@ func AttributionObjects(serviceSet string, holdfast []string) ([]*unstructured.U
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: admissionv1.MutatingAdmissionPolicySpec{
 			MatchConstraints: &admissionv1.MatchResources{
-				// "*" matches every resource and no subresource (status, scale).
-				ResourceRules: []admissionv1.NamedRuleWithOperations{{RuleWithOperations: admissionv1.RuleWithOperations{
-					Operations: []admissionv1.OperationType{admissionv1.Update},
-					Rule:       admissionv1.Rule{APIGroups: []string{"*"}, APIVersions: []string{"*"}, Resources: []string{"*"}},
-				}}},
-				ObjectSelector: &metav1.LabelSelector{MatchLabels: map[string]string{
-					holdfastv1.ManagedByLabel: holdfastv1.ManagedByValue,
-					holdfastv1.OwnerLabel:     naming.LabelValue(serviceSet),
-				}},
-				MatchPolicy: ptr.To(admissionv1.Equivalent),
+				ResourceRules:  mainResources(admissionv1.Update),
+				ObjectSelector: ownedBy(serviceSet),
+				MatchPolicy:    ptr.To(admissionv1.Equivalent),
 			},
 			MatchConditions: []admissionv1.MatchCondition{{
 				Name:       "not-holdfast",

@@ -134,11 +134,7 @@ func preventionPolicy(p Prevention, mode holdfastv1.PreventionMode, services []P
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: admissionv1.ValidatingAdmissionPolicySpec{
 			MatchConstraints: &admissionv1.MatchResources{
-				// "*" matches every resource and no subresource (status, scale).
-				ResourceRules: []admissionv1.NamedRuleWithOperations{{RuleWithOperations: admissionv1.RuleWithOperations{
-					Operations: []admissionv1.OperationType{admissionv1.Update, admissionv1.Delete},
-					Rule:       admissionv1.Rule{APIGroups: []string{"*"}, APIVersions: []string{"*"}, Resources: []string{"*"}},
-				}}},
+				ResourceRules:  mainResources(admissionv1.Update, admissionv1.Delete),
 				ObjectSelector: ownedBy(p.ServiceSet),
 				MatchPolicy:    ptr.To(admissionv1.Equivalent),
 			},
@@ -201,6 +197,16 @@ func ownedBy(serviceSet string) *metav1.LabelSelector {
 		holdfastv1.ManagedByLabel: holdfastv1.ManagedByValue,
 		holdfastv1.OwnerLabel:     naming.LabelValue(serviceSet),
 	}}
+}
+
+// mainResources matches ops on every resource of every group and version, and on no
+// subresource ("*" matches no status or scale): a status write is not a person's change, and a
+// scale write carries a Scale object, not the object.
+func mainResources(ops ...admissionv1.OperationType) []admissionv1.NamedRuleWithOperations {
+	return []admissionv1.NamedRuleWithOperations{{RuleWithOperations: admissionv1.RuleWithOperations{
+		Operations: ops,
+		Rule:       admissionv1.Rule{APIGroups: []string{"*"}, APIVersions: []string{"*"}, Resources: []string{"*"}},
+	}}}
 }
 
 // holdfastEntries is Holdfast's own apply entry in obj's managedFields, as a list (empty when
