@@ -124,6 +124,11 @@ func (o *Options) run(ctx context.Context, out io.Writer) (retErr error) {
 		return err
 	}
 
+	step("Prevention: the target's API server refuses the change; break-glass may, and is named")
+	if err := d.prevent(ctx, timed); err != nil {
+		return err
+	}
+
 	step("Timings")
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	for _, t := range timings {

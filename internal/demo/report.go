@@ -72,6 +72,11 @@ func (d *serviceDemo) reportThenCorrect(ctx context.Context, timed func(string, 
 
 // setDriftAction patches the apps service set's drift action.
 func (d *serviceDemo) setDriftAction(ctx context.Context, action holdfastv1.DriftAction) error {
+	return d.patchDrift(ctx, func(p *holdfastv1.DriftPolicy) { p.Action = action })
+}
+
+// patchDrift patches the apps service set's drift policy.
+func (d *serviceDemo) patchDrift(ctx context.Context, mutate func(*holdfastv1.DriftPolicy)) error {
 	m := &holdfastv1.MultiClusterService{}
 	if err := d.hub.Get(ctx, client.ObjectKey{Name: appsSet}, m); err != nil {
 		return fmt.Errorf("reading MultiClusterService %s: %w", appsSet, err)
@@ -80,9 +85,9 @@ func (d *serviceDemo) setDriftAction(ctx context.Context, action holdfastv1.Drif
 	if m.Spec.Drift == nil {
 		m.Spec.Drift = &holdfastv1.DriftPolicy{}
 	}
-	m.Spec.Drift.Action = action
+	mutate(m.Spec.Drift)
 	if err := d.hub.Patch(ctx, m, client.MergeFrom(before)); err != nil {
-		return fmt.Errorf("setting the drift action of MultiClusterService %s: %w", appsSet, err)
+		return fmt.Errorf("setting the drift policy of MultiClusterService %s: %w", appsSet, err)
 	}
 	return nil
 }

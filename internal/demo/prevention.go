@@ -1,0 +1,144 @@
+package demo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/fleetview"
+	"holdfast.dev/holdfast/internal/naming"
+)
+
+// The people of the prevention section, as the target's API server authenticates them (the
+// demo impersonates them with the target's admin kubeconfig).
+const (
+	demoUser       = "alice"
+	demoOnCall     = "bob"
+	demoOnCallTeam = "platform-oncall"
+)
+
+// prevent switches the apps service set to drift.prevention Deny with attribution, shows the
+// target's API server refusing alice's edit with the policy's message, and bob (break-glass)
+// making it anyway: drift, recorded with his name and put back. It switches prevention Off
+// again at the end.
+func (d *serviceDemo) prevent(ctx context.Context, timed func(string, time.Time)) error {
+	cluster := d.clusters[0].Name
+	statusKey := client.ObjectKey{Namespace: d.f.Namespace, Name: naming.StatusName(appsSet, cluster)}
+	start := time.Now()
+	if err := d.patchDrift(ctx, func(p *holdfastv1.DriftPolicy) {
+		p.Action = holdfastv1.DriftActionCorrect
+		p.Attribution = holdfastv1.AttributionAuto
+		p.Prevention = holdfastv1.PreventionDeny
+		p.BreakGlass = &holdfastv1.BreakGlass{Groups: []string{demoOnCallTeam}}
+	}); err != nil {
+		return err
+	}
+	fmt.Fprintf(d.out, "MultiClusterService %s: spec.drift: {action: Correct, attribution: Auto, prevention: Deny, breakGlass: {groups: [%s]}}.\n", appsSet, demoOnCallTeam)
+	fmt.Fprintf(d.out, "Holdfast puts a ValidatingAdmissionPolicy and a MutatingAdmissionPolicy on each target: the API server itself\n")
+	fmt.Fprintf(d.out, "refuses changes to what Holdfast manages, and stamps who changed what. No webhook server, no agent.\n\n")
+	if err := d.poll(ctx, func(ctx context.Context) (bool, string, error) {
+		css := &holdfastv1.ClusterServiceStatus{}
+		if err := d.hub.Get(ctx, statusKey, css); err != nil {
+			return false, "", client.IgnoreNotFound(err)
+		}
+		for _, t := range []string{holdfastv1.PreventionCondition, holdfastv1.AttributionCondition} {
+			if c := meta.FindStatusCondition(css.Status.Conditions, t); c == nil || c.Status != metav1.ConditionTrue {
+				return false, fmt.Sprintf("%s: condition %s not True yet", statusKey.Name, t), nil
+			}
+		}
+		return true, "", nil
+	}); err != nil {
+		return err
+	}
+	timed("Prevention and attribution active on the target", start)
+
+	alice, err := d.impersonating(cluster, demoUser)
+	if err != nil {
+		return err
+	}
+	bob, err := d.impersonating(cluster, demoOnCall, demoOnCallTeam)
+	if err != nil {
+		return err
+	}
+	web := client.ObjectKey{Namespace: demoAppNamespace, Name: webSettingsName}
+	edit := func(c client.Client, value string) (declared string, err error) {
+		cm := &corev1.ConfigMap{}
+		if err := d.targets[cluster].Get(ctx, web, cm); err != nil {
+			return "", err
+		}
+		declared = cm.Data["logLevel"]
+		cm.Data["logLevel"] = value
+		return declared, c.Update(ctx, cm, client.FieldOwner(editManager))
+	}
+
+	// The API server enforces a new policy a moment after it is created; until then an edit
+	// goes through and is simply drift, put back.
+	var refused error
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, driftTimeout, true, func(ctx context.Context) (bool, error) {
+		_, err := edit(alice, "trace-by-alice")
+		if apierrors.IsForbidden(err) || apierrors.IsInvalid(err) {
+			refused = err
+			return true, nil
+		}
+		return false, client.IgnoreNotFound(err)
+	}); err != nil {
+		return fmt.Errorf("waiting for the target to refuse %s's edit of ConfigMap %s: %w", demoUser, web, err)
+	}
+	fmt.Fprintf(d.out, "%s edits ConfigMap %s on %s (data.logLevel) with kubectl edit. The API server answers:\n\n  %v\n\n", demoUser, web, cluster, refused)
+
+	declared, err := edit(bob, "trace-by-bob")
+	if err != nil {
+		return fmt.Errorf("%s (break-glass) editing ConfigMap %s on %s: %w", demoOnCall, web, cluster, err)
+	}
+	changed := time.Now()
+	fmt.Fprintf(d.out, "%s, in the break-glass group %s, makes the same edit: it goes through, and it is drift.\n", demoOnCall, demoOnCallTeam)
+	var record holdfastv1.DriftRecord
+	if err := wait.PollUntilContextTimeout(ctx, driftPoll, driftTimeout, true, func(ctx context.Context) (bool, error) {
+		css := &holdfastv1.ClusterServiceStatus{}
+		if err := d.hub.Get(ctx, statusKey, css); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		for _, r := range css.Status.Drifts {
+			if r.Name == web.Name && r.User == demoOnCall && r.CorrectedTime != nil && !r.DetectedTime.Time.Before(changed.Add(-time.Second)) {
+				record = r
+				return true, nil
+			}
+		}
+		return false, nil
+	}); err != nil {
+		return fmt.Errorf("waiting for %s's drift of ConfigMap %s to be recorded and corrected: %w", demoOnCall, web, err)
+	}
+	timed("Break-glass edit recorded and put back", changed)
+	fmt.Fprintf(d.out, "  recorded as changed by %s via %s (%s), put back to %q %s after the edit.\n\n", record.User, record.Manager, record.Operation,
+		declared, fleetview.RoundDuration(record.CorrectedTime.Sub(changed)))
+
+	if err := d.patchDrift(ctx, func(p *holdfastv1.DriftPolicy) { p.Prevention = holdfastv1.PreventionOff }); err != nil {
+		return err
+	}
+	fmt.Fprintf(d.out, "spec.drift.prevention set back to Off: Holdfast removes the ValidatingAdmissionPolicy from the targets.\n")
+	return nil
+}
+
+// impersonating returns a client of cluster's target that acts as user, in system:masters and
+// groups, with the target's admin kubeconfig, which may impersonate.
+func (d *serviceDemo) impersonating(cluster, user string, groups ...string) (client.Client, error) {
+	for _, t := range d.f.Targets {
+		if t.Name() != cluster {
+			continue
+		}
+		cfg := rest.CopyConfig(t.RESTConfig())
+		cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: append([]string{"system:masters"}, groups...)}
+		return client.New(cfg, client.Options{Scheme: d.targets[cluster].Scheme()})
+	}
+	return nil, errors.New("no target " + cluster)
+}
