@@ -51,8 +51,10 @@
 // ValidatingAdmissionPolicy on every target, whose match conditions every write of the editor
 // and of Holdfast to a managed object then passes through; the editor, a break-glass member,
 // is let through (and under Warn not warned), so the drifts are made as before. The drifts start
-// once every status object also has the condition Prevention True (PreventionActive). Scale
-// drifts (a subresource) are never covered by the policy.
+// once every status object also has the condition Prevention True (PreventionActive) and a
+// dry-run edit by bench-editor outside the break-glass group was answered on every target (the
+// setup table says how: refused under Deny, a warning under Warn). Scale drifts (a subresource)
+// are never covered by the policy.
 //
 // It also reports drift records no drift explains: on objects never drifted (false drifts, e.g.
 // from kube-controller-manager's status updates) and extra ones on drifted objects, telling
@@ -266,6 +268,11 @@ func run(ctx context.Context, cfg config) (retErr error) {
 			return err
 		}
 		setup.Row(fmt.Sprintf("MultiClusterService created until all %d ClusterServiceStatuses have Prevention True (%s)", cfg.clusters, holdfastv1.PreventionActiveReason), measure.Seconds(time.Since(created)))
+		check, err := b.checkPrevention(ctx)
+		if err != nil {
+			return err
+		}
+		setup.Row("check: a dry-run edit of a ConfigMap by "+editor+" without the break-glass group, on each target", check)
 	}
 	fmt.Fprintf(os.Stderr, "Deployed in %s; settling for %s\n", time.Since(created).Round(time.Millisecond), cfg.settle)
 	time.Sleep(cfg.settle)
@@ -448,6 +455,70 @@ func (b *bench) waitCondition(ctx context.Context, typ, reason string) error {
 		return fmt.Errorf("waiting for %s True/%s (%s): %w", typ, reason, strings.Join(bad, "; "), err)
 	}
 	return nil
+}
+
+// checkPrevention makes, on each target, a dry-run edit of a managed ConfigMap as the editor
+// outside the break-glass group, and says how the API servers answered: under Deny they should
+// refuse it, under Warn let it through with a warning, each naming the service set.
+func (b *bench) checkPrevention(ctx context.Context) (string, error) {
+	answers := map[string][]string{}
+	example := ""
+	for i, t := range b.targets {
+		cfg := rest.CopyConfig(b.Fleet.Targets[i].RESTConfig())
+		cfg.Impersonate = rest.ImpersonationConfig{UserName: editor, Groups: []string{"system:masters"}}
+		warnings := &warningLog{}
+		cfg.WarningHandler = warnings
+		c, err := client.New(cfg, client.Options{Scheme: t.c.Scheme()})
+		if err != nil {
+			return "", fmt.Errorf("building a client of %s: %w", t.name, err)
+		}
+		cm := &corev1.ConfigMap{}
+		name := b.m.objects()[kindConfigMap][0].Name
+		if err := c.Get(ctx, client.ObjectKey{Namespace: targetNamespace, Name: name}, cm); err != nil {
+			return "", fmt.Errorf("reading ConfigMap %s on %s: %w", name, t.name, err)
+		}
+		cm.Data["value"] = "prevention-check"
+		err = c.Update(ctx, cm, client.DryRunAll, client.FieldOwner(editor))
+		var answer, msg string
+		switch {
+		case err == nil && len(warnings.texts) > 0:
+			answer, msg = "allowed with a warning", warnings.texts[0]
+		case err == nil:
+			answer = "allowed without a warning"
+		case apierrors.IsForbidden(err) || apierrors.IsInvalid(err):
+			answer, msg = "refused", err.Error()
+		default:
+			return "", fmt.Errorf("dry-run edit of ConfigMap %s on %s: %w", name, t.name, err)
+		}
+		answers[answer] = append(answers[answer], t.name)
+		if example == "" && msg != "" {
+			example = msg
+		}
+	}
+	var parts []string
+	for answer, clusters := range answers {
+		parts = append(parts, fmt.Sprintf("%s on %d of %d (%s)", answer, len(clusters), len(b.targets), strings.Join(clusters, ", ")))
+	}
+	sort.Strings(parts)
+	if len(example) > 200 {
+		example = example[:200] + "…"
+	}
+	if example != "" {
+		parts = append(parts, "e.g. "+example)
+	}
+	return strings.Join(parts, "; "), nil
+}
+
+// warningLog keeps the warnings an API server sent (rest.WarningHandler).
+type warningLog struct {
+	mu    sync.Mutex
+	texts []string
+}
+
+func (w *warningLog) HandleWarningHeader(_ int, _ string, text string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.texts = append(w.texts, text)
 }
 
 // editorClients returns clients of a target that impersonate the user editor, in the group
