@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -33,11 +34,53 @@ type analysis struct {
 	// echoes are extra records detected within echoWindow of the controller's correction of
 	// the object's previous drift.
 	echoes int
+	// twins are extra records of the same change as a matched record (twinOf), one found by
+	// a comparison, the other by the watch; early are those of them whose detectedTime
+	// precedes the drift's change request (a matched record never does: the matching skips it).
+	twins, early int
+	// byComparison counts the matched records a comparison found, not the watch.
+	byComparison int
 }
 
 // echoWindow: an extra record this close to the previous drift's correctedTime is taken for the
 // controller seeing its own correction.
 const echoWindow = 50 * time.Millisecond
+
+// twinWindow: an extra record of the same change as a matched one is detected at most this far
+// from it.
+const twinWindow = time.Second
+
+// twinOf returns the drift whose matched record records the same change as the extra record r
+// by the other means of detection (a comparison against the watch): the same type, within
+// twinWindow, and the same new value of every field both list (a comparison may list more:
+// fields the API server defaulted).
+func (a *analysis) twinOf(r *seenRecord) *driftRun {
+	for _, d := range a.driftsOf[objID(r.cluster, objKey{r.Kind, r.Name})] {
+		m := d.record
+		if m == nil || m.Type != r.Type || m.Detection == r.Detection {
+			continue
+		}
+		if gap := r.DetectedTime.Sub(m.DetectedTime.Time); gap <= -twinWindow || gap >= twinWindow {
+			continue
+		}
+		if sameNewValues(m.Fields, r.Fields) {
+			return d
+		}
+	}
+	return nil
+}
+
+func sameNewValues(x, y []holdfastv1.FieldChange) bool {
+	if len(x) > len(y) {
+		x, y = y, x
+	}
+	for _, f := range x {
+		if !slices.ContainsFunc(y, func(g holdfastv1.FieldChange) bool { return g.Path == f.Path && g.New == f.New }) {
+			return false
+		}
+	}
+	return true
+}
 
 func objID(cluster string, k objKey) string { return cluster + " " + k.Kind + " " + k.Name }
 
@@ -110,7 +153,23 @@ func (b *bench) analyse(runs []*driftRun, pre []*seenRecord) *analysis {
 	byDetected(a.extra)
 	byDetected(a.falseDrifts)
 	a.lost, a.backwards = b.records.lostRecords()
+	for _, ds := range a.driftsOf {
+		for _, r := range ds {
+			if r.record == nil {
+				continue
+			}
+			if r.record.Detection == holdfastv1.DriftDetectedByComparison {
+				a.byComparison++
+			}
+		}
+	}
 	for _, r := range a.extra {
+		if d := a.twinOf(r); d != nil {
+			a.twins++
+			if r.DetectedTime.Time.Before(d.tSend.Truncate(time.Microsecond)) {
+				a.early++
+			}
+		}
 		if prev := a.previous(r); prev != nil && prev.record != nil && prev.record.CorrectedTime != nil {
 			if d := r.DetectedTime.Time.Sub(prev.record.CorrectedTime.Time); d > -echoWindow && d < echoWindow {
 				a.echoes++
@@ -187,6 +246,9 @@ func recordString(r *seenRecord) string {
 			s += " " + r.Subresource
 		}
 		s += ")"
+	}
+	if r.Detection != "" {
+		s += ", detected by " + string(r.Detection)
 	}
 	if r.CorrectedTime == nil {
 		s += ", not marked corrected"
@@ -285,6 +347,9 @@ func (a *analysis) print(b *bench, runs []*driftRun) {
 	acc.Row("matched records whose type, fields, manager or correctedTime differ from the drift", fmt.Sprint(len(a.unexpected)))
 	acc.Row("extra records on drifted objects (no drift of this program explains them)", fmt.Sprint(len(a.extra)))
 	acc.Row(fmt.Sprintf("… of which detected within %s of the controller's correction of the object's previous drift", echoWindow), fmt.Sprint(a.echoes))
+	acc.Row(fmt.Sprintf("… of which the same change as a drift's matched record, found the other way (comparison or watch), within %s", twinWindow), fmt.Sprint(a.twins))
+	acc.Row("… of which with a detectedTime before that drift's change request was sent", fmt.Sprint(a.early))
+	acc.Row("matched records found by a comparison, not the watch", fmt.Sprint(a.byComparison))
 	acc.Row("false drifts: records on objects never drifted, during the drift phase", fmt.Sprint(len(a.falseDrifts)))
 	acc.Row("false drifts: records before the first drift (deployment and settling)", fmt.Sprint(len(a.preRecords)))
 	named, editorNamed, others := attributed(runs)
@@ -326,7 +391,15 @@ func (a *analysis) print(b *bench, runs []*driftRun) {
 	list("Matched records that differ from the drift", a.unexpected)
 	items = nil
 	for _, r := range a.extra {
-		items = append(items, recordString(r)+"; "+a.relative(r))
+		s := recordString(r) + "; " + a.relative(r)
+		if d := a.twinOf(r); d != nil {
+			s += fmt.Sprintf("; the same change as drift %d (%s), recorded by %s %s after its change request was sent", d.seq, d.kind,
+				d.record.Detection, measure.Millis(d.record.DetectedTime.Time.Sub(d.tSend)))
+			if r.DetectedTime.Time.Before(d.tSend) {
+				s += fmt.Sprintf(", this one %s before it", measure.Millis(d.tSend.Sub(r.DetectedTime.Time)))
+			}
+		}
+		items = append(items, s)
 	}
 	list("Extra records on drifted objects", items)
 	items = nil

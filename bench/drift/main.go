@@ -7,7 +7,9 @@
 // (controller.NewManager) in this process. Once every cluster is Ready and -settle (15s) passed,
 // it performs -drifts (216) changes to managed objects, spread evenly over the clusters and over
 // four kinds, all as field manager "bench-editor" and through clients impersonating the user
-// "bench-editor" (group system:masters), so that drift attribution has a known user to name:
+// "bench-editor" (groups system:masters and bench-breakglass), so that drift attribution has a
+// known user to name and prevention lets the drifts through (-impersonate=false: as the
+// target's admin, still as field manager bench-editor):
 //
 //   - edit: an Update of a ConfigMap's data.value or a Secret's data.token to another value;
 //   - scale: an Update of a Deployment's scale subresource to 1 or 3 replicas (2 declared);
@@ -44,17 +46,31 @@
 // subresource nor deletions, which stay unattributed. Without the flag the set has no drift
 // policy (attribution Off), as before; run both, alternating, to see what attribution costs.
 //
+// With -prevention Warn or Deny the set has `drift.prevention` so and `breakGlass.groups:
+// [bench-breakglass]` (docs/drift.md, Prevention): Holdfast installs its
+// ValidatingAdmissionPolicy on every target, whose match conditions every write of the editor
+// and of Holdfast to a managed object then passes through; the editor, a break-glass member,
+// is let through (and under Warn not warned), so the drifts are made as before. The drifts start
+// once every status object also has the condition Prevention True (PreventionActive) and a
+// dry-run edit by bench-editor outside the break-glass group was answered on every target (the
+// setup table says how: refused under Deny, a warning under Warn). Scale drifts (a subresource)
+// are never covered by the policy.
+//
 // It also reports drift records no drift explains: on objects never drifted (false drifts, e.g.
-// from kube-controller-manager's status updates) and extra ones on drifted objects; every
+// from kube-controller-manager's status updates) and extra ones on drifted objects, telling
+// apart those that record a drift's change a second time, found the other way (one record from
+// a comparison, one from the watch: see bench/RESULTS.md, drift, "Extra records"); every
 // request the controller sent to the targets and the hub during the drift phase (its HTTP
 // transports are wrapped, as in deploy1000), and writes to the targets per drift, per object.
+// -raw FILE writes every drift (tSend, t0, correction), every drift record and every informer
+// event of the drifted objects as JSON lines, to look at what the tables summarise.
 //
 // The controller's hub client is built from the sandbox's REST config with QPS unset, so
 // controller.NewManager's default limit of 50 requests/s (burst 100) applies to it, as it does for
 // `holdfast controller --kubeconfig` and `holdfast sandbox`; -hub-qps -1 turns the limit off, as
 // ctrl.GetConfig does for the in-cluster controller.
 //
-// Usage: go run ./bench/drift [-hub-qps -1] [-attribution]
+// Usage: go run ./bench/drift [-hub-qps -1] [-attribution] [-prevention Warn|Deny] [-impersonate=false] [-raw FILE]
 package main
 
 import (
@@ -98,6 +114,7 @@ const (
 	tierLabel         = "bench.holdfast.dev/tier"
 	tierDeclared      = "declared"
 	editor            = "bench-editor"
+	breakGlassGroup   = "bench-breakglass"
 	declaredReplicas  = 2
 )
 
@@ -116,7 +133,9 @@ type config struct {
 	configMaps, secrets, services, deployments  int
 	gap, correctTimeout, settle, quiet, timeout time.Duration
 	hubQPS                                      float64
-	attribution                                 bool
+	attribution, impersonate                    bool
+	prevention                                  holdfastv1.PreventionMode
+	raw                                         string
 }
 
 func main() {
@@ -134,15 +153,30 @@ func main() {
 	flag.DurationVar(&cfg.timeout, "timeout", 5*time.Minute, "how long to wait for the deployment")
 	flag.Float64Var(&cfg.hubQPS, "hub-qps", 0, "QPS of the controller's hub client: 0 leaves it unset, so controller.NewManager's default applies (50/s, burst 100), as for `holdfast controller --kubeconfig` and `holdfast sandbox`; -1 turns client-side limiting off, as ctrl.GetConfig does in-cluster")
 	flag.BoolVar(&cfg.attribution, "attribution", false, "give the service set drift.attribution: Auto and wait until the policy is active on every target before drifting")
+	prevention := flag.String("prevention", string(holdfastv1.PreventionOff), "the service set's drift.prevention (Off, Warn or Deny), with breakGlass.groups ["+breakGlassGroup+"], the editor's group; Warn or Deny: wait until the policy is active on every target before drifting")
+	flag.BoolVar(&cfg.impersonate, "impersonate", true, "make the drifts as the impersonated user "+editor+"; false: as the target's admin (field manager "+editor+" still), not with -prevention Warn or Deny")
+	flag.StringVar(&cfg.raw, "raw", "", "write every drift, drift record and informer event of the drifted objects to this file, as JSON lines")
 	measure.ParseFlags(measure.AtLeast("clusters", 1), measure.AtLeast("drifts", 4),
 		measure.AtLeast("configmaps", 4), measure.AtLeast("secrets", 4), measure.AtLeast("services", 4), measure.AtLeast("deployments", 4))
+	cfg.prevention = holdfastv1.PreventionMode(*prevention)
+	switch {
+	case !slices.Contains([]holdfastv1.PreventionMode{holdfastv1.PreventionOff, holdfastv1.PreventionWarn, holdfastv1.PreventionDeny}, cfg.prevention):
+		fmt.Fprintf(os.Stderr, "Error: -prevention %q: want Off, Warn or Deny\n", *prevention)
+		os.Exit(2)
+	case cfg.prevented() && !cfg.impersonate:
+		fmt.Fprintln(os.Stderr, "Error: -prevention "+*prevention+" needs -impersonate: the admin is not in the break-glass group "+breakGlassGroup)
+		os.Exit(2)
+	}
 
 	measure.Main(func(ctx context.Context) error { return run(ctx, cfg) })
 }
 
+// prevented reports whether the service set has drift.prevention Warn or Deny.
+func (c config) prevented() bool { return c.prevention != holdfastv1.PreventionOff }
+
 // target is one target cluster as this program sees it, through uncounted clients: c and cs
 // read and watch as the target's admin, the drifts are made through ec and ecs, which impersonate
-// the user editor.
+// the user editor (unless -impersonate=false: then they are the admin's too).
 type target struct {
 	name    string
 	c       client.Client
@@ -177,7 +211,7 @@ func run(ctx context.Context, cfg config) (retErr error) {
 	b.ExpectServiceSet(serviceSetName)
 	for i, name := range b.Names {
 		t := &target{name: name, c: b.Targets[i], cs: b.Clientsets[i], log: &objectLog{events: map[objKey][]objEvent{}}}
-		if t.ec, t.ecs, err = editorClients(b.Fleet.Targets[i].RESTConfig()); err != nil {
+		if t.ec, t.ecs, err = editorClients(b.Fleet.Targets[i].RESTConfig(), cfg.impersonate); err != nil {
 			return fmt.Errorf("building the editor's clients of %s: %w", name, err)
 		}
 		b.targets = append(b.targets, t)
@@ -207,14 +241,15 @@ func run(ctx context.Context, cfg config) (retErr error) {
 		return err
 	}
 
-	setup.Row("drift attribution (spec.drift.attribution)", map[bool]string{true: "Auto", false: "Off (no drift policy)"}[cfg.attribution])
-	setup.Row("the drifts' user and field manager", editor+" (impersonated, group system:masters)")
+	setup.Row("drift attribution (spec.drift.attribution)", map[bool]string{true: "Auto", false: "Off"}[cfg.attribution])
+	setup.Row("drift prevention (spec.drift.prevention)", map[bool]string{true: string(cfg.prevention) + ", breakGlass.groups [" + breakGlassGroup + "]", false: "Off"}[cfg.prevented()])
+	setup.Row("the drifts' user and field manager", map[bool]string{
+		true:  fmt.Sprintf("user %s (impersonated, groups system:masters, %s), field manager %s", editor, breakGlassGroup, editor),
+		false: "the target's admin (not impersonated), field manager " + editor}[cfg.impersonate])
 	created := time.Now()
 	if err := b.CreateServiceSet(ctx, serviceSetName, holdfastv1.SyncModeContinuousWithDriftDetection, serviceName,
 		holdfastv1.TemplateReference{Name: templateName, Namespace: templateNamespace}, targetNamespace, func(mcs *holdfastv1.MultiClusterService) {
-			if cfg.attribution {
-				mcs.Spec.Drift = &holdfastv1.DriftPolicy{Attribution: holdfastv1.AttributionAuto}
-			}
+			mcs.Spec.Drift = driftPolicy(cfg)
 		}); err != nil {
 		return err
 	}
@@ -223,10 +258,21 @@ func run(ctx context.Context, cfg config) (retErr error) {
 	}
 	setup.Row(fmt.Sprintf("MultiClusterService created until all %d ClusterServiceStatuses Applied with %d of %d in sync", cfg.clusters, b.managed(), b.managed()), measure.Seconds(time.Since(created)))
 	if cfg.attribution {
-		if err := b.waitAttribution(ctx); err != nil {
+		if err := b.waitCondition(ctx, holdfastv1.AttributionCondition, holdfastv1.AttributionActiveReason); err != nil {
 			return err
 		}
 		setup.Row(fmt.Sprintf("MultiClusterService created until all %d ClusterServiceStatuses have Attribution True (%s)", cfg.clusters, holdfastv1.AttributionActiveReason), measure.Seconds(time.Since(created)))
+	}
+	if cfg.prevented() {
+		if err := b.waitCondition(ctx, holdfastv1.PreventionCondition, holdfastv1.PreventionActiveReason); err != nil {
+			return err
+		}
+		setup.Row(fmt.Sprintf("MultiClusterService created until all %d ClusterServiceStatuses have Prevention True (%s)", cfg.clusters, holdfastv1.PreventionActiveReason), measure.Seconds(time.Since(created)))
+		check, err := b.checkPrevention(ctx)
+		if err != nil {
+			return err
+		}
+		setup.Row("check: a dry-run edit of a ConfigMap by "+editor+" without the break-glass group, on each target", check)
 	}
 	fmt.Fprintf(os.Stderr, "Deployed in %s; settling for %s\n", time.Since(created).Round(time.Millisecond), cfg.settle)
 	time.Sleep(cfg.settle)
@@ -285,6 +331,9 @@ func run(ctx context.Context, cfg config) (retErr error) {
 	fmt.Println(setup)
 	a.print(b, runs)
 	b.printRequests(counts, runs, phase)
+	if cfg.raw != "" {
+		return b.writeRaw(cfg.raw, runs, preRecords)
+	}
 	return nil
 }
 
@@ -348,18 +397,40 @@ func (b *bench) statusSummary(ctx context.Context) (good int, bad []string, err 
 	return good, bad, nil
 }
 
-// managed is how many objects each status object should count in sync: the template's, and
-// with attribution the policy and its binding (the service holdfast.attribution).
-func (b *bench) managed() int32 {
-	if b.cfg.attribution {
-		return int32(b.m.total()) + 2
+// driftPolicy is the service set's spec.drift: none unless attribution or prevention is asked
+// for.
+func driftPolicy(cfg config) *holdfastv1.DriftPolicy {
+	if !cfg.attribution && !cfg.prevented() {
+		return nil
 	}
-	return int32(b.m.total())
+	p := &holdfastv1.DriftPolicy{}
+	if cfg.attribution {
+		p.Attribution = holdfastv1.AttributionAuto
+	}
+	if cfg.prevented() {
+		p.Prevention = cfg.prevention
+		p.BreakGlass = &holdfastv1.BreakGlass{Groups: []string{breakGlassGroup}}
+	}
+	return p
 }
 
-// waitAttribution waits until every status object says the attribution policy is applied on its
-// target.
-func (b *bench) waitAttribution(ctx context.Context) error {
+// managed is how many objects each status object should count in sync: the template's, with
+// attribution the policy and its binding (the service holdfast.attribution), with prevention
+// its policy and binding for the set's one mode (the service holdfast.prevention).
+func (b *bench) managed() int32 {
+	n := int32(b.m.total())
+	if b.cfg.attribution {
+		n += 2
+	}
+	if b.cfg.prevented() {
+		n += 2
+	}
+	return n
+}
+
+// waitCondition waits until every status object has the condition typ True with reason: the
+// attribution or prevention policy applied on its target.
+func (b *bench) waitCondition(ctx context.Context, typ, reason string) error {
 	var bad []string
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, b.cfg.timeout, true, func(ctx context.Context) (bool, error) {
 		bad = nil
@@ -369,11 +440,11 @@ func (b *bench) waitAttribution(ctx context.Context) error {
 				bad = append(bad, cluster+": "+err.Error())
 				continue
 			}
-			c := meta.FindStatusCondition(css.Status.Conditions, holdfastv1.AttributionCondition)
+			c := meta.FindStatusCondition(css.Status.Conditions, typ)
 			switch {
 			case c == nil:
-				bad = append(bad, cluster+": no "+holdfastv1.AttributionCondition+" condition")
-			case c.Status != metav1.ConditionTrue || c.Reason != holdfastv1.AttributionActiveReason:
+				bad = append(bad, cluster+": no "+typ+" condition")
+			case c.Status != metav1.ConditionTrue || c.Reason != reason:
 				bad = append(bad, fmt.Sprintf("%s: %s=%s/%s %s", cluster, c.Type, c.Status, c.Reason, c.Message))
 			}
 		}
@@ -381,17 +452,84 @@ func (b *bench) waitAttribution(ctx context.Context) error {
 		return len(bad) == 0, nil
 	})
 	if err != nil {
-		return fmt.Errorf("waiting for attribution to be active (%s): %w", strings.Join(bad, "; "), err)
+		return fmt.Errorf("waiting for %s True/%s (%s): %w", typ, reason, strings.Join(bad, "; "), err)
 	}
 	return nil
 }
 
+// checkPrevention makes, on each target, a dry-run edit of a managed ConfigMap as the editor
+// outside the break-glass group, and says how the API servers answered: under Deny they should
+// refuse it, under Warn let it through with a warning, each naming the service set.
+func (b *bench) checkPrevention(ctx context.Context) (string, error) {
+	answers := map[string][]string{}
+	example := ""
+	for i, t := range b.targets {
+		cfg := rest.CopyConfig(b.Fleet.Targets[i].RESTConfig())
+		cfg.Impersonate = rest.ImpersonationConfig{UserName: editor, Groups: []string{"system:masters"}}
+		warnings := &warningLog{}
+		cfg.WarningHandler = warnings
+		c, err := client.New(cfg, client.Options{Scheme: t.c.Scheme()})
+		if err != nil {
+			return "", fmt.Errorf("building a client of %s: %w", t.name, err)
+		}
+		cm := &corev1.ConfigMap{}
+		name := b.m.objects()[kindConfigMap][0].Name
+		if err := c.Get(ctx, client.ObjectKey{Namespace: targetNamespace, Name: name}, cm); err != nil {
+			return "", fmt.Errorf("reading ConfigMap %s on %s: %w", name, t.name, err)
+		}
+		cm.Data["value"] = "prevention-check"
+		err = c.Update(ctx, cm, client.DryRunAll, client.FieldOwner(editor))
+		var answer, msg string
+		switch {
+		case err == nil && len(warnings.texts) > 0:
+			answer, msg = "allowed with a warning", warnings.texts[0]
+		case err == nil:
+			answer = "allowed without a warning"
+		case apierrors.IsForbidden(err) || apierrors.IsInvalid(err):
+			answer, msg = "refused", err.Error()
+		default:
+			return "", fmt.Errorf("dry-run edit of ConfigMap %s on %s: %w", name, t.name, err)
+		}
+		answers[answer] = append(answers[answer], t.name)
+		if example == "" && msg != "" {
+			example = msg
+		}
+	}
+	var parts []string
+	for answer, clusters := range answers {
+		parts = append(parts, fmt.Sprintf("%s on %d of %d (%s)", answer, len(clusters), len(b.targets), strings.Join(clusters, ", ")))
+	}
+	sort.Strings(parts)
+	if len(example) > 200 {
+		example = example[:200] + "…"
+	}
+	if example != "" {
+		parts = append(parts, "e.g. "+example)
+	}
+	return strings.Join(parts, "; "), nil
+}
+
+// warningLog keeps the warnings an API server sent (rest.WarningHandler).
+type warningLog struct {
+	mu    sync.Mutex
+	texts []string
+}
+
+func (w *warningLog) HandleWarningHeader(_ int, _ string, text string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.texts = append(w.texts, text)
+}
+
 // editorClients returns clients of a target that impersonate the user editor, in the group
-// system:masters so that it may change anything.
-func editorClients(cfg *rest.Config) (client.Client, kubernetes.Interface, error) {
+// system:masters so that it may change anything and in the service set's break-glass group so
+// that prevention lets its drifts through; without impersonate, the admin's own.
+func editorClients(cfg *rest.Config, impersonate bool) (client.Client, kubernetes.Interface, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = -1, 0
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: editor, Groups: []string{"system:masters"}}
+	if impersonate {
+		cfg.Impersonate = rest.ImpersonationConfig{UserName: editor, Groups: []string{"system:masters", breakGlassGroup}}
+	}
 	scheme, err := controller.Scheme()
 	if err != nil {
 		return nil, nil, err
