@@ -82,7 +82,7 @@ func (r *Reconciler) correctFunc(s *scope, svc string, pol *drift.Policy) func(*
 	}
 	return func(desired *unstructured.Unstructured, v drift.Verdict) bool {
 		ref := unversioned(apply.RefOf(desired))
-		detail, isNew := s.driftDetail(ref, v)
+		detail, isNew := s.driftDetail(ref, v, r.Clock.Now())
 		prev := s.previous[ref]
 		resp := pol.Respond(v, drift.Situation{
 			Key:     s.objectKey(ref),
@@ -168,8 +168,10 @@ func retryUncorrectable(s *scope) time.Duration {
 
 // driftDetail returns what is known about the drift of ref: the newest drift a watch reported
 // in this reconcile, else the one recorded before (the object stayed drifted), else a new one
-// from the verdict on the live object (isNew: it goes into the history if it counts).
-func (s *scope) driftDetail(ref apply.Ref, v drift.Verdict) (detail *holdfastv1.DriftDetail, isNew bool) {
+// from the verdict on the live object (isNew: it goes into the history if it counts), detected
+// at compared, when the comparison was made: a reconcile can read an object changed after it
+// began, so its start (s.now) could precede the change.
+func (s *scope) driftDetail(ref apply.Ref, v drift.Verdict, compared time.Time) (detail *holdfastv1.DriftDetail, isNew bool) {
 	for i := len(s.drifts) - 1; i >= 0; i-- {
 		if unversioned(toRef(s.drifts[i].ResourceRef)) == ref {
 			d := s.drifts[i].DriftDetail
@@ -179,7 +181,7 @@ func (s *scope) driftDetail(ref apply.Ref, v drift.Verdict) (detail *holdfastv1.
 	if prev, ok := s.previous[ref]; ok && prev.LastDrift != nil {
 		return prev.LastDrift, false
 	}
-	d := drift.DetailOf(v, s.now, holdfastv1.DriftDetectedByComparison)
+	d := drift.DetailOf(v, compared, holdfastv1.DriftDetectedByComparison)
 	return &d, true
 }
 
