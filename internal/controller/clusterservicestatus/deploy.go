@@ -53,19 +53,16 @@ func (r *Reconciler) reconcileDeploy(ctx context.Context, s *scope) (ctrl.Result
 	unsettled := !conditions.IsTrue(s.css, holdfastv1.AppliedCondition)
 	recheck := r.memory.takeRecheck(client.ObjectKeyFromObject(s.css))
 	compare := r.comparisonDue(s)
-	// Anything but the periodic full reconcile being due that asks for a full reconcile.
-	other := changed || unsettled || recheck || compare || s.requested != ""
+	// Anything but the periodic full reconcile being due that asks for a full reconcile; objects
+	// not yet healthy are read again by one.
+	other := changed || unsettled || recheck || compare || s.requested != "" || healthPending(s.css)
 	if len(s.drifts) > 0 && remembered && !deletedContainers(s.drifts) && !other {
-		// Objects not yet healthy do not divert drift from the targeted correction: their
-		// health is read again by the full reconcile already queued for it and by their watch
-		// events (health_events.go).
 		if due {
 			return r.correctBeforeDeploy(ctx, s, rendered)
 		}
 		return r.correctDrifts(ctx, s, rendered)
 	}
-	// Objects not yet healthy are read again by a full reconcile.
-	if !due && !other && !healthPending(s.css) && len(s.drifts) == 0 {
+	if !due && !other && len(s.drifts) == 0 {
 		// Nothing to do until the next full reconcile; a restart lands here too, so a recent
 		// run is not repeated.
 		return ctrl.Result{RequeueAfter: nextFullReconcile(mcs, s.css, s.now).Sub(s.now)}, nil
