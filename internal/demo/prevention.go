@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -15,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/admission"
 	"holdfast.dev/holdfast/internal/fleetview"
 	"holdfast.dev/holdfast/internal/naming"
 )
@@ -125,7 +127,18 @@ func (d *serviceDemo) prevent(ctx context.Context, timed func(string, time.Time)
 	if err := d.patchDrift(ctx, func(p *holdfastv1.DriftPolicy) { p.Prevention = holdfastv1.PreventionOff }); err != nil {
 		return err
 	}
-	fmt.Fprintf(d.out, "spec.drift.prevention set back to Off: Holdfast removes the ValidatingAdmissionPolicy from the targets.\n")
+	policy := &admissionv1.ValidatingAdmissionPolicy{}
+	policyKey := client.ObjectKey{Name: admission.PreventionName(appsSet, holdfastv1.PreventionDeny)}
+	if err := d.poll(ctx, func(ctx context.Context) (bool, string, error) {
+		err := d.targets[cluster].Get(ctx, policyKey, policy)
+		if apierrors.IsNotFound(err) {
+			return true, "", nil
+		}
+		return false, fmt.Sprintf("ValidatingAdmissionPolicy %s still on %s", policyKey.Name, cluster), err
+	}); err != nil {
+		return err
+	}
+	fmt.Fprintf(d.out, "spec.drift.prevention set back to Off: Holdfast removed ValidatingAdmissionPolicy %s from the targets.\n", policyKey.Name)
 	return nil
 }
 
