@@ -50,7 +50,7 @@ const (
 
 var faultOrder = []string{fDriftConfigMap, fDriftSecret, fDriftScale, fDriftEnv, fDriftImage, fDriftServicePort, fDriftLabel,
 	fDriftDelete, fDriftNamespace, fKill, fTargetOutage, fHubOutage, fTemplate, fUnmatch, fRematch, fTick, fToReport, fToCorrect,
-	fRequestSet, fRequestStatus, fRoundRequest}
+	fRequestSet, fRequestStatus, fRoundRequest, floodFault}
 
 // weighted is one choice of the fault generator.
 type weighted struct {
@@ -84,6 +84,7 @@ func (s *soak) faultPhase(ctx context.Context, until time.Time) {
 		{1.2, s.clusterLabel},
 		{0.8, s.switchAction},
 		{0.8, s.correctionRequest},
+		{1.5, s.flood},
 	}
 	total := 0.0
 	for _, c := range choices {

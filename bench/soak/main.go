@@ -102,7 +102,7 @@ import (
 )
 
 type config struct {
-	clusters                                  int
+	clusters, nodes, floodObjects             int
 	duration, round, settle, tolerance, quiet time.Duration
 	outageMax, gapMin, gapMax, startupTimeout time.Duration
 	seed                                      uint64
@@ -112,6 +112,8 @@ type config struct {
 func main() {
 	var cfg config
 	flag.IntVar(&cfg.clusters, "clusters", 3, "number of target clusters (at least 2: one stays matched while another is withdrawn)")
+	flag.IntVar(&cfg.nodes, "nodes", 2, "simulated nodes of each target (kwok): the web Deployment's pods run there, so that it becomes Available and the service set Ready")
+	flag.IntVar(&cfg.floodObjects, "flood-objects", 1000, "labelled objects the flood fault makes on each target at most (0: no flood)")
 	flag.DurationVar(&cfg.duration, "duration", 30*time.Minute, "wall time of the soak from the first fault: rounds of faults and their settle phases (the setup before is not counted)")
 	flag.DurationVar(&cfg.round, "round", 90*time.Second, "length of the fault phase of a round")
 	flag.DurationVar(&cfg.settle, "settle", 60*time.Second, "how long the controller gets after a round's faults to converge (after the correction request in Report mode)")

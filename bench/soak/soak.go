@@ -118,6 +118,10 @@ type soak struct {
 	endPeak    rssSample // after the last round's checks
 	roundStart time.Time
 	violations []string
+
+	floodMu    sync.Mutex
+	floodCount map[string]int // flood objects made on each target
+	floodGen   int            // flood faults so far, the content of their annotations
 	settles    []time.Duration
 	rounds     int
 	faultTime  time.Duration
@@ -163,8 +167,8 @@ func (s *soak) run(ctx context.Context) (retErr error) {
 	}
 	code := describeCode(binary, s.cfg.holdfast != "", s.cfg.commit)
 
-	fmt.Fprintf(os.Stderr, "Starting a hub and %d targets with kube-controller-manager\n", s.cfg.clusters)
-	s.fleet, err = localfleet.Up(ctx, localfleet.Options{Clusters: s.cfg.clusters})
+	fmt.Fprintf(os.Stderr, "Starting a hub and %d targets with kube-controller-manager and %d simulated nodes each\n", s.cfg.clusters, s.cfg.nodes)
+	s.fleet, err = localfleet.Up(ctx, localfleet.Options{Clusters: s.cfg.clusters, Nodes: s.cfg.nodes})
 	if err != nil {
 		return fmt.Errorf("starting the fleet: %w", err)
 	}
