@@ -4,7 +4,8 @@
 // changes, Report/Correct switches; invariants").
 //
 // It starts a hub and -clusters (3) targets with internal/localfleet (each target with
-// kube-controller-manager), builds cmd/holdfast and runs `holdfast controller` as a child process
+// kube-controller-manager, and -nodes (2) simulated nodes run by kube-scheduler and kwok, so that
+// the web Deployment's pods run and the service set becomes Ready: applied and healthy), builds cmd/holdfast and runs `holdfast controller` as a child process
 // against the hub, so that it can be killed with SIGKILL and started again. One
 // MultiClusterService in ContinuousWithDriftDetection mode selects the Clusters labelled
 // soak.holdfast.dev/member=true (all of them at first) and deploys two services from two inline
@@ -35,7 +36,14 @@
 //     withdrawn; at least one cluster stays matched) or given back, or an unrelated label changed;
 //   - the drift action switched between Correct and Report;
 //   - in Report mode, a correction request (the holdfast.dev/reconcile-requested-at annotation on
-//     the MultiClusterService or on one ClusterServiceStatus).
+//     the MultiClusterService or on one ClusterServiceStatus);
+//   - from round 4 on (after the rounds of invariant 3's memory baseline), a flood: 100
+//     ConfigMaps on a random target, in namespace soak-flood, labelled
+//     holdfast.dev/managed-by=holdfast (as anyone who may create objects there can) and carrying
+//     a 96 KiB holdfast.dev/ annotation; once a target holds -flood-objects (1,000) of them, a
+//     batch is rewritten with new annotations instead. None is in an inventory: the controller
+//     must keep what it holds of them bounded (issue 27), so invariant 3 holds with ~96 MiB of
+//     such annotations a target.
 //
 // Then the faults stop, stopped API servers are started, the controller is started if it is
 // down, and the invariants are checked:
