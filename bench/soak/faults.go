@@ -84,7 +84,9 @@ func (s *soak) faultPhase(ctx context.Context, until time.Time) {
 		{1.2, s.clusterLabel},
 		{0.8, s.switchAction},
 		{0.8, s.correctionRequest},
-		{1.5, s.flood},
+	}
+	if s.rounds > warmupRounds && s.cfg.floodObjects > 0 {
+		choices = append(choices, weighted{1.5, s.flood})
 	}
 	total := 0.0
 	for _, c := range choices {

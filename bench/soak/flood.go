@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -27,17 +28,41 @@ const (
 	// per target, 96 MiB a target that a controller keeping such annotations holds in memory.
 	floodAnnotation = 96 << 10
 	// floodBatch is how many objects one fault creates, or rewrites once a target has its share.
-	floodBatch = 100
+	floodBatch = 200
 )
 
-// flood creates floodBatch ConfigMaps on a random target whose API server is up, each labelled
-// holdfast.dev/managed-by=holdfast with a floodAnnotation-byte holdfast.dev/ annotation, in
-// namespace soak-flood; once the target holds -flood-objects of them, it rewrites a batch with
-// new annotations instead (update churn, each a watch event the controller must look at).
+// flood starts, in the background, a batch of floodBatch ConfigMaps on a random target whose
+// API server is up, each labelled holdfast.dev/managed-by=holdfast with a floodAnnotation-byte
+// holdfast.dev/ annotation, in namespace soak-flood; once the target holds -flood-objects of
+// them, the batch rewrites that many with new annotations instead (update churn, each a watch
+// event the controller must look at). One batch runs at a time, so that the other faults go on
+// at their pace while it does.
 func (s *soak) flood(ctx context.Context) (string, error) {
-	if s.rounds <= warmupRounds || s.cfg.floodObjects <= 0 {
-		return floodFault, skip("the flood starts after the %d rounds of the memory baseline", warmupRounds)
+	s.floodMu.Lock()
+	busy := s.flooding
+	s.flooding = true
+	s.floodMu.Unlock()
+	if busy {
+		return floodFault, skip("a flood batch is still running")
 	}
+	t, err := s.floodTarget(ctx)
+	if err != nil {
+		s.floodMu.Lock()
+		s.flooding = false
+		s.floodMu.Unlock()
+		return floodFault, err
+	}
+	go func() {
+		s.floodBatch(context.WithoutCancel(ctx), t)
+		s.floodMu.Lock()
+		s.flooding = false
+		s.floodMu.Unlock()
+	}()
+	return floodFault, nil
+}
+
+// floodTarget picks a target whose API server is up and makes sure it has the flood's namespace.
+func (s *soak) floodTarget(ctx context.Context) (*target, error) {
 	var up []*target
 	for _, t := range s.targets {
 		if !t.isDown() {
@@ -45,13 +70,19 @@ func (s *soak) flood(ctx context.Context) (string, error) {
 		}
 	}
 	if len(up) == 0 {
-		return floodFault, skip("no target's API server is up")
+		return nil, skip("no target's API server is up")
 	}
 	t := up[s.rng.IntN(len(up))]
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: floodNamespace}}
 	if err := t.c.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
-		return floodFault, fmt.Errorf("creating namespace %s on %s: %w", floodNamespace, t.name, err)
+		return nil, fmt.Errorf("creating namespace %s on %s: %w", floodNamespace, t.name, err)
 	}
+	return t, nil
+}
+
+// floodBatch writes one batch of flood objects to t; a write that fails (its API server went
+// away) ends the batch, and what was made counts.
+func (s *soak) floodBatch(ctx context.Context, t *target) {
 	s.floodMu.Lock()
 	if s.floodCount == nil {
 		s.floodCount = map[string]int{}
@@ -59,11 +90,11 @@ func (s *soak) flood(ctx context.Context) (string, error) {
 	first := s.floodCount[t.name]
 	s.floodGen++
 	gen := s.floodGen
-	s.floodMu.Unlock()
 	rewrite := first >= s.cfg.floodObjects
 	if rewrite {
 		first = s.rng.IntN(max(s.cfg.floodObjects-floodBatch, 0) + 1)
 	}
+	s.floodMu.Unlock()
 	fill := strings.Repeat(fmt.Sprintf("%08x", gen), floodAnnotation/8)
 	done := 0
 	for i := first; i < first+floodBatch && (rewrite || i < s.cfg.floodObjects); i++ {
@@ -72,29 +103,29 @@ func (s *soak) flood(ctx context.Context) (string, error) {
 			Labels:      map[string]string{holdfastv1.ManagedByLabel: holdfastv1.ManagedByValue, holdfastv1.OwnerLabel: floodOwner},
 			Annotations: map[string]string{"holdfast.dev/flood": fill},
 		}, Data: map[string]string{"gen": fmt.Sprint(gen)}}
+		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		var err error
 		if rewrite {
-			err = t.c.Patch(ctx, cm, client.Apply, client.FieldOwner("soak-flood"), client.ForceOwnership)
-		} else if err = t.c.Create(ctx, cm); apierrors.IsAlreadyExists(err) {
+			err = t.c.Patch(wctx, cm, client.Apply, client.FieldOwner("soak-flood"), client.ForceOwnership)
+		} else if err = t.c.Create(wctx, cm); apierrors.IsAlreadyExists(err) {
 			err = nil
 		}
+		cancel()
 		if err != nil {
-			if done == 0 {
-				return floodFault, fmt.Errorf("flooding %s: %w", t.name, err)
-			}
-			break // the API server went away mid-batch: what was made counts
+			s.logFault("%s: writing to %s: %v", floodFault, t.name, err)
+			break
 		}
 		done++
 	}
+	s.floodMu.Lock()
 	if !rewrite {
-		s.floodMu.Lock()
 		s.floodCount[t.name] = max(s.floodCount[t.name], first+done)
-		s.floodMu.Unlock()
 	}
+	there := s.floodCount[t.name]
+	s.floodMu.Unlock()
 	verb := "created"
 	if rewrite {
 		verb = "rewrote"
 	}
-	s.logFault("%s: %s %d objects on %s (%d there)", floodFault, verb, done, t.name, max(first+done, s.floodCount[t.name]))
-	return floodFault, nil
+	s.logFault("%s: %s %d objects on %s (%d there)", floodFault, verb, done, t.name, there)
 }

@@ -37,8 +37,8 @@
 //   - the drift action switched between Correct and Report;
 //   - in Report mode, a correction request (the holdfast.dev/reconcile-requested-at annotation on
 //     the MultiClusterService or on one ClusterServiceStatus);
-//   - from round 4 on (after the rounds of invariant 3's memory baseline), a flood: 100
-//     ConfigMaps on a random target, in namespace soak-flood, labelled
+//   - from round 4 on (after the rounds of invariant 3's memory baseline), a flood, in the
+//     background, one batch at a time: 200 ConfigMaps on a random target, in namespace soak-flood, labelled
 //     holdfast.dev/managed-by=holdfast (as anyone who may create objects there can) and carrying
 //     a 96 KiB holdfast.dev/ annotation; once a target holds -flood-objects (1,000) of them, a
 //     batch is rewritten with new annotations instead. None is in an inventory: the controller

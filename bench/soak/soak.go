@@ -122,6 +122,7 @@ type soak struct {
 	floodMu    sync.Mutex
 	floodCount map[string]int // flood objects made on each target
 	floodGen   int            // flood faults so far, the content of their annotations
+	flooding   bool           // a flood batch is running
 	settles    []time.Duration
 	rounds     int
 	faultTime  time.Duration
