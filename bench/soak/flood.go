@@ -95,9 +95,11 @@ func (s *soak) floodBatch(ctx context.Context, t *target) {
 		first = s.rng.IntN(max(s.cfg.floodObjects-floodBatch, 0) + 1)
 	}
 	s.floodMu.Unlock()
-	fill := strings.Repeat(fmt.Sprintf("%08x", gen), floodAnnotation/8)
+	
 	done := 0
 	for i := first; i < first+floodBatch && (rewrite || i < s.cfg.floodObjects); i++ {
+		// Every object's annotation is its own: equal strings could be held once.
+		fill := strings.Repeat(fmt.Sprintf("%05d%07x", i, gen%(1<<28)), floodAnnotation/12)
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
 			Name: fmt.Sprintf("flood-%05d", i), Namespace: floodNamespace,
 			Labels:      map[string]string{holdfastv1.ManagedByLabel: holdfastv1.ManagedByValue, holdfastv1.OwnerLabel: floodOwner},
