@@ -266,8 +266,13 @@ func setAdmissionCondition(s *scope, k *admissionKind) {
 			if o.name != k.service {
 				continue
 			}
-			if o.result == nil {
-				set(s, k.condition, metav1.ConditionUnknown, k.pending, "policy not applied: "+firstNonEmpty(errString(o.applyErr), "waiting"))
+			if o.result == nil && o.applyErr == nil {
+				// Not applied in this reconcile (only drift was corrected, or it waits behind
+				// other services): as it was. A stamp is trusted while the condition says the
+				// policy is active (attributionInForce), so it must not flap.
+				keepOrUnknown(s, k.condition, notYet)
+			} else if o.result == nil {
+				set(s, k.condition, metav1.ConditionUnknown, k.pending, "policy not applied: "+errString(o.applyErr))
 			} else if ready, _, why := serviceReadiness(s, o); ready != metav1.ConditionTrue {
 				set(s, k.condition, metav1.ConditionUnknown, k.pending, "policy not applied: "+why)
 			} else {

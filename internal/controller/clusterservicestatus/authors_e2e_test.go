@@ -33,18 +33,21 @@ func editB(t *testing.T, c client.Client, ns, manager, value string, annotations
 	})
 }
 
-// driftBy waits for a drift record of ConfigMap b made by manager, corrected, and returns it.
-func driftBy(t *testing.T, name, manager string) holdfastv1.DriftRecord {
+// driftBy waits for the drift record of ConfigMap b made by manager that set data.cluster to
+// value, corrected, and returns it.
+func driftBy(t *testing.T, name, manager, value string) holdfastv1.DriftRecord {
 	t.Helper()
 	var rec holdfastv1.DriftRecord
 	eventually(t, func(g Gomega) {
 		found := false
 		for _, d := range statusOf(g, name, "cluster-1").Status.Drifts {
-			if d.Name == "b" && d.Manager == manager {
-				rec, found = d, true
+			for _, f := range d.Fields {
+				if d.Name == "b" && d.Manager == manager && f.Path == ".data.cluster" && f.New == `"`+value+`"` && !found {
+					rec, found = d, true
+				}
 			}
 		}
-		g.Expect(found).To(BeTrue(), "no drift of b by %s", manager)
+		g.Expect(found).To(BeTrue(), "no drift of b by %s setting %s", manager, value)
 		g.Expect(rec.CorrectedTime).NotTo(BeNil(), "the drift by %s is not corrected", manager)
 	})
 	return rec
@@ -72,11 +75,11 @@ func TestForgedStampsNameNoOne(t *testing.T) {
 	t.Log("Attribution Off: alice edits b with a stamp naming mallory")
 	editB(t, alice, ns, "kubectl-edit", "edited-by-alice", forged)
 	g := NewWithT(t)
-	g.Expect(driftBy(t, name, "kubectl-edit").User).To(BeEmpty(), "a stamp no policy wrote named someone")
+	g.Expect(driftBy(t, name, "kubectl-edit", "edited-by-alice").User).To(BeEmpty(), "a stamp no policy wrote named someone")
 
 	t.Log("The admin edits b; the forged stamp stays on the object")
 	editB(t, admin, ns, "admin-edit", "edited-by-admin", nil)
-	g.Expect(driftBy(t, name, "admin-edit").User).To(BeEmpty(), "a stamp left from another write named someone")
+	g.Expect(driftBy(t, name, "admin-edit", "edited-by-admin").User).To(BeEmpty(), "a stamp left from another write named someone")
 	g.Expect(getConfigMap(g, "cluster-1", ns, "b").Annotations).To(HaveKeyWithValue(holdfastv1.ChangedByAnnotation, "mallory"))
 
 	t.Log("Attribution Auto: once the API server runs the policy, the admin's unstamped edit is not given the stamp dated after it")
@@ -92,18 +95,18 @@ func TestForgedStampsNameNoOne(t *testing.T) {
 		g.Expect(cm.Annotations).To(HaveKeyWithValue(holdfastv1.ChangedByAnnotation, "alice"))
 	})
 	editB(t, admin, ns, "admin-edit-2", "edited-by-admin-again", nil)
-	g.Expect(driftBy(t, name, "admin-edit-2").User).To(BeEmpty(), "a stamp dated after the change named someone")
+	g.Expect(driftBy(t, name, "admin-edit-2", "edited-by-admin-again").User).To(BeEmpty(), "a stamp dated after the change named someone")
 
 	t.Log("alice forges again: the policy stamps her own name over it")
 	editB(t, alice, ns, "kubectl-edit-2", "edited-by-alice-again", forged)
-	g.Expect(driftBy(t, name, "kubectl-edit-2").User).To(Equal("alice"))
+	g.Expect(driftBy(t, name, "kubectl-edit-2", "edited-by-alice-again").User).To(Equal("alice"))
 }
 
 // applyAsHoldfastsManager server-side applies ConfigMap b of ns on cluster-1 through c as field
 // manager holdfast, with Holdfast's field set (the labels, Holdfast's annotations, the data) and
 // data.cluster set to value, as `kubectl apply --server-side --field-manager=holdfast
 // --force-conflicts` of the object as read would.
-func applyAsHoldfastsManager(g Gomega, c client.Client, ns, value string) error {
+func applyAsHoldfastsManager(g Gomega, c client.Client, ns, value string, opts ...client.ApplyOption) error {
 	cm := getConfigMap(g, "cluster-1", ns, "b")
 	u := &unstructured.Unstructured{}
 	u.SetAPIVersion("v1")
@@ -124,7 +127,8 @@ func applyAsHoldfastsManager(g Gomega, c client.Client, ns, value string) error 
 	}
 	data["cluster"] = value
 	u.Object["data"] = data
-	return c.Apply(context.Background(), client.ApplyConfigurationFromUnstructured(u), client.ForceOwnership, client.FieldOwner(fieldset.FieldManager))
+	return c.Apply(context.Background(), client.ApplyConfigurationFromUnstructured(u),
+		append([]client.ApplyOption{client.ForceOwnership, client.FieldOwner(fieldset.FieldManager)}, opts...)...)
 }
 
 // TestWritesUnderHoldfastsName: a server-side apply by mallory as field manager holdfast, with
@@ -145,12 +149,14 @@ func TestWritesUnderHoldfastsName(t *testing.T) {
 	target := targets["cluster-1"]
 
 	t.Log("Prevention Deny: mallory's apply as field manager holdfast is refused once the API server runs the policy")
-	eventually(t, func(g Gomega) {
-		g.Expect(applyAsHoldfastsManager(g, mallory, ns, "edited-by-mallory")).To(MatchError(And(
+	refused := func(g Gomega, err error) {
+		g.Expect(err).To(MatchError(And(
 			ContainSubstring("ConfigMap "+ns+"/b is managed by Holdfast (service set "+name+", service web)"),
 			ContainSubstring(`writing as field manager "holdfast" is refused`))))
-	})
+	}
+	eventually(t, func(g Gomega) { refused(g, applyAsHoldfastsManager(g, mallory, ns, "dry-run", client.DryRunAll)) })
 	g := NewWithT(t)
+	refused(g, applyAsHoldfastsManager(g, mallory, ns, "edited-by-mallory"))
 	g.Expect(getConfigMap(g, "cluster-1", ns, "b").Data).To(HaveKeyWithValue("cluster", "cluster-1"))
 
 	t.Log("Prevention Off: the apply goes through, and is drift, recorded with mallory's name and put back")
@@ -161,7 +167,7 @@ func TestWritesUnderHoldfastsName(t *testing.T) {
 		g.Expect(statusOf(g, name, "cluster-1").Status.Conditions).NotTo(ContainElement(HaveField("Type", holdfastv1.PreventionCondition)))
 	})
 	eventually(t, func(g Gomega) { g.Expect(applyAsHoldfastsManager(g, mallory, ns, "edited-by-mallory")).To(Succeed()) })
-	rec := driftBy(t, name, fieldset.FieldManager)
+	rec := driftBy(t, name, fieldset.FieldManager, "edited-by-mallory")
 	g.Expect(rec.User).To(Equal("mallory"))
 	g.Expect(rec.Operation).To(Equal(string(metav1.ManagedFieldsOperationApply)))
 	g.Expect(rec.Fields).To(ContainElement(And(HaveField("Path", ".data.cluster"), HaveField("New", `"edited-by-mallory"`))))
