@@ -447,7 +447,7 @@ func (r *Reconciler) onDrift(cluster types.NamespacedName, c drift.Change) {
 	}
 	key := types.NamespacedName{Namespace: cluster.Namespace, Name: naming.StatusName(owner, cluster.Name)}
 	if len(c.Claimed) > 0 {
-			switch r.ownWrites.Judge(cluster, c.Object, c.OwnedDigest) {
+		switch r.ownWrites.Judge(cluster, c.Object, c.OwnedDigest) {
 		case drift.Own:
 			r.onUpdate(cluster, c.Object)
 			return
