@@ -7,6 +7,7 @@ import (
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
@@ -67,6 +68,13 @@ func AttributionObjects(serviceSet string, holdfast []string) ([]*unstructured.U
 		return nil, fmt.Errorf("attribution policy of service set %s: %w", serviceSet, err)
 	}
 	return objs, nil
+}
+
+// AttributionCovers reports whether the attribution policy of serviceSet stamps the updates of
+// an object with these labels: the same selector the policy matches with.
+func AttributionCovers(serviceSet string, objLabels map[string]string) bool {
+	sel, err := metav1.LabelSelectorAsSelector(ownedBy(serviceSet))
+	return err == nil && sel.Matches(labels.Set(objLabels))
 }
 
 // stamp is the mutation: the requester's user name, and the latest managedFields time, which

@@ -9,7 +9,9 @@
 //     objects, for drift.prevention. An update is covered only when it takes a field from
 //     Holdfast's own field set (the fieldsV1 of Holdfast's apply entry in managedFields, which the
 //     API server computes before admission runs), outside the paths the drift ignore rules name,
-//     which fields.go compiles into CEL; a deletion unless its namespace is being deleted.
+//     which fields.go compiles into CEL; a deletion unless its namespace is being deleted; and
+//     any update written under Holdfast's field manager name (claimsHoldfast), which would
+//     otherwise keep Holdfast's field set as it was.
 //     Holdfast, the break-glass users and groups, the cluster's own controllers and objects
 //     exempted on the cluster are never covered.
 //

@@ -146,6 +146,11 @@ func preventionPolicy(p Prevention, mode holdfastv1.PreventionMode, services []P
 				{Name: "after", Expression: holdfastEntries("object")},
 			},
 			Validations: []admissionv1.Validation{{
+				Expression:        `request.operation != "UPDATE" || !(` + claimsHoldfast + `)`,
+				Message:           "managed by Holdfast: " + messages.claim,
+				MessageExpression: about + " + " + strconv.Quote(messages.claim),
+				Reason:            ptr.To(metav1.StatusReasonForbidden),
+			}, {
 				Expression:        `request.operation != "UPDATE" || ` + updated,
 				Message:           "managed by Holdfast: " + messages.update,
 				MessageExpression: about + " + " + strconv.Quote(messages.update),
@@ -174,18 +179,34 @@ func preventionPolicy(p Prevention, mode holdfastv1.PreventionMode, services []P
 	return toUnstructured(policy, binding)
 }
 
+// claimsHoldfast is the CEL condition that a request writes under Holdfast's field manager
+// name: it says so (the field manager of an update or apply, request.options.fieldManager), or
+// Holdfast's apply entry in managedFields appeared or got a new time in it (the API server
+// dates the entry of the manager that writes). Nobody but Holdfast may: a change made under
+// its name is drift all the same (package drift, Verdict.Claimed), and the name would pass
+// every other check here, since Holdfast's own field set then stays as it was.
+var claimsHoldfast = `(has(request.options) && has(request.options.fieldManager) && request.options.fieldManager == ` +
+	strconv.Quote(fieldset.FieldManager) + `) || ` +
+	`(size(variables.after) > 0 && (size(variables.before) == 0 || ` +
+	`has(variables.after[0].time) != has(variables.before[0].time) || ` +
+	`(has(variables.after[0].time) && variables.after[0].time != variables.before[0].time)))`
+
 // preventionMessages say what happens to a covered change in each mode, and what to do instead.
 var preventionMessages = map[holdfastv1.PreventionMode]struct {
-	action         admissionv1.ValidationAction
-	update, delete string
+	action                admissionv1.ValidationAction
+	update, delete, claim string
 }{
 	holdfastv1.PreventionDeny: {
 		action: admissionv1.Deny,
+		claim: "writing as field manager \"" + fieldset.FieldManager + "\" is refused: that name is Holdfast's own, and a change made under it by anyone else is drift all the same (drift.prevention Deny). " +
+			"Use a field manager of your own (kubectl --field-manager=NAME) for fields Holdfast does not manage, and change the service set's declaration on the hub for those it does.",
 		update: "changing the fields Holdfast manages is refused (drift.prevention Deny). Change the service set's declaration on the hub instead, or have a break-glass user or group (spec.drift.breakGlass) make the change.",
 		delete: "deleting it is refused (drift.prevention Deny). Remove it from the service set's declaration on the hub instead, or have a break-glass user or group (spec.drift.breakGlass) delete it.",
 	},
 	holdfastv1.PreventionWarn: {
 		action: admissionv1.Warn,
+		claim: "writing as field manager \"" + fieldset.FieldManager + "\", Holdfast's own, does not hide a change: it is drift, recorded and put back per the service set's drift policy. " +
+			"Use a field manager of your own, and change the service set's declaration on the hub instead.",
 		update: "this change of fields Holdfast manages is drift: it will be recorded and put back per the service set's drift policy. Change the service set's declaration on the hub instead.",
 		delete: "it will be recorded as drift and re-created per the service set's drift policy. Remove it from the service set's declaration on the hub instead.",
 	},

@@ -101,14 +101,15 @@ func TestPreventionOnAnAPIServer(t *testing.T) {
 		}
 		return l
 	}
-	applyAsHoldfast := func(g Gomega, obj client.Object) {
+	applyAs := func(g Gomega, c client.Client, obj client.Object) error {
 		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 		g.Expect(err).NotTo(HaveOccurred())
 		u := &unstructured.Unstructured{Object: m}
 		unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
 		unstructured.RemoveNestedField(u.Object, "status")
-		g.Expect(holdfast.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.ForceOwnership, client.FieldOwner(fieldset.FieldManager))).To(Succeed())
+		return c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.ForceOwnership, client.FieldOwner(fieldset.FieldManager))
 	}
+	applyAsHoldfast := func(g Gomega, obj client.Object) { g.Expect(applyAs(g, holdfast, obj)).To(Succeed()) }
 	configMap := func(name, service string, extra map[string]string, data map[string]string) *corev1.ConfigMap {
 		return &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Labels: labels(service, extra)}, Data: data}
@@ -141,6 +142,18 @@ func TestPreventionOnAnAPIServer(t *testing.T) {
 	g.Expect(edit(carol, "app", set("color", "carol"))).To(Succeed(), "a break-glass user")
 	applyAsHoldfast(g, configMap("app", "web", nil, map[string]string{"color": "blue", "rotated": "1"}))
 	g.Expect(edit(alice, "app", set("color", "red"))).To(MatchError(ContainSubstring("refused")), "Holdfast took its field back")
+
+	t.Log("Writing under Holdfast's field manager name is refused, though Holdfast's field set stays as it was")
+	claimed := MatchError(And(ContainSubstring("ConfigMap default/app is managed by Holdfast (service set shop, service web)"),
+		ContainSubstring(`writing as field manager "holdfast" is refused`)))
+	g.Expect(applyAs(g, alice, configMap("app", "web", nil, map[string]string{"color": "mallory", "rotated": "1"}))).To(claimed, "a server-side apply")
+	g.Expect(edit(alice, "app", func(cm *corev1.ConfigMap) {})).To(Succeed(), "an update that changes nothing")
+	cm := &corev1.ConfigMap{}
+	g.Expect(admin.Get(ctx, client.ObjectKey{Namespace: "default", Name: "app"}, cm)).To(Succeed())
+	cm.Data["color"] = "mallory"
+	g.Expect(alice.Update(ctx, cm, client.FieldOwner(fieldset.FieldManager))).To(claimed, "an update")
+	g.Expect(applyAs(g, carol, configMap("app", "web", nil, map[string]string{"color": "blue", "rotated": "1"}))).To(Succeed(), "break-glass (drift all the same)")
+	applyAsHoldfast(g, configMap("app", "web", nil, map[string]string{"color": "blue", "rotated": "1"}))
 
 	t.Log("A rule with a target ignores its path only in the objects it selects")
 	applyAsHoldfast(g, configMap("tuned-1", "web", map[string]string{"tier": "front"}, map[string]string{"tuning": "a", "color": "blue"}))
@@ -185,6 +198,8 @@ func TestPreventionOnAnAPIServer(t *testing.T) {
 		g.Expect(edit(alice, "guide", set("title", "Mine"))).To(Succeed())
 		g.Expect(aliceWarnings.all()).To(ContainSubstring("ConfigMap default/guide is managed by Holdfast (service set shop, service docs): this change of fields Holdfast manages is drift"))
 	}, 20*time.Second, 200*time.Millisecond).Should(Succeed())
+	g.Expect(applyAs(g, alice, configMap("guide", "docs", nil, map[string]string{"title": "Claimed"}))).To(Succeed())
+	g.Expect(aliceWarnings.all()).To(ContainSubstring(`writing as field manager "holdfast", Holdfast's own, does not hide a change`))
 	g.Expect(alice.Delete(ctx, configMap("guide", "docs", nil, nil))).To(Succeed())
 	g.Expect(aliceWarnings.all()).To(ContainSubstring("it will be recorded as drift and re-created"))
 

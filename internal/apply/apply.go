@@ -258,8 +258,12 @@ func (r *run) applyOne(ctx context.Context, it *item) {
 		return
 	}
 	if prev, ok := r.previous(it); ok && !r.opts.Force && prev.DesiredDigest == it.desiredDigest {
+		// Whether Holdfast knows what its last write left: then a change under its field
+		// manager's name since is not its own (drift.Verdict.ResolveClaim).
+		knowsOwn := prev.OwnedDigest != ""
 		if it.live != nil {
 			owned, err := fieldset.OwnedDigest(it.live, fieldset.FieldManager)
+			knowsOwn = knowsOwn && err == nil
 			// An empty digest means Holdfast owns nothing on the live object (someone replaced
 			// it): never as applied, even when the entry holds no digest (Corrections).
 			if err == nil && owned != "" && owned == prev.OwnedDigest {
@@ -276,7 +280,7 @@ func (r *run) applyOne(ctx context.Context, it *item) {
 		}
 		// Declared as before, but the cluster's copy changed or is gone: drift.
 		it.result.Drift = true
-		if !r.opts.DryRun && r.opts.Correct != nil && !r.opts.Correct(it.obj, r.verdict(it)) {
+		if !r.opts.DryRun && r.opts.Correct != nil && !r.opts.Correct(it.obj, r.verdict(it, knowsOwn)) {
 			it.result.Action, it.result.Message = Drifted, "differs from the declaration; not corrected now"
 			if it.live == nil {
 				it.result.Action, it.result.Message = Missing, "deleted on the cluster; not recreated now"
@@ -352,13 +356,17 @@ func (r *run) previous(it *item) (InventoryEntry, bool) {
 	return InventoryEntry{Ref: it.ref, DesiredDigest: it.desiredDigest}, true
 }
 
-// verdict is drift's verdict on an object whose live copy is no longer as last applied.
-func (r *run) verdict(it *item) drift.Verdict {
+// verdict is drift's verdict on an object whose live copy is no longer as last applied, while
+// its declaration is as then. knowsOwn: the inventory records the owned digest Holdfast's last
+// write left, which the live object no longer has, so a change held by Holdfast's field
+// manager was made by someone else under its name; without that record it is taken for
+// Holdfast's own (it is re-applied all the same).
+func (r *run) verdict(it *item, knowsOwn bool) drift.Verdict {
 	var ignored []string
 	if r.opts.IgnoredFields != nil {
 		ignored = r.opts.IgnoredFields(it.obj)
 	}
-	return drift.Decide(drift.Declaration(it.obj), it.live, ignored)
+	return drift.Decide(drift.Declaration(it.obj), it.live, ignored).ResolveClaim(!knowsOwn)
 }
 
 // readOne gets the live object of it; a missing object is not an error.

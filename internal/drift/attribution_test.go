@@ -41,6 +41,9 @@ func TestStampedUser(t *testing.T) {
 		{"stamp of this change", "alice", "2026-11-23T10:05:00Z", at("2026-11-23T10:05:00Z"), "alice"},
 		{"stamp newer than the entry", "alice", "2026-11-23T10:05:01Z", at("2026-11-23T10:05:00Z"), "alice"},
 		{"stamp of an earlier change", "alice", "2026-11-23T10:04:59Z", at("2026-11-23T10:05:00Z"), ""},
+		{"stamp within the clock skew", "alice", "2026-11-23T10:05:02Z", at("2026-11-23T10:05:00Z"), "alice"},
+		{"stamp dated after the change", "mallory", "2026-11-23T10:05:03Z", at("2026-11-23T10:05:00Z"), ""},
+		{"stamp dated far ahead", "mallory", "2099-01-01T00:00:00Z", at("2026-11-23T10:05:00Z"), ""},
 		{"no stamp", "", "", at("2026-11-23T10:05:00Z"), ""},
 		{"no time", "alice", "", at("2026-11-23T10:05:00Z"), ""},
 		{"bad time", "alice", "yesterday", at("2026-11-23T10:05:00Z"), ""},
@@ -97,5 +100,18 @@ data: {a: changed, b: "2"}
 `)
 	if v := Decide(Declaration(declared), live, nil); v.Drifted {
 		t.Errorf("stamps counted as drift: %+v", v.Fields)
+	}
+}
+
+// A stamp is only as good as the policy that wrote it: where it is not in force, the user is
+// unknown and the author is the field manager.
+func TestTrustStamp(t *testing.T) {
+	declared := parse(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web}\ndata: {a: \"1\", b: \"2\"}\n")
+	v := Decide(Declaration(declared), parse(t, edited), nil)
+	if got := v.TrustStamp(true); got.Author.User != "alice" || got.Author.Manager != "kubectl-edit" {
+		t.Errorf("policy in force: author %+v, want alice with kubectl-edit", got.Author)
+	}
+	if got := v.TrustStamp(false); got.Author.User != "" || got.Author.Manager != "kubectl-edit" || !got.Drifted {
+		t.Errorf("policy not in force: %+v, want the drift by kubectl-edit, no user", got)
 	}
 }

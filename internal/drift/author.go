@@ -47,17 +47,28 @@ func escapePointer(token string) string {
 	return string(out)
 }
 
+// MaxStampSkew is how much later than its change's managedFields time an attribution stamp may
+// be dated. Both are set by the target's API servers, and the stamp is the latest managedFields
+// time at the moment of the change, normally the change's own entry; an API server of a
+// highly available control plane whose clock runs ahead may date another entry a little later.
+// A stamp dated later still was not written by this change (someone wrote the annotations
+// themselves, or planted a time in managedFields), and names no one.
+const MaxStampSkew = 2 * time.Second
+
 // StampedUser returns the user the attribution policy stamped on obj when the stamp belongs to
-// the change made at changed (the time of its author's managedFields entry), else "".
+// the change made at changed (the time of its author's managedFields entry), else "". Whether
+// the policy was in force for the object at all is the caller's to know (TrustStamp): the
+// annotations alone can be written by anyone who may update the object.
 //
 // The policy stamps, at every update by anyone but Holdfast, the requester's user name and the
 // latest managedFields time the object has at that moment: the API server has already given the
 // requester's entry the time of this very update (to the second). Updates the policy does not
 // stamp (Holdfast's own, status and scale subresources, a cluster without the policy) leave the
 // previous stamp in place, older than their own entry. So the stamp names this change's user
-// when it is at least as new as the author's entry; an older one is another change's. Within
-// one second the two cannot be told apart: an unstamped change in the same second as a stamped
-// one would be given the stamped one's user (docs/drift.md, Attribution, limits).
+// when it is dated in the second of the author's entry, or at most MaxStampSkew after it; an
+// older one is another change's, a later one no change's. Within one second the two cannot be
+// told apart: an unstamped change in the same second as a stamped one would be given the
+// stamped one's user (docs/drift.md, Attribution, limits).
 func StampedUser(obj interface{ GetAnnotations() map[string]string }, changed metav1.Time) string {
 	ann := obj.GetAnnotations()
 	user, at := ann[holdfastv1.ChangedByAnnotation], ann[holdfastv1.ChangedAtAnnotation]
@@ -65,7 +76,7 @@ func StampedUser(obj interface{ GetAnnotations() map[string]string }, changed me
 		return ""
 	}
 	stamped, err := time.Parse(time.RFC3339, at)
-	if err != nil || stamped.Before(changed.Truncate(time.Second)) {
+	if err != nil || stamped.Before(changed.Truncate(time.Second)) || stamped.After(changed.Add(MaxStampSkew)) {
 		return ""
 	}
 	if len(user) > maxUser {
@@ -76,6 +87,18 @@ func StampedUser(obj interface{ GetAnnotations() map[string]string }, changed me
 
 // maxUser bounds a stamped user name in status (DriftDetail.User).
 const maxUser = 256
+
+// TrustStamp returns v with the stamped user kept only where the attribution policy was in
+// force for the object (policyInForce: Holdfast's MutatingAdmissionPolicy active on the target
+// for the object's service set, and the object carrying the labels it selects), so that the
+// stamp was written by the target's API server for the change. Elsewhere the annotations are
+// whatever someone wrote into them, and the author is the field manager only.
+func (v Verdict) TrustStamp(policyInForce bool) Verdict {
+	if !policyInForce {
+		v.Author.User = ""
+	}
+	return v
+}
 
 // AuthorOf returns who made a change: the manager, other than Holdfast, whose managedFields now
 // hold one of the changed paths, or else the one with the latest entry (its times are to the

@@ -116,16 +116,20 @@ func (c *Compactor) forget(s *Snapshot) {
 }
 
 // changeSince returns how the fields Holdfast owned in prev changed in u (whose snapshot is s
-// and parsed managedFields sets), or nil if none did in a way that counts (see Decide).
+// and parsed managedFields sets), or nil if none did in a way that counts (see Decide). A
+// claimed change is returned marked, for the receiver to tell whether Holdfast made it.
 func changeSince(prev, s *Snapshot, u *unstructured.Unstructured, sets fieldset.ManagedSets, secret bool) *pendingChange {
 	if prev.fieldSet == (unique.Handle[string]{}) || (prev.fieldSet == s.fieldSet && prev.values() == s.values()) {
 		return nil
 	}
 	v := decide(prev, observed{obj: u, sets: sets, secret: secret}, nil)
-	if !v.Drifted {
-		return nil
+	switch {
+	case v.Drifted:
+		return &pendingChange{fields: v.Fields, author: v.Author}
+	case len(v.Claimed) > 0:
+		return &pendingChange{fields: v.Claimed, author: v.Author, claimed: true}
 	}
-	return &pendingChange{fields: v.Fields, author: v.Author}
+	return nil
 }
 
 // candidates compares the encodings of the fields Holdfast owned in s with their values in

@@ -260,10 +260,12 @@ metadata:
 	c := NewCompactor()
 	_, _ = c.Transform(cm("1", "info", mine))
 	redeclared, _ := c.Transform(cm("2", "debug", mine))
-	if p := redeclared.(*Snapshot).pending.Load(); p != nil {
+	// Holdfast's field manager holds the new value: claimed, which is no drift once the
+	// handler knows Holdfast wrote it (OwnWrites).
+	if p := redeclared.(*Snapshot).pending.Load(); p != nil && !p.claimed {
 		t.Fatalf("Holdfast's own new declaration reported as drift: %+v", p.fields)
 	}
-	if v := Decide(Declaration(cm("1", "info", "")), cm("2", "debug", mine), nil); v.Drifted {
+	if v := Decide(Declaration(cm("1", "info", "")), cm("2", "debug", mine), nil); v.Drifted || v.ResolveClaim(true).Drifted {
 		t.Fatalf("Decide on Holdfast's own new declaration = %+v; want no drift", v)
 	}
 	if v := Decide(Declaration(cm("2", "debug", "")), cm("3", "trace", lost), nil); !v.Drifted || len(v.Fields) != 1 || v.Fields[0].Path != ".data.level" {
@@ -273,5 +275,43 @@ metadata:
 	p := edited.(*Snapshot).pending.Load()
 	if p == nil || len(p.fields) != 1 || p.fields[0] != (FieldChange{Path: ".data.level", Old: `"debug"`, New: `"trace"`}) || p.author.Manager != "kubectl-edit" {
 		t.Fatalf("edit by another manager: %+v, want .data.level debug -> trace by kubectl-edit", p)
+	}
+}
+
+// A write under Holdfast's field manager name keeps the field in Holdfast's set: the watch
+// reports it claimed, with Holdfast's apply entry as its author, and it is drift unless
+// Holdfast made it.
+func TestWriteUnderHoldfastsNameIsClaimed(t *testing.T) {
+	cm := func(rv, value, at string) *unstructured.Unstructured {
+		return parse(t, `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+  namespace: demo
+  uid: c1
+  resourceVersion: "`+rv+`"
+  managedFields:
+  - {manager: holdfast, operation: Apply, apiVersion: v1, fieldsType: FieldsV1, time: "`+at+`", fieldsV1: {"f:data": {"f:level": {}}}}
+data: {level: `+value+`}
+`)
+	}
+	c := NewCompactor()
+	_, _ = c.Transform(cm("1", "info", "2026-11-23T10:00:00Z"))
+	claimed, _ := c.Transform(cm("2", "trace", "2026-11-23T10:05:00Z"))
+	p := claimed.(*Snapshot).pending.Load()
+	want := FieldChange{Path: ".data.level", Old: `"info"`, New: `"trace"`}
+	if p == nil || !p.claimed || len(p.fields) != 1 || p.fields[0] != want || p.author.Manager != fieldset.FieldManager || p.author.Operation != "Apply" {
+		t.Fatalf("write under Holdfast's name: %+v, want .data.level claimed by holdfast's Apply entry", p)
+	}
+	v := Decide(Declaration(cm("1", "info", "")), cm("2", "trace", "2026-11-23T10:05:00Z"), nil)
+	if v.Drifted || len(v.Claimed) != 1 {
+		t.Fatalf("Decide = %+v, want .data.level claimed", v)
+	}
+	if got := v.ResolveClaim(false); !got.Drifted || len(got.Fields) != 1 || got.Fields[0].Path != ".data.level" ||
+		got.Author.Manager != fieldset.FieldManager || got.Author.Time.IsZero() {
+		t.Fatalf("not Holdfast's own write: %+v, want drift on .data.level by holdfast", got)
+	}
+	if got := v.ResolveClaim(true); got.Drifted || len(got.Claimed) != 0 {
+		t.Fatalf("Holdfast's own write: %+v, want no drift", got)
 	}
 }

@@ -16,10 +16,15 @@ import (
 //   - An object exempted on the cluster (Exempt) is never drift; the callers leave it alone.
 //   - A deleted object is always drift.
 //   - A changed object drifted when a field Holdfast declared has another value (or is gone),
-//     unless Holdfast itself still holds the field with a value (then Holdfast changed it: a new
-//     declaration applied, or its own correction), or an ignore rule covers it (a JSON pointer,
-//     see Covered). Fields Holdfast never declared — defaulting, status, other managers' fields
-//     and list items, metadata churn — are not compared at all.
+//     unless an ignore rule covers it (a JSON pointer, see Covered). Fields Holdfast never
+//     declared — defaulting, status, other managers' fields and list items, metadata churn —
+//     are not compared at all.
+//   - A changed field that Holdfast's own field manager still holds with a value is claimed
+//     (Verdict.Claimed), not drift by itself: Holdfast wrote it (a new declaration applied, its
+//     own correction), or someone else did under Holdfast's field manager name, which anyone
+//     may use. The name proves nothing: the caller says whether the write was Holdfast's own,
+//     from its record of its own writes (OwnWrites on the watch path, the owned digest of the
+//     last apply on the apply path), and ResolveClaim turns a write that was not into drift.
 //   - The author is the field manager that now holds a changed field (see AuthorOf), and the
 //     user the attribution policy stamped on the object for this change, if it did.
 //   - The attribution stamps (StampPointers) are never drift, whoever declares them.
@@ -33,8 +38,27 @@ type Verdict struct {
 	// Fields are the changed fields that count, by path (none for a deletion). Secret values
 	// are Redacted; long values are cut.
 	Fields []FieldChange
-	// Author made the change, as far as managedFields tell (unknown for a deletion).
+	// Author made the change, as far as managedFields tell (unknown for a deletion); for a
+	// claimed change, Holdfast's own apply entry.
 	Author Author
+	// Claimed are the changed fields that Holdfast's own field manager holds, when no other
+	// field changed (Drifted is false then): Holdfast's own write, or someone else's under its
+	// field manager name. See ResolveClaim.
+	Claimed []FieldChange
+}
+
+// ResolveClaim returns the verdict once the caller knows whether the write that made a claimed
+// change was Holdfast's own: own, it is no drift; not own, the claimed fields are drift, made
+// by whoever wrote as Holdfast's field manager (the user, if the attribution stamp names one).
+// A verdict without claimed fields is returned as it is.
+func (v Verdict) ResolveClaim(own bool) Verdict {
+	switch {
+	case len(v.Claimed) == 0:
+		return v
+	case own:
+		return Verdict{}
+	}
+	return Verdict{Drifted: true, Fields: v.Claimed, Author: v.Author}
 }
 
 // Declared is what an object is compared against: the declaration (Declaration), or, on the
@@ -76,19 +100,23 @@ func Decide(declared Declared, live *unstructured.Unstructured, ignored []string
 }
 
 func decide(declared Declared, live observed, ignored []string) Verdict {
-	fields := Without(Without(withoutOwnWrites(declared.candidates(live), live), ignored), StampPointers)
-	if len(fields) == 0 {
-		return Verdict{}
+	fields, claimed := splitClaimed(Without(Without(declared.candidates(live), ignored), StampPointers), live)
+	switch {
+	case len(fields) > 0:
+		return Verdict{Drifted: true, Fields: fields, Author: AuthorOf(live.obj, fields)}
+	case len(claimed) > 0:
+		return Verdict{Claimed: claimed, Author: authorFrom(live.obj, live.sets.Entry)}
 	}
-	return Verdict{Drifted: true, Fields: fields, Author: AuthorOf(live.obj, fields)}
+	return Verdict{}
 }
 
-// withoutOwnWrites drops the changes of fields Holdfast still owns, with a value, in the live
-// object: another manager's Update or forced Apply takes the fields it changes, so a field
-// Holdfast still holds was changed by Holdfast itself.
-func withoutOwnWrites(changes []FieldChange, live observed) []FieldChange {
+// splitClaimed separates the changes of fields Holdfast's field manager still holds, with a
+// value, in the live object (claimed) from the others: another manager's Update or forced
+// Apply takes the fields it changes, so a field Holdfast's manager still holds was written
+// under that name — by Holdfast, or by someone using its name.
+func splitClaimed(changes []FieldChange, live observed) (others, claimed []FieldChange) {
 	if len(changes) == 0 || live.sets.Entry == nil {
-		return changes
+		return changes, nil
 	}
 	mine := map[string]bool{}
 	for _, f := range live.sets.ValuesOf(live.obj, live.sets.Owned) {
@@ -96,13 +124,14 @@ func withoutOwnWrites(changes []FieldChange, live observed) []FieldChange {
 			mine[f.Path] = true
 		}
 	}
-	out := changes[:0:0]
 	for _, c := range changes {
-		if !mine[c.Path] {
-			out = append(out, c)
+		if mine[c.Path] {
+			claimed = append(claimed, c)
+		} else {
+			others = append(others, c)
 		}
 	}
-	return out
+	return others, claimed
 }
 
 // Without returns the changes no JSON pointer covers.

@@ -107,8 +107,12 @@ func TestDecideOnTheDeclaration(t *testing.T) {
 			if len(paths) != len(c.paths) || (len(paths) > 0 && paths[0] != c.paths[0]) {
 				t.Fatalf("fields %v, want %v", paths, c.paths)
 			}
-			if v.Author.Manager != c.author {
-				t.Fatalf("author %q, want %q", v.Author.Manager, c.author)
+			if author := map[bool]string{true: v.Author.Manager}[v.Drifted]; author != c.author {
+				t.Fatalf("author %q, want %q", author, c.author)
+			}
+			// What Holdfast's field manager holds is Holdfast's own write here.
+			if v.ResolveClaim(true).Drifted != c.drifted {
+				t.Fatalf("Holdfast's own write taken for drift: %+v", v)
 			}
 		})
 	}

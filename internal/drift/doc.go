@@ -8,7 +8,11 @@
 //     is drift when a field Holdfast declared has another value that Holdfast did not set, and
 //     no ignore rule covers it. API defaulting, status updates, resourceVersion churn and
 //     fields other managers add are not drift. Exempt is the per-object opt-out.
-//   - author.go: who made a change, from managedFields. fields.go: how a changed value is shown
+//   - ownwrites.go: Holdfast's record of its own writes (OwnWrites), which tells a change held by
+//     its field manager that Holdfast made from one someone else made under that name
+//     (Verdict.Claimed, ResolveClaim).
+//   - author.go: who made a change, from managedFields, and the attribution stamp's user where it
+//     can be trusted (StampedUser, TrustStamp). fields.go: how a changed value is shown
 //     (Secret data redacted, long values cut). records.go: a verdict as status records it.
 //   - policy.go: a service's drift policy resolved from its service set (action, ignore rules,
 //     opt-out, fight limits, problems to report). respond.go: what the policy does about one

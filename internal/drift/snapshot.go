@@ -66,9 +66,11 @@ func (s *Snapshot) resourceVersion() string { return s.text[s.rvAt:s.valuesAt] }
 func (s *Snapshot) values() string          { return s.text[s.valuesAt:] }
 
 // pendingChange is a Change without its object, which the handler adds from the snapshot.
+// claimed: the fields are held by Holdfast's field manager (Verdict.Claimed).
 type pendingChange struct {
-	fields []FieldChange
-	author Author
+	fields  []FieldChange
+	author  Author
+	claimed bool
 }
 
 var _ metav1.Object = &Snapshot{}

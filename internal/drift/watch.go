@@ -22,14 +22,17 @@ type Change struct {
 	Object *unstructured.Unstructured
 	// Verdict is what changed and who changed it (see Decide); Deleted for a deletion. Fields
 	// may be empty when the new version's managedFields could not be read: the reconcile then
-	// compares.
+	// compares. A change Holdfast's field manager holds comes as Claimed, not Drifted: the
+	// receiver asks OwnWrites whether Holdfast made it (Verdict.ResolveClaim).
 	Verdict
+	// OwnedDigest is the owned digest of the object after the change (Snapshot.OwnedDigest).
+	OwnedDigest string
 }
 
 // Watches keeps one informer handler per (cluster cache, kind). It is safe for concurrent use.
 type Watches struct {
-	// OnChange is called, from informer goroutines, for every change that matters. It must not
-	// block.
+	// OnChange is called, from informer goroutines, for every change that matters, claimed
+	// changes included (see Change). It must not block.
 	OnChange func(cluster types.NamespacedName, c Change)
 	// OnUpdate, if set, is called, from informer goroutines, for every other update of a
 	// watched object: changes to what Holdfast does not own, such as the status its controllers
@@ -95,7 +98,11 @@ func (w *Watches) handler(cluster types.NamespacedName) toolscache.ResourceEvent
 		UpdateFunc: func(oldObj, newObj any) {
 			if n, ok := newObj.(*Snapshot); ok && oldObj != newObj {
 				if p := n.pending.Swap(nil); p != nil {
-					w.OnChange(cluster, Change{Object: n.Object(), Verdict: Verdict{Drifted: true, Fields: p.fields, Author: p.author}})
+					v := Verdict{Drifted: true, Fields: p.fields, Author: p.author}
+					if p.claimed {
+						v = Verdict{Claimed: p.fields, Author: p.author}
+					}
+					w.OnChange(cluster, Change{Object: n.Object(), Verdict: v, OwnedDigest: n.OwnedDigest()})
 				} else if w.OnUpdate != nil {
 					w.OnUpdate(cluster, n.Object())
 				}

@@ -186,6 +186,16 @@ func (r *Reconciler) loadAdmission(ctx context.Context, s *scope) {
 	}
 }
 
+// attributionInForce reports whether Holdfast's attribution policy stamps the updates of obj
+// on css's cluster, so that its stamp can be trusted (drift.Verdict.TrustStamp): css says the
+// policy is active there (Attribution True, AttributionActive), and obj carries the labels the
+// policy selects. Anywhere else the stamp annotations are whatever someone wrote into them.
+func attributionInForce(css *holdfastv1.ClusterServiceStatus, obj metav1.Object) bool {
+	c := meta.FindStatusCondition(css.Status.Conditions, holdfastv1.AttributionCondition)
+	return c != nil && c.Status == metav1.ConditionTrue && c.Reason == holdfastv1.AttributionActiveReason &&
+		admission.AttributionCovers(css.Spec.MultiClusterService, obj.GetLabels())
+}
+
 // applied reports whether the policy's objects go to the cluster.
 func (st *admissionState) applied() bool { return !st.unsupported }
 
@@ -256,8 +266,13 @@ func setAdmissionCondition(s *scope, k *admissionKind) {
 			if o.name != k.service {
 				continue
 			}
-			if o.result == nil {
-				set(s, k.condition, metav1.ConditionUnknown, k.pending, "policy not applied: "+firstNonEmpty(errString(o.applyErr), "waiting"))
+			if o.result == nil && o.applyErr == nil {
+				// Not applied in this reconcile (only drift was corrected, or it waits behind
+				// other services): as it was. A stamp is trusted while the condition says the
+				// policy is active (attributionInForce), so it must not flap.
+				keepOrUnknown(s, k.condition, notYet)
+			} else if o.result == nil {
+				set(s, k.condition, metav1.ConditionUnknown, k.pending, "policy not applied: "+errString(o.applyErr))
 			} else if ready, _, why := serviceReadiness(s, o); ready != metav1.ConditionTrue {
 				set(s, k.condition, metav1.ConditionUnknown, k.pending, "policy not applied: "+why)
 			} else {

@@ -93,6 +93,9 @@ type Reconciler struct {
 	connected chan event.TypedGenericEvent[*holdfastv1.Cluster]
 	// watches report changes to managed objects in ContinuousWithDriftDetection mode.
 	watches *drift.Watches
+	// ownWrites are Holdfast's own writes on the targets, which tell them from someone else's
+	// made under its field manager's name (targetClient notes them, onDrift asks).
+	ownWrites *drift.OwnWrites
 	// memory is what this process knows about status objects between reconciles.
 	memory *memory
 	// healthReads coalesces the health re-reads watch events ask for (onUpdate).
@@ -138,7 +141,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		return ctrl.Result{}, nil
 	}
 	defer leave()
-	s := &scope{css: css, before: css.DeepCopy(), now: r.Clock.Now(), drifts: r.memory.takeDrifts(req.NamespacedName)}
+	s := &scope{css: css, before: css.DeepCopy(), now: r.Clock.Now(), drifts: r.memory.takeDrifts(req.NamespacedName), ownWrites: r.ownWrites}
 	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("multiClusterService", css.Spec.MultiClusterService, "cluster", css.Spec.Cluster))
 	defer func() {
 		if errors.Is(retErr, errInventoryIncomplete) {
@@ -428,13 +431,36 @@ func (r *Reconciler) forgetIfGone(key types.NamespacedName, err error) error {
 // The owner is read from the object's annotation, which whoever may write objects on the target
 // can set to anything: the change is dropped unless that status object exists, in the hub
 // cache, for this very cluster and service set (ownsDrift). Only then does memory keep anything.
+//
+// A change Holdfast's field manager holds (claimed) is Holdfast's own write, passed on as an
+// update, unless OwnWrites knows no such write: then it is someone else's under Holdfast's
+// name, and drift. While a write of Holdfast's to the object is under way it cannot be told
+// yet: the status object compares once it is done. The attribution stamp names the user only
+// where the attribution policy is in force for the object (attributionInForce).
 func (r *Reconciler) onDrift(cluster types.NamespacedName, c drift.Change) {
+	if c.Deleted {
+		r.ownWrites.Forget(cluster, c.Object)
+	}
 	owner := c.Object.GetAnnotations()[holdfastv1.OwnerAnnotation]
 	if owner == "" || drift.Exempt(c.Object) {
 		return
 	}
 	key := types.NamespacedName{Namespace: cluster.Namespace, Name: naming.StatusName(owner, cluster.Name)}
-	if !r.ownsDrift(key, owner, cluster) {
+	if len(c.Claimed) > 0 {
+		switch r.ownWrites.Judge(cluster, c.Object, c.OwnedDigest) {
+		case drift.Own:
+			r.onUpdate(cluster, c.Object)
+			return
+		case drift.Unsure:
+			if r.ownsDrift(key, owner, cluster) != nil {
+				r.enqueueRecheck(key, cluster.Name)
+			}
+			return
+		}
+		c.Verdict = c.ResolveClaim(false)
+	}
+	css := r.ownsDrift(key, owner, cluster)
+	if css == nil {
 		// Debug only: a flood of forged owners must not flood the log either.
 		metrics.DriftEventIgnored(metrics.IgnoredUnknownOwner)
 		ctrl.Log.WithName("drift").V(1).Info("Ignoring a change to an object whose owner annotation names no status object of its cluster",
@@ -453,7 +479,7 @@ func (r *Reconciler) onDrift(cluster types.NamespacedName, c drift.Change) {
 	rec := holdfastv1.DriftRecord{
 		ResourceRef: fromRef(ref),
 		Service:     service,
-		DriftDetail: drift.DetailOf(c.Verdict, r.Clock.Now(), holdfastv1.DriftDetectedByWatch),
+		DriftDetail: drift.DetailOf(c.TrustStamp(attributionInForce(css, c.Object)), r.Clock.Now(), holdfastv1.DriftDetectedByWatch),
 	}
 	if !c.Deleted && !c.Author.Time.IsZero() {
 		// The API server records the change's time to the second only.
@@ -469,16 +495,16 @@ func (r *Reconciler) onDrift(cluster types.NamespacedName, c drift.Change) {
 	r.enqueueDrifted(key)
 }
 
-// ownsDrift reports whether the status object key, named after owner, the service set an
-// object's annotation names, is one of cluster: it exists in the hub cache (a read that never
+// ownsDrift returns the status object key, named after owner, the service set an object's
+// annotation names, when it is one of cluster: it exists in the hub cache (a read that never
 // blocks once the cache has synced, which it has before any watch reports) and is the status
-// object of that service set on that cluster.
-func (r *Reconciler) ownsDrift(key types.NamespacedName, owner string, cluster types.NamespacedName) bool {
+// object of that service set on that cluster; else nil.
+func (r *Reconciler) ownsDrift(key types.NamespacedName, owner string, cluster types.NamespacedName) *holdfastv1.ClusterServiceStatus {
 	css := &holdfastv1.ClusterServiceStatus{}
-	if err := r.Client.Get(context.Background(), key, css); err != nil {
-		return false
+	if err := r.Client.Get(context.Background(), key, css); err != nil || !statusOf(css, owner, cluster) {
+		return nil
 	}
-	return statusOf(css, owner, cluster)
+	return css
 }
 
 // statusOf reports whether css is the status object of service set owner on cluster.

@@ -49,6 +49,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	r.Fleet.OnConnected(r.onConnected)
 	r.watches = &drift.Watches{OnChange: r.onDrift, OnUpdate: r.onUpdate, OnSynced: r.onWatchSynced}
 	r.Fleet.OnClosed(forgetCacheOf(r.watches.Forget))
+	r.ownWrites = &drift.OwnWrites{}
+	r.Fleet.OnClosed(func(c *fleet.Connection) { r.ownWrites.ForgetCluster(c.Key()) })
 	r.memory = newMemory()
 	r.revisions = lru.New(decodedRevisions)
 	if opts.NewQueue == nil {

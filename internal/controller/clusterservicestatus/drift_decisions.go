@@ -81,6 +81,9 @@ func (r *Reconciler) correctFunc(s *scope, svc string, pol *drift.Policy) func(*
 		return nil // drift is simply corrected at full reconciles, as ever
 	}
 	return func(desired *unstructured.Unstructured, v drift.Verdict) bool {
+		// The live object carries the labels the attribution policy selects as declared, or
+		// else the change that removed them was stamped and later ones are not (too old).
+		v = v.TrustStamp(attributionInForce(s.css, desired))
 		ref := unversioned(apply.RefOf(desired))
 		detail, isNew := s.driftDetail(ref, v, r.Clock.Now())
 		prev := s.previous[ref]

@@ -25,13 +25,19 @@ const permissionRetry = time.Minute
 //
 // The second reader lists names straight from the cluster as the same identity, never through a
 // cache: the cluster's own client would start a metadata informer of the kind.
+//
+// Every write through it is noted as Holdfast's own (drift.OwnWrites), so that a change made
+// under Holdfast's field manager's name by anyone else is told from Holdfast's.
 func (s *scope) targetClient() (client.Client, client.Reader, error) {
 	if s.mcs == nil || s.mcs.Spec.ServiceAccount == nil {
-		return s.conn.Client(), s.conn.APIReader(), nil
+		return s.ownWrites.Client(s.conn.Key(), s.conn.Client()), s.conn.APIReader(), nil
 	}
 	sa := s.mcs.Spec.ServiceAccount
 	c, err := s.conn.ClientAs(fleet.ServiceAccount{Namespace: sa.Namespace, Name: sa.Name})
-	return c, c, err // an impersonating client has no cache
+	if err != nil {
+		return nil, nil, err
+	}
+	return s.ownWrites.Client(s.conn.Key(), c), c, nil // an impersonating client has no cache
 }
 
 // applier is the Applier of this reconcile, writing through targetClient.

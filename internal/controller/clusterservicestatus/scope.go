@@ -90,6 +90,9 @@ type scope struct {
 	deleting bool
 	gone     bool
 
+	// ownWrites notes the writes made through targetClient (Reconciler.ownWrites).
+	ownWrites *drift.OwnWrites
+
 	// ran is true when a full reconcile happened: every service rendered and, where due,
 	// compared with the cluster and applied.
 	ran bool

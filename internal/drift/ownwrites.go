@@ -1,0 +1,230 @@
+package drift
+
+import (
+	"context"
+	"slices"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"holdfast.dev/holdfast/internal/fieldset"
+)
+
+// OwnWrites is what this process knows of its own writes on target clusters, so that a change
+// held by Holdfast's field manager (Verdict.Claimed) is taken for Holdfast's own only when
+// Holdfast made it: anyone who may update an object may also write under the manager name
+// "holdfast". For each object Holdfast wrote it keeps the resourceVersions its latest writes
+// returned, the owned digest (fieldset.OwnedDigest) the latest left, and how many of its
+// writes are under way. A version is Holdfast's when it is one of those resourceVersions (a
+// watch delivers every version), or its owned fields are as Holdfast's latest write left them
+// (a relist after a broken watch skips versions). resourceVersions are no identity across
+// etcd compaction or restarts, but these live only in memory, for as long as the watch that
+// compares them; after a restart the apply path tells Holdfast's writes by the owned digest
+// the inventory records.
+//
+// Entries are kept per object Holdfast writes (what it manages), at most ownRVs versions each,
+// and dropped when the object is deleted (Forget) or the cluster's connection closes
+// (ForgetCluster). It is safe for concurrent use.
+type OwnWrites struct {
+	mu      sync.Mutex
+	objects map[ownKey]*ownEntry
+}
+
+// ownRVs is how many of an object's latest resourceVersions Holdfast wrote are kept: writes in
+// quick succession (a correction right after a deployment) whose watch events arrive after the
+// next write returned.
+const ownRVs = 4
+
+type ownKey struct {
+	cluster                      types.NamespacedName
+	group, kind, namespace, name string
+}
+
+type ownEntry struct {
+	writing int
+	rvs     [ownRVs]string
+	next    int
+	digest  string
+}
+
+// Ownership is whether a version of an object is Holdfast's own write.
+type Ownership int
+
+const (
+	// NotOwn: no write of Holdfast's made it, and none is under way.
+	NotOwn Ownership = iota
+	// Own: Holdfast's write made it, or left its owned fields as they are.
+	Own
+	// Unsure: a write of Holdfast's to the object is under way, whose answer has not come back;
+	// the version may be its. The caller compares once the write is done.
+	Unsure
+)
+
+func keyOf(cluster types.NamespacedName, gvk schema.GroupVersionKind, namespace, name string) ownKey {
+	return ownKey{cluster: cluster, group: gvk.Group, kind: gvk.Kind, namespace: namespace, name: name}
+}
+
+// Judge says whether the version obj of an object on cluster (its identity and
+// resourceVersion, as a Change carries it), whose owned digest is digest, is Holdfast's own
+// write.
+func (o *OwnWrites) Judge(cluster types.NamespacedName, obj *unstructured.Unstructured, digest string) Ownership {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	e := o.objects[keyOf(cluster, obj.GroupVersionKind(), obj.GetNamespace(), obj.GetName())]
+	switch {
+	case e == nil:
+		return NotOwn
+	case obj.GetResourceVersion() != "" && slices.Contains(e.rvs[:], obj.GetResourceVersion()):
+		return Own
+	case digest != "" && digest == e.digest:
+		return Own
+	case e.writing > 0:
+		return Unsure
+	}
+	return NotOwn
+}
+
+// Forget drops what is known of an object that is gone.
+func (o *OwnWrites) Forget(cluster types.NamespacedName, obj *unstructured.Unstructured) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	k := keyOf(cluster, obj.GroupVersionKind(), obj.GetNamespace(), obj.GetName())
+	if e := o.objects[k]; e != nil && e.writing == 0 {
+		delete(o.objects, k)
+	}
+}
+
+// ForgetCluster drops what is known of a cluster's objects (its connection closed: the
+// watches that compare are gone with it).
+func (o *OwnWrites) ForgetCluster(cluster types.NamespacedName) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for k, e := range o.objects {
+		if k.cluster == cluster && e.writing == 0 {
+			delete(o.objects, k)
+		}
+	}
+}
+
+// begin notes a write under way and returns its entry's key.
+func (o *OwnWrites) begin(k ownKey) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.objects == nil {
+		o.objects = map[ownKey]*ownEntry{}
+	}
+	e := o.objects[k]
+	if e == nil {
+		e = &ownEntry{}
+		o.objects[k] = e
+	}
+	e.writing++
+}
+
+// end notes a write done: when it succeeded, the version it returned (rv) and the owned digest
+// it left ("" when not known).
+func (o *OwnWrites) end(k ownKey, ok bool, rv, digest string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	e := o.objects[k]
+	if e == nil {
+		return
+	}
+	e.writing--
+	if ok && rv != "" {
+		e.rvs[e.next] = rv
+		e.next = (e.next + 1) % ownRVs
+		e.digest = digest
+	}
+}
+
+// Client returns c, a client of cluster, noting every write made through it (apply, patch,
+// update, create) as Holdfast's own. Every write Holdfast makes to a service set's objects goes
+// through such a client.
+func (o *OwnWrites) Client(cluster types.NamespacedName, c client.Client) client.Client {
+	return &ownWritesClient{Client: c, own: o, cluster: cluster}
+}
+
+type ownWritesClient struct {
+	client.Client
+	own     *OwnWrites
+	cluster types.NamespacedName
+}
+
+// unstructuredContent is what an apply configuration made of an unstructured object
+// (client.ApplyConfigurationFromUnstructured) has, its content updated by the answer.
+type unstructuredContent interface {
+	UnstructuredContent() map[string]any
+}
+
+func (w *ownWritesClient) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
+	u, ok := obj.(unstructuredContent)
+	if !ok {
+		return w.Client.Apply(ctx, obj, opts...)
+	}
+	written := func() *unstructured.Unstructured { return &unstructured.Unstructured{Object: u.UnstructuredContent()} }
+	k := w.key(written())
+	w.own.begin(k)
+	err := w.Client.Apply(ctx, obj, opts...)
+	w.done(k, err, written())
+	return err
+}
+
+func (w *ownWritesClient) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+	k := w.key(obj)
+	w.own.begin(k)
+	err := w.Client.Patch(ctx, obj, patch, opts...)
+	w.done(k, err, obj)
+	return err
+}
+
+func (w *ownWritesClient) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
+	k := w.key(obj)
+	w.own.begin(k)
+	err := w.Client.Update(ctx, obj, opts...)
+	w.done(k, err, obj)
+	return err
+}
+
+func (w *ownWritesClient) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	k := w.key(obj)
+	w.own.begin(k)
+	err := w.Client.Create(ctx, obj, opts...)
+	w.done(k, err, obj)
+	return err
+}
+
+// key identifies obj; its kind comes from the object or, for a typed one, the client's scheme.
+func (w *ownWritesClient) key(obj runtime.Object) ownKey {
+	gvk := obj.GetObjectKind().GroupVersionKind()
+	if gvk.Empty() {
+		gvk, _ = w.GroupVersionKindFor(obj)
+	}
+	m, _ := obj.(interface {
+		GetNamespace() string
+		GetName() string
+	})
+	if m == nil {
+		return keyOf(w.cluster, gvk, "", "")
+	}
+	return keyOf(w.cluster, gvk, m.GetNamespace(), m.GetName())
+}
+
+// done records the end of a write of obj, with the version it returned and, for an
+// unstructured object, the owned digest it left.
+func (w *ownWritesClient) done(k ownKey, err error, obj runtime.Object) {
+	rv, digest := "", ""
+	if err == nil {
+		if m, ok := obj.(interface{ GetResourceVersion() string }); ok {
+			rv = m.GetResourceVersion()
+		}
+		if u, ok := obj.(*unstructured.Unstructured); ok {
+			digest, _ = fieldset.OwnedDigest(u, fieldset.FieldManager)
+		}
+	}
+	w.own.end(k, err == nil, rv, digest)
+}
