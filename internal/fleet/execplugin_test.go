@@ -6,6 +6,7 @@ import (
 	"encoding/pem"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -25,6 +27,7 @@ import (
 	"holdfast.dev/holdfast/internal/controller"
 	"holdfast.dev/holdfast/internal/fleet"
 	"holdfast.dev/holdfast/internal/localfleet"
+	"holdfast.dev/holdfast/internal/naming"
 	"holdfast.dev/holdfast/internal/sandbox"
 	"holdfast.dev/holdfast/internal/testsupport"
 )
@@ -69,7 +72,14 @@ func TestExecPluginClusters(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred())
 	}
 
+	var watchedMu sync.Mutex
+	watched := map[string]bool{} // "<cluster>/<resource>" the controller watches on a target
 	stop, err := fl.StartController(ctx, controller.Options{
+		OnTargetWatch: func(cluster types.NamespacedName, resource string) {
+			watchedMu.Lock()
+			defer watchedMu.Unlock()
+			watched[cluster.Name+"/"+resource] = true
+		},
 		AllowedExecPlugins: []string{fleet.ExecPlugin}, PlatformNamespaces: []string{fl.Namespace}, ExecPluginNamespaces: []string{"team-b"},
 		ProbeInterval: 500 * time.Millisecond, ConnectionGrace: 2 * time.Second, SkipNameValidation: true,
 	})
@@ -130,6 +140,7 @@ func TestExecPluginClusters(t *testing.T) {
 		ClusterSelector: holdfastv1.ClusterSelector{LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{"fleet": "sandbox"}}},
 		Services:        []holdfastv1.Service{{Name: "config", Template: holdfastv1.TemplateReference{Namespace: fl.Namespace, Name: tpl.Name}, Namespace: "exec-apps"}},
 		ServiceAccount:  &holdfastv1.ServiceAccountReference{Namespace: "kube-system", Name: "deployer"},
+		SyncMode:        holdfastv1.SyncModeContinuousWithDriftDetection,
 	}}
 	g.Expect(hub.Create(ctx, mcs)).To(Succeed())
 	key := client.ObjectKey{Namespace: "exec-apps", Name: "exec-config"}
@@ -139,12 +150,20 @@ func TestExecPluginClusters(t *testing.T) {
 		g.Expect(cm.Data).To(HaveKeyWithValue("greeting", "hello"))
 	}
 	eventuallyExec(t, func(g Gomega) {
-		for _, target := range targets {
+		for i, target := range targets {
 			expectGreeting(g, target)
+			css := &holdfastv1.ClusterServiceStatus{}
+			g.Expect(hub.Get(ctx, client.ObjectKey{Namespace: fl.Namespace, Name: naming.StatusName(mcs.Name, localfleet.TargetName(i+1))}, css)).To(Succeed())
+			g.Expect(conditions.IsTrue(css, holdfastv1.ReadyCondition)).To(BeTrue(), "%s: %+v", css.Name, css.Status.Conditions)
 		}
 	})
 
-	t.Log("Watch: an out-of-band edit on each is put back")
+	t.Log("Watch: the controller watches ConfigMaps on both, through the plugin's credentials; an out-of-band edit on each is put back")
+	eventuallyExec(t, func(g Gomega) {
+		watchedMu.Lock()
+		defer watchedMu.Unlock()
+		g.Expect(watched).To(And(HaveKey("cluster-1/v1/configmaps"), HaveKey("cluster-2/v1/configmaps")))
+	})
 	for _, target := range targets {
 		cm := &corev1.ConfigMap{}
 		g.Expect(target.Get(ctx, key, cm)).To(Succeed())
