@@ -102,8 +102,13 @@ type Options struct {
 	// package clusterapi); it needs the hub to serve Cluster API when the manager is built.
 	ClusterAPIDiscovery bool
 	// AllowedExecPlugins are the exec credential plugins Clusters' kubeconfigs may use (see
-	// fleet.KubeconfigPolicy); none when empty.
+	// fleet.KubeconfigPolicy); none when empty. They run as the controller's own identity, so
+	// only for Clusters of platform namespaces and of ExecPluginNamespaces
+	// (tenancy.Policy.AmbientCredentials).
 	AllowedExecPlugins []string
+	// ExecPluginNamespaces are namespaces, beside the platform ones, whose Clusters may use the
+	// AllowedExecPlugins.
+	ExecPluginNamespaces []string
 	// TargetTransport, if set, wraps the HTTP transport of every target cluster's clients
 	// (benchmarks count requests with it).
 	TargetTransport func(cluster types.NamespacedName, rt http.RoundTripper) http.RoundTripper
@@ -276,6 +281,7 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 		}
 	}
 
+	tenants := tenancy.Policy{PlatformNamespaces: opts.PlatformNamespaces, TenantServiceAccount: opts.TenantServiceAccount}
 	registry := fleet.NewRegistry(fleet.Options{
 		Scheme:        scheme,
 		CacheSelector: labels.SelectorFromSet(labels.Set{holdfastv1.ManagedByLabel: holdfastv1.ManagedByValue}),
@@ -297,6 +303,7 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 		RequestTimeout:  opts.TargetRequestTimeout,
 		Clock:           opts.Clock,
 		Kubeconfigs: fleet.KubeconfigPolicy{AllowedExecPlugins: opts.AllowedExecPlugins,
+			AmbientCredentials:          func(ns string) bool { return tenants.AmbientCredentials(ns, opts.ExecPluginNamespaces) },
 			ForbidInsecureSkipTLSVerify: opts.ForbidInsecureSkipTLSVerify},
 	})
 	if err := mgr.Add(runnable(registry, opts.Shard)); err != nil {
@@ -349,7 +356,6 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 	if err := index.Setup(ctx, mgr); err != nil {
 		return nil, nil, err
 	}
-	tenants := tenancy.Policy{PlatformNamespaces: opts.PlatformNamespaces, TenantServiceAccount: opts.TenantServiceAccount}
 	notifier := notify.New(notify.Options{HTTPClient: notify.NewHTTPClient(egress)})
 	if err := mgr.Add(runnable(notifier, opts.Shard)); err != nil {
 		return nil, nil, fmt.Errorf("adding the notification dispatcher: %w", err)

@@ -24,6 +24,19 @@
 // than the connection grace leaves its status as it was, and its consumers must look at the
 // cluster again, for what the dead watches never delivered.
 //
+// # Exec credential plugins
+//
+// A kubeconfig may run an exec credential plugin the operator allows by name
+// (KubeconfigPolicy). The connection's own transport is built from client-go's transport
+// configuration of the REST config (useOwnTransport), which sets the plugin up as client-go does:
+// its certificate callback in the TLS configuration, its connection tracker around the dialer,
+// its token in a round tripper; client-go would refuse the plugin's certificate callback beside
+// a custom transport. A plugin runs as the controller, with the controller's cloud identity, so
+// only Clusters of the namespaces KubeconfigPolicy.AmbientCredentials allows (platform
+// namespaces, see package tenancy) may use one: a tenant's Cluster is refused with
+// ErrInvalidKubeconfig and never connects, and everything made for it (probes, discovery,
+// status.user, deployments) runs as the credentials its kubeconfig holds.
+//
 // Kubeconfigs are credentials. Nothing in this package puts their content into an error, a log
 // line or a status message: parse errors are reported by category, never by quoting the input.
 // Likewise, the server a kubeconfig names may be any endpoint the controller reaches: a probe

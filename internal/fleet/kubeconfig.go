@@ -33,9 +33,10 @@ func (e *KubeconfigError) Error() string { return e.Kind.Error() + ": " + e.Deta
 // Unwrap lets errors.Is match the kind.
 func (e *KubeconfigError) Unwrap() error { return e.Kind }
 
-// RESTConfigFromKubeconfig is KubeconfigPolicy{}.RESTConfig: no credential plugin is run.
+// RESTConfigFromKubeconfig is KubeconfigPolicy{}.RESTConfig of no Cluster: no credential plugin
+// is run.
 func RESTConfigFromKubeconfig(data []byte) (*rest.Config, error) {
-	return KubeconfigPolicy{}.RESTConfig(data)
+	return KubeconfigPolicy{}.RESTConfig("", data)
 }
 
 // KubeconfigPolicy is what a Cluster's kubeconfig may ask of the controller beyond what it holds
@@ -45,19 +46,26 @@ type KubeconfigPolicy struct {
 	// AKS) a kubeconfig may use, by command name, as the operator installed them on the
 	// controller's PATH. A kubeconfig's plugin runs only if its command is exactly one of these
 	// names (never a path), with the kubeconfig's arguments, no environment of its own (set what
-	// the plugin needs on the controller) and no interaction. Empty: none runs.
+	// the plugin needs on the controller) and no interaction, and only for Clusters of the
+	// namespaces AmbientCredentials allows. Empty: none runs.
 	AllowedExecPlugins []string
+	// AmbientCredentials reports whether Clusters of a namespace may use credentials of the
+	// controller's rather than of their kubeconfig's own: the AllowedExecPlugins, which run with
+	// the controller's environment and so mint tokens from its cloud identity
+	// (tenancy.Policy.AmbientCredentials decides). Nil: no namespace may.
+	AmbientCredentials func(namespace string) bool
 	// ForbidInsecureSkipTLSVerify refuses kubeconfigs whose cluster sets
 	// insecure-skip-tls-verify: without it, anyone between the controller and the target could
 	// read and change what Holdfast sends, credentials included.
 	ForbidInsecureSkipTLSVerify bool
 }
 
-// RESTConfig parses and validates a kubeconfig and returns the REST config of its current
-// context. The kubeconfig must be self-contained: files on the controller's disk, auth-provider
-// plugins and exec plugins the policy does not allow are refused, since a Cluster's author must
-// not be able to make the controller read its own files or run commands.
-func (p KubeconfigPolicy) RESTConfig(data []byte) (*rest.Config, error) {
+// RESTConfig parses and validates the kubeconfig of a Cluster of namespace ns and returns the
+// REST config of its current context. The kubeconfig must be self-contained: files on the
+// controller's disk, auth-provider plugins and exec plugins the policy does not allow (by name,
+// and to the Cluster's namespace) are refused, since a Cluster's author must not be able to make
+// the controller read its own files, run commands, or lend it the controller's identity.
+func (p KubeconfigPolicy) RESTConfig(ns string, data []byte) (*rest.Config, error) {
 	if len(data) == 0 {
 		return nil, &KubeconfigError{Kind: ErrInvalidKubeconfig, Detail: "it is empty"}
 	}
@@ -73,7 +81,7 @@ func (p KubeconfigPolicy) RESTConfig(data []byte) (*rest.Config, error) {
 	if !ok {
 		return nil, &KubeconfigError{Kind: ErrInvalidKubeconfig, Detail: fmt.Sprintf("current-context %q names no context in the kubeconfig", cfg.CurrentContext)}
 	}
-	if err := p.checkSelfContained(cfg, ctx); err != nil {
+	if err := p.checkSelfContained(ns, cfg, ctx); err != nil {
 		return nil, err
 	}
 	restCfg, err := clientcmd.NewNonInteractiveClientConfig(*cfg, cfg.CurrentContext, &clientcmd.ConfigOverrides{}, nil).ClientConfig()
@@ -149,7 +157,7 @@ func withoutCredentials(msg string, cfg *clientcmdapi.Config, ctx *clientcmdapi.
 	return msg
 }
 
-func (p KubeconfigPolicy) checkSelfContained(cfg *clientcmdapi.Config, ctx *clientcmdapi.Context) error {
+func (p KubeconfigPolicy) checkSelfContained(ns string, cfg *clientcmdapi.Config, ctx *clientcmdapi.Context) error {
 	invalid := func(format string, args ...any) error {
 		return &KubeconfigError{Kind: ErrInvalidKubeconfig, Detail: fmt.Sprintf(format, args...)}
 	}
@@ -180,21 +188,27 @@ func (p KubeconfigPolicy) checkSelfContained(cfg *clientcmdapi.Config, ctx *clie
 	case user.ClientCertificate != "" || user.ClientKey != "" || user.TokenFile != "":
 		return invalid("user %q refers to files on disk; embed client-certificate-data, client-key-data or token (kubectl config view --flatten --minify)", ctx.AuthInfo)
 	case user.Exec != nil:
-		return p.checkExec(user.Exec, ctx.AuthInfo)
+		return p.checkExec(ns, user.Exec, ctx.AuthInfo)
 	case user.AuthProvider != nil:
 		return invalid("user %q uses an auth-provider plugin, which Holdfast does not run; use a token or client certificate", ctx.AuthInfo)
 	}
 	return nil
 }
 
-// checkExec allows an exec credential plugin the policy names, run without interaction.
-func (p KubeconfigPolicy) checkExec(exec *clientcmdapi.ExecConfig, user string) error {
+// checkExec allows an exec credential plugin the policy names, run without interaction, for a
+// Cluster of a namespace that may use the controller's credentials.
+func (p KubeconfigPolicy) checkExec(ns string, exec *clientcmdapi.ExecConfig, user string) error {
 	invalid := func(format string, args ...any) error {
 		return &KubeconfigError{Kind: ErrInvalidKubeconfig, Detail: fmt.Sprintf(format, args...)}
 	}
 	if !slices.Contains(p.AllowedExecPlugins, exec.Command) || strings.ContainsAny(exec.Command, `/\`) {
 		return invalid("user %q uses the exec credential plugin %q, which this controller does not run: use a token or "+
 			"client certificate, or ask the operator to allow the plugin (holdfast controller --allowed-exec-plugins)", user, path.Base(exec.Command))
+	}
+	if p.AmbientCredentials == nil || !p.AmbientCredentials(ns) {
+		return invalid("user %q uses the exec credential plugin %q, which runs as the controller's own identity and so serves only "+
+			"Clusters of platform namespaces, not of namespace %q: use a token or client certificate of the cluster, or ask the "+
+			"operator to allow the namespace (holdfast controller --exec-plugin-namespaces)", user, exec.Command, ns)
 	}
 	if len(exec.Env) > 0 {
 		return invalid("user %q sets environment variables for its exec credential plugin %q, which Holdfast does not pass on: "+

@@ -93,25 +93,35 @@ func TestExecPluginPolicy(t *testing.T) {
 				Args: []string{"token", "--cluster", "prod"}, Env: env, InteractiveMode: clientcmdapi.AlwaysExecInteractiveMode}
 		})
 	}
-	policy := KubeconfigPolicy{AllowedExecPlugins: []string{"gke-gcloud-auth-plugin", "kubelogin"}}
+	platform := func(ns string) bool { return ns == "fleet" }
+	policy := KubeconfigPolicy{AllowedExecPlugins: []string{"gke-gcloud-auth-plugin", "kubelogin"}, AmbientCredentials: platform}
 	tests := []struct {
 		name   string
 		policy KubeconfigPolicy
+		ns     string // the Cluster's; "fleet" when empty
 		data   []byte
 		wantIn string // "" means accepted
 	}{
 		{name: "allowed by name", policy: policy, data: withExec("kubelogin")},
 		{name: "not allowed", policy: policy, data: withExec("aws"), wantIn: `plugin "aws", which this controller does not run`},
 		{name: "none allowed", data: withExec("kubelogin"), wantIn: "--allowed-exec-plugins"},
-		{name: "a path to an allowed name", policy: KubeconfigPolicy{AllowedExecPlugins: []string{"/tmp/kubelogin", "kubelogin"}},
+		{name: "a path to an allowed name", policy: KubeconfigPolicy{AllowedExecPlugins: []string{"/tmp/kubelogin", "kubelogin"}, AmbientCredentials: platform},
 			data: withExec("/tmp/kubelogin"), wantIn: "does not run"},
 		{name: "relative path", policy: policy, data: withExec("./kubelogin"), wantIn: "does not run"},
 		{name: "its own environment", policy: policy, data: withExec("kubelogin", clientcmdapi.ExecEnvVar{Name: "TOKEN", Value: secretValue}),
 			wantIn: "environment variables"},
+		{name: "a namespace that may not use the controller's identity", policy: policy, ns: "team-a", data: withExec("kubelogin"),
+			wantIn: `serves only Clusters of platform namespaces, not of namespace "team-a": use a token or client certificate of the cluster, or ask the operator to allow the namespace (holdfast controller --exec-plugin-namespaces)`},
+		{name: "no namespace may", policy: KubeconfigPolicy{AllowedExecPlugins: []string{"kubelogin"}}, data: withExec("kubelogin"),
+			wantIn: "--exec-plugin-namespaces"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := tt.policy.RESTConfig(tt.data)
+			ns := tt.ns
+			if ns == "" {
+				ns = "fleet"
+			}
+			cfg, err := tt.policy.RESTConfig(ns, tt.data)
 			if tt.wantIn == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -207,15 +217,15 @@ func TestForbidInsecureSkipTLSVerify(t *testing.T) {
 	insecure := kubeconfig(t, func(c *clientcmdapi.Config) {
 		c.Clusters["c"].CertificateAuthorityData, c.Clusters["c"].InsecureSkipTLSVerify = nil, true
 	})
-	if _, err := (KubeconfigPolicy{}).RESTConfig(insecure); err != nil {
+	if _, err := (KubeconfigPolicy{}).RESTConfig("fleet", insecure); err != nil {
 		t.Fatalf("without the switch: %v", err)
 	}
-	_, err := KubeconfigPolicy{ForbidInsecureSkipTLSVerify: true}.RESTConfig(insecure)
+	_, err := KubeconfigPolicy{ForbidInsecureSkipTLSVerify: true}.RESTConfig("fleet", insecure)
 	if !errors.Is(err, ErrInvalidKubeconfig) || !strings.Contains(err.Error(), `cluster "c" sets insecure-skip-tls-verify`) ||
 		!strings.Contains(err.Error(), "--forbid-insecure-skip-tls-verify") {
 		t.Fatalf("with the switch: %v, want a refusal naming the cluster and the flag", err)
 	}
-	if _, err := (KubeconfigPolicy{ForbidInsecureSkipTLSVerify: true}).RESTConfig(kubeconfig(t, nil)); err != nil {
+	if _, err := (KubeconfigPolicy{ForbidInsecureSkipTLSVerify: true}).RESTConfig("fleet", kubeconfig(t, nil)); err != nil {
 		t.Fatalf("a kubeconfig that checks certificates, with the switch: %v", err)
 	}
 }

@@ -63,7 +63,7 @@ type Options struct {
 	// called once per connection, so a transform may keep state for one cluster's cache.
 	CacheTransform func(cluster types.NamespacedName) toolscache.TransformFunc
 	// Kubeconfigs is what Clusters' kubeconfigs may ask of the controller (exec credential
-	// plugins it may run); the zero policy runs none.
+	// plugins it may run, for Clusters of which namespaces); the zero policy runs none.
 	Kubeconfigs KubeconfigPolicy
 	// OnWatch, if set, is called for every watch request sent to a target cluster, with the
 	// resource as "v1/configmaps" or "apps/v1/deployments"; see WatchRequests.
@@ -167,7 +167,7 @@ func (r *Registry) Connect(key types.NamespacedName, origin string, kubeconfig [
 		return existing, nil
 	}
 
-	cfg, err := r.opts.Kubeconfigs.RESTConfig(kubeconfig)
+	cfg, err := r.opts.Kubeconfigs.RESTConfig(key.Namespace, kubeconfig)
 	if err != nil {
 		return nil, err
 	}
@@ -235,11 +235,10 @@ func (r *Registry) newConnection(key types.NamespacedName, fp string, cfg *rest.
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = r.opts.QPS, r.opts.Burst
 	cfg.UserAgent = "holdfast"
-	transport, err := r.newTransport(key, cfg)
+	transport, err := r.useOwnTransport(key, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("building the transport for cluster %s: %w", key, err)
 	}
-	useTransport(cfg, transport)
 	if wrap := r.opts.WrapTransport; wrap != nil {
 		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return wrap(key, rt) })
 	}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/transport"
 )
 
 // Defaults of how a target cluster's transport notices a dead connection.
@@ -46,28 +47,59 @@ func (t *connTransport) closeIdle() {
 	}
 }
 
-// newTransport builds the transport of cluster's connection as client-go builds one (TLS from
-// cfg, proxy, dial and handshake timeouts), but with its HTTP/2 health check set from the
-// registry's options instead of client-go's process-wide environment variables
-// (HTTP2_READ_IDLE_TIMEOUT_SECONDS, HTTP2_PING_TIMEOUT_SECONDS): a closed connection fails
-// the watches on it, so their informers list and watch again on a new one. Like client-go,
-// DISABLE_HTTP2 turns HTTP/2 off, and with it the health check.
-func (r *Registry) newTransport(cluster types.NamespacedName, cfg *rest.Config) (*connTransport, error) {
-	tlsCfg, err := rest.TLSConfigFor(cfg)
+// useOwnTransport makes cfg, the REST config of cluster's connection, send its requests through
+// a transport of its own (newTransport), and returns that transport. The kubeconfig's exec
+// credential plugin, if any, is set up as client-go's rest.TransportFor sets it up
+// (rest.Config.TransportConfig runs the plugin's authenticator): its client certificate callback
+// goes into the transport's TLS configuration, its connection tracker around the transport's
+// dialer (a rotated certificate closes the connections made with the old one), and its
+// round tripper, which adds the token and fetches new credentials on 401 Unauthorized, into cfg's
+// WrapTransport. client-go refuses a custom transport beside TLS options or a plugin that brings
+// a certificate ("using a custom transport with TLS certificate options or the insecure flag is
+// not allowed"), so cfg is left with the transport and the plugin's round tripper only.
+func (r *Registry) useOwnTransport(cluster types.NamespacedName, cfg *rest.Config) (*connTransport, error) {
+	withDial := rest.CopyConfig(cfg)
+	withDial.Dial = dialer.DialContext
+	if wrap := r.opts.WrapDial; wrap != nil {
+		withDial.Dial = wrap(cluster, withDial.Dial)
+	}
+	tc, err := withDial.TransportConfig()
+	if err != nil {
+		return nil, fmt.Errorf("setting up the credentials: %w", err)
+	}
+	t, err := r.newTransport(tc)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Transport = t.Transport
+	cfg.TLSClientConfig = rest.TLSClientConfig{}
+	cfg.Proxy, cfg.Dial = nil, nil
+	cfg.ExecProvider, cfg.WrapTransport = nil, tc.WrapTransport
+	return t, nil
+}
+
+// newTransport builds a connection's transport from tc as client-go builds one (TLS, a client
+// certificate callback included, proxy, dial and handshake timeouts), but with its HTTP/2 health
+// check set from the registry's options instead of client-go's process-wide environment
+// variables (HTTP2_READ_IDLE_TIMEOUT_SECONDS, HTTP2_PING_TIMEOUT_SECONDS): a closed connection
+// fails the watches on it, so their informers list and watch again on a new one. Like
+// client-go, DISABLE_HTTP2 turns HTTP/2 off, and with it the health check.
+func (r *Registry) newTransport(tc *transport.Config) (*connTransport, error) {
+	tlsCfg, err := transport.TLSConfigFor(tc)
 	if err != nil {
 		return nil, fmt.Errorf("building the TLS configuration: %w", err)
 	}
 	dial := dialer.DialContext
-	if wrap := r.opts.WrapDial; wrap != nil {
-		dial = wrap(cluster, dial)
+	if tc.DialHolder != nil {
+		dial = tc.DialHolder.Dial
 	}
 	t := &connTransport{Transport: utilnet.SetOldTransportDefaults(&http.Transport{
-		Proxy:               cfg.Proxy,
+		Proxy:               tc.Proxy,
 		TLSHandshakeTimeout: 10 * time.Second,
 		TLSClientConfig:     tlsCfg,
 		MaxIdleConnsPerHost: 25,
 		DialContext:         dial,
-		DisableCompression:  cfg.DisableCompression,
+		DisableCompression:  tc.DisableCompression,
 	})}
 	if os.Getenv("DISABLE_HTTP2") != "" || (tlsCfg != nil && len(tlsCfg.NextProtos) > 0 && !slices.Contains(tlsCfg.NextProtos, http2.NextProtoTLS)) {
 		return t, nil
@@ -77,14 +109,6 @@ func (r *Registry) newTransport(cluster types.NamespacedName, cfg *rest.Config) 
 	}
 	t.h2.ReadIdleTimeout, t.h2.PingTimeout = max(r.opts.ReadIdleTimeout, 0), max(r.opts.PingTimeout, 0)
 	return t, nil
-}
-
-// useTransport makes cfg send its requests through t. The TLS settings are t's now: client-go
-// refuses a config with both.
-func useTransport(cfg *rest.Config, t *connTransport) {
-	cfg.Transport = t.Transport
-	cfg.TLSClientConfig = rest.TLSClientConfig{}
-	cfg.Proxy, cfg.Dial = nil, nil
 }
 
 // requestTimeout bounds every request to a target cluster but watches, which stay open by

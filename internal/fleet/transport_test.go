@@ -43,7 +43,7 @@ func TestTransportOptions(t *testing.T) {
 			}
 			r := NewRegistry(tc.opts)
 			defer r.Close()
-			tr, err := r.newTransport(types.NamespacedName{Name: "c"}, cfg)
+			tr, err := r.useOwnTransport(types.NamespacedName{Name: "c"}, rest.CopyConfig(cfg))
 			if err != nil {
 				t.Fatal(err)
 			}
