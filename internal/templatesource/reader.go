@@ -70,10 +70,9 @@ func (r Reader) Data(ctx context.Context, tpl *holdfastv1.ServiceTemplate, kind 
 // brings the template back when it appears.
 func (r Reader) configMapData(ctx context.Context, tpl *holdfastv1.ServiceTemplate, name, field string) (map[string][]byte, error) {
 	key := client.ObjectKey{Namespace: tpl.Namespace, Name: name}
-	meta := &metav1.PartialObjectMetadata{}
-	meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
-	if err := r.Client.Get(ctx, key, meta); err != nil {
-		return nil, &ReadError{Kind: "ConfigMap", Namespace: tpl.Namespace, Name: name, Field: field, Err: err}
+	meta, err := r.configMapMetadata(ctx, tpl, name, field)
+	if err != nil {
+		return nil, err
 	}
 	if data, ok := r.ConfigMaps.get(key, meta.UID, meta.ResourceVersion); ok {
 		return data, nil
@@ -91,6 +90,27 @@ func (r Reader) configMapData(ctx context.Context, tpl *holdfastv1.ServiceTempla
 	}
 	r.ConfigMaps.keep(cm, data)
 	return data, nil
+}
+
+// Exists checks that the ConfigMap or the Secret that tpl's field references by name exists,
+// without reading a ConfigMap's data: one the cache knows exists.
+func (r Reader) Exists(ctx context.Context, tpl *holdfastv1.ServiceTemplate, kind holdfastv1.ManifestSourceKind, name, field string) error {
+	if kind == holdfastv1.ManifestSourceSecret {
+		_, err := r.secretData(ctx, tpl, name, field)
+		return err
+	}
+	_, err := r.configMapMetadata(ctx, tpl, name, field)
+	return err
+}
+
+// configMapMetadata reads a ConfigMap's metadata from the cache.
+func (r Reader) configMapMetadata(ctx context.Context, tpl *holdfastv1.ServiceTemplate, name, field string) (*metav1.PartialObjectMetadata, error) {
+	meta := &metav1.PartialObjectMetadata{}
+	meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: tpl.Namespace, Name: name}, meta); err != nil {
+		return nil, &ReadError{Kind: "ConfigMap", Namespace: tpl.Namespace, Name: name, Field: field, Err: err}
+	}
+	return meta, nil
 }
 
 func (r Reader) secretData(ctx context.Context, tpl *holdfastv1.ServiceTemplate, name, field string) (map[string][]byte, error) {

@@ -246,3 +246,43 @@ func TestSourceErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestExists checks that a ConfigMap exists when the cache knows it, without its data being
+// read from the API server, and a Secret when the API server has it.
+func TestExists(t *testing.T) {
+	apiReads := 0
+	r := templatesource.Reader{
+		Client: fake.NewClientBuilder().WithObjects(configMap("known", nil, nil), secret("cached", nil)).Build(),
+		APIReader: fake.NewClientBuilder().WithObjects(configMap("unseen", nil, nil), secret("tls", nil)).
+			WithInterceptorFuncs(interceptor.Funcs{
+				Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+					if _, ok := obj.(*corev1.ConfigMap); ok {
+						apiReads++
+					}
+					return c.Get(ctx, key, obj, opts...)
+				},
+			}).Build(),
+	}
+	for _, tt := range []struct {
+		kind   holdfastv1.ManifestSourceKind
+		name   string
+		exists bool
+	}{
+		{holdfastv1.ManifestSourceConfigMap, "known", true},
+		{holdfastv1.ManifestSourceConfigMap, "unseen", false},
+		{holdfastv1.ManifestSourceSecret, "tls", true},
+		{holdfastv1.ManifestSourceSecret, "cached", false},
+	} {
+		err := r.Exists(context.Background(), template(holdfastv1.ServiceTemplateSpec{}), tt.kind, tt.name, templatesource.FieldResources)
+		var re *templatesource.ReadError
+		switch {
+		case tt.exists && err != nil:
+			t.Errorf("%s %s: %v, want it to exist", tt.kind, tt.name, err)
+		case !tt.exists && (!errors.As(err, &re) || !re.NotFound()):
+			t.Errorf("%s %s: %v, want a ReadError that is NotFound", tt.kind, tt.name, err)
+		}
+	}
+	if apiReads != 0 {
+		t.Errorf("%d ConfigMaps read from the API server, want none", apiReads)
+	}
+}
