@@ -19,7 +19,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
@@ -257,11 +256,9 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 		LeaderElectionReleaseOnCancel: true,
 		Cache: cache.Options{
 			DefaultTransform: cache.TransformStripManagedFields(),
-			// Status objects are cached without their per-object lists: the hub keeps nothing
-			// per managed object (see clusterservicestatus.CacheTransform).
-			ByObject: map[client.Object]cache.ByObject{
-				&holdfastv1.ClusterServiceStatus{}: {Transform: clusterservicestatus.CacheTransform},
-			},
+			// Status objects are cached without their per-object lists, ConfigMaps and Secrets
+			// without data or annotations (see hubCacheByObject).
+			ByObject: hubCacheByObject(),
 		},
 	})
 	if err != nil {

@@ -11,8 +11,11 @@
 // status.artifact pins, downloaded through Artifacts and mapped by ArtifactSource, a pure
 // function, to manifests, a Kustomize overlay or a chart directory.
 //
-// ConfigMaps are read through the manager's cache; Secrets straight from the API server, so
-// that Secret data is never cached. Every document read from a Secret is marked
+// Neither ConfigMap nor Secret data is ever in the manager's cache: it keeps their identity and
+// resourceVersion only (so that anyone's ConfigMaps cannot fill the controller's memory, and
+// kubectl's last-applied annotation does not keep a Secret's data). Secrets are read from the
+// API server each time; a ConfigMap the cache knows is read from the API server once per
+// version, kept in RecentConfigMaps, which is bounded in bytes. Every document read from a Secret is marked
 // render.Document.Sensitive, whatever kinds it declares, so that no render error quotes it:
 // redaction follows where content came from. A referenced object that cannot be read, or a key a
 // ManifestReference names that is not there, is a *ReadError; each controller words it for the

@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
@@ -13,10 +14,15 @@ import (
 
 // Reader reads the objects a ServiceTemplate references, in the template's namespace.
 type Reader struct {
-	// Client reads ConfigMaps (the manager's cache serves them).
+	// Client reads ConfigMaps' metadata (the manager's cache serves it, and holds nothing else
+	// of them): a ConfigMap it does not know is not found.
 	Client client.Reader
-	// APIReader reads Secrets, and Flux source objects, from the API server, never the cache.
+	// APIReader reads ConfigMaps' data, Secrets, and Flux source objects from the API server,
+	// never the cache.
 	APIReader client.Reader
+	// ConfigMaps keeps the ConfigMaps read from the API server, so that each version is read
+	// once; nil keeps none.
+	ConfigMaps *RecentConfigMaps
 	// Artifacts downloads artifacts; only templates with spec.artifact need it.
 	Artifacts Artifacts
 }
@@ -59,9 +65,20 @@ func (r Reader) Data(ctx context.Context, tpl *holdfastv1.ServiceTemplate, kind 
 	return r.configMapData(ctx, tpl, name, field)
 }
 
+// configMapData reads a ConfigMap's data from the API server, or from r.ConfigMaps if it kept
+// the version the cache knows. A ConfigMap the cache does not know is not found: its watch
+// brings the template back when it appears.
 func (r Reader) configMapData(ctx context.Context, tpl *holdfastv1.ServiceTemplate, name, field string) (map[string][]byte, error) {
+	key := client.ObjectKey{Namespace: tpl.Namespace, Name: name}
+	meta, err := r.configMapMetadata(ctx, tpl, name, field)
+	if err != nil {
+		return nil, err
+	}
+	if data, ok := r.ConfigMaps.get(key, meta.UID, meta.ResourceVersion); ok {
+		return data, nil
+	}
 	cm := &corev1.ConfigMap{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: tpl.Namespace, Name: name}, cm); err != nil {
+	if err := r.APIReader.Get(ctx, key, cm); err != nil {
 		return nil, &ReadError{Kind: "ConfigMap", Namespace: tpl.Namespace, Name: name, Field: field, Err: err}
 	}
 	data := make(map[string][]byte, len(cm.Data)+len(cm.BinaryData))
@@ -71,7 +88,29 @@ func (r Reader) configMapData(ctx context.Context, tpl *holdfastv1.ServiceTempla
 	for k, v := range cm.BinaryData {
 		data[k] = v
 	}
+	r.ConfigMaps.keep(cm, data)
 	return data, nil
+}
+
+// Exists checks that the ConfigMap or the Secret that tpl's field references by name exists,
+// without reading a ConfigMap's data: one the cache knows exists.
+func (r Reader) Exists(ctx context.Context, tpl *holdfastv1.ServiceTemplate, kind holdfastv1.ManifestSourceKind, name, field string) error {
+	if kind == holdfastv1.ManifestSourceSecret {
+		_, err := r.secretData(ctx, tpl, name, field)
+		return err
+	}
+	_, err := r.configMapMetadata(ctx, tpl, name, field)
+	return err
+}
+
+// configMapMetadata reads a ConfigMap's metadata from the cache.
+func (r Reader) configMapMetadata(ctx context.Context, tpl *holdfastv1.ServiceTemplate, name, field string) (*metav1.PartialObjectMetadata, error) {
+	meta := &metav1.PartialObjectMetadata{}
+	meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: tpl.Namespace, Name: name}, meta); err != nil {
+		return nil, &ReadError{Kind: "ConfigMap", Namespace: tpl.Namespace, Name: name, Field: field, Err: err}
+	}
+	return meta, nil
 }
 
 func (r Reader) secretData(ctx context.Context, tpl *holdfastv1.ServiceTemplate, name, field string) (map[string][]byte, error) {

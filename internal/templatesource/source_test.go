@@ -28,13 +28,14 @@ func secret(name string, data map[string][]byte) *corev1.Secret {
 	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: data}
 }
 
-// reader serves ConfigMaps from one client and Secrets from another, as the cache and the API
-// server do: a Secret read through the cache, or a ConfigMap read from the API server, is not
-// found.
+// reader serves ConfigMaps' metadata from one client, and ConfigMaps and Secrets from another,
+// as the hub's cache and the API server do: a Secret read through the cache is not found, and
+// a ConfigMap's data comes from the API server.
 func reader(configMaps []*corev1.ConfigMap, secrets []*corev1.Secret) templatesource.Reader {
 	cache, api := fake.NewClientBuilder(), fake.NewClientBuilder()
 	for _, cm := range configMaps {
-		cache.WithObjects(cm)
+		cache.WithObjects(cm.DeepCopy())
+		api.WithObjects(cm)
 	}
 	for _, s := range secrets {
 		api.WithObjects(s)
@@ -144,12 +145,23 @@ func TestSourceErrors(t *testing.T) {
 			return boom
 		},
 	}).Build()
-	// A Secret in the cache alone is not read: Secrets come from the API server.
+	// A Secret in the cache alone is not read: Secrets come from the API server. A ConfigMap
+	// is read when the cache knows it, from the API server.
 	cachedOnly := templatesource.Reader{
 		Client: fake.NewClientBuilder().WithObjects(
 			configMap("present", map[string]string{"a.yaml": "kind: A"}, nil), secret("cached", map[string][]byte{"a.yaml": []byte("kind: A")}),
+			configMap("gone", map[string]string{"a.yaml": "kind: A"}, nil), configMap("broken", map[string]string{"a.yaml": "kind: A"}, nil),
 		).Build(),
-		APIReader: fake.NewClientBuilder().Build(),
+		APIReader: fake.NewClientBuilder().WithObjects(
+			configMap("present", map[string]string{"a.yaml": "kind: A"}, nil), configMap("unseen", map[string]string{"a.yaml": "kind: A"}, nil),
+		).WithInterceptorFuncs(interceptor.Funcs{
+			Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+				if key.Name == "broken" {
+					return boom
+				}
+				return c.Get(ctx, key, obj, opts...)
+			},
+		}).Build(),
 	}
 	present := reader(nil, []*corev1.Secret{secret("tls", map[string][]byte{"cert.yaml": []byte("kind: Secret")})})
 
@@ -166,6 +178,18 @@ func TestSourceErrors(t *testing.T) {
 			spec: holdfastv1.ServiceTemplateSpec{Resources: []holdfastv1.ManifestReference{{Kind: holdfastv1.ManifestSourceConfigMap, Name: "absent"}}},
 			want: templatesource.ReadError{Kind: "ConfigMap", Namespace: ns, Name: "absent", Field: "spec.resources"}, notFound: true,
 			message: `reading ConfigMap templates/absent (spec.resources): configmaps "absent" not found`},
+		{name: "a ConfigMap the cache knows and the API server no longer has", reader: cachedOnly,
+			spec: holdfastv1.ServiceTemplateSpec{Resources: []holdfastv1.ManifestReference{{Kind: holdfastv1.ManifestSourceConfigMap, Name: "gone"}}},
+			want: templatesource.ReadError{Kind: "ConfigMap", Namespace: ns, Name: "gone", Field: "spec.resources"}, notFound: true,
+			message: `reading ConfigMap templates/gone (spec.resources): configmaps "gone" not found`},
+		{name: "a ConfigMap the cache has not seen yet", reader: cachedOnly,
+			spec: holdfastv1.ServiceTemplateSpec{Resources: []holdfastv1.ManifestReference{{Kind: holdfastv1.ManifestSourceConfigMap, Name: "unseen"}}},
+			want: templatesource.ReadError{Kind: "ConfigMap", Namespace: ns, Name: "unseen", Field: "spec.resources"}, notFound: true,
+			message: `reading ConfigMap templates/unseen (spec.resources): configmaps "unseen" not found`},
+		{name: "a ConfigMap the API server fails to read", reader: cachedOnly,
+			spec: holdfastv1.ServiceTemplateSpec{Resources: []holdfastv1.ManifestReference{{Kind: holdfastv1.ManifestSourceConfigMap, Name: "broken"}}},
+			want: templatesource.ReadError{Kind: "ConfigMap", Namespace: ns, Name: "broken", Field: "spec.resources"}, cause: boom,
+			message: `reading ConfigMap templates/broken (spec.resources): connection refused`},
 		{name: "a Secret that is only in the cache", reader: cachedOnly,
 			spec: holdfastv1.ServiceTemplateSpec{Resources: []holdfastv1.ManifestReference{{Kind: holdfastv1.ManifestSourceSecret, Name: "cached"}}},
 			want: templatesource.ReadError{Kind: "Secret", Namespace: ns, Name: "cached", Field: "spec.resources"}, notFound: true,
@@ -220,5 +244,45 @@ func TestSourceErrors(t *testing.T) {
 				t.Errorf("message = %q, want %q", err.Error(), tt.message)
 			}
 		})
+	}
+}
+
+// TestExists checks that a ConfigMap exists when the cache knows it, without its data being
+// read from the API server, and a Secret when the API server has it.
+func TestExists(t *testing.T) {
+	apiReads := 0
+	r := templatesource.Reader{
+		Client: fake.NewClientBuilder().WithObjects(configMap("known", nil, nil), secret("cached", nil)).Build(),
+		APIReader: fake.NewClientBuilder().WithObjects(configMap("unseen", nil, nil), secret("tls", nil)).
+			WithInterceptorFuncs(interceptor.Funcs{
+				Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+					if _, ok := obj.(*corev1.ConfigMap); ok {
+						apiReads++
+					}
+					return c.Get(ctx, key, obj, opts...)
+				},
+			}).Build(),
+	}
+	for _, tt := range []struct {
+		kind   holdfastv1.ManifestSourceKind
+		name   string
+		exists bool
+	}{
+		{holdfastv1.ManifestSourceConfigMap, "known", true},
+		{holdfastv1.ManifestSourceConfigMap, "unseen", false},
+		{holdfastv1.ManifestSourceSecret, "tls", true},
+		{holdfastv1.ManifestSourceSecret, "cached", false},
+	} {
+		err := r.Exists(context.Background(), template(holdfastv1.ServiceTemplateSpec{}), tt.kind, tt.name, templatesource.FieldResources)
+		var re *templatesource.ReadError
+		switch {
+		case tt.exists && err != nil:
+			t.Errorf("%s %s: %v, want it to exist", tt.kind, tt.name, err)
+		case !tt.exists && (!errors.As(err, &re) || !re.NotFound()):
+			t.Errorf("%s %s: %v, want a ReadError that is NotFound", tt.kind, tt.name, err)
+		}
+	}
+	if apiReads != 0 {
+		t.Errorf("%d ConfigMaps read from the API server, want none", apiReads)
 	}
 }

@@ -103,6 +103,9 @@ type Reconciler struct {
 	// revisions are the rollout revisions decoded lately, by ControllerRevision UID (see
 	// loadRevision).
 	revisions *lru.Cache
+	// configMaps keeps the ConfigMaps templates read, at the version read (the hub's cache
+	// holds none of their data).
+	configMaps *templatesource.RecentConfigMaps
 	// InventoryShardSize is how many inventory entries a status object holds itself, and about
 	// how many each of its ClusterServiceInventory shards holds beyond that (package
 	// inventory); inventory.DefaultShardSize when 0.

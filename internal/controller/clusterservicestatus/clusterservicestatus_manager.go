@@ -53,6 +53,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	r.Fleet.OnClosed(func(c *fleet.Connection) { r.ownWrites.ForgetCluster(c.Key()) })
 	r.memory = newMemory()
 	r.revisions = lru.New(decodedRevisions)
+	r.configMaps = templatesource.NewRecentConfigMaps(templatesource.DefaultRecentConfigMapBytes)
 	if opts.NewQueue == nil {
 		opts.NewQueue = r.newQueue
 	}
@@ -65,7 +66,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Watches(&holdfastv1.ServiceTemplate{}, handler.EnqueueRequestsFromMapFunc(r.forTemplate),
 			builder.WithPredicates(templatesource.Changed())).
-		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.forSource("ConfigMap"))).
+		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.forSource("ConfigMap")), builder.OnlyMetadata).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.forSource("Secret")), builder.OnlyMetadata).
 		Watches(&holdfastv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.forCluster),
 			builder.WithPredicates(clusterChanged())).

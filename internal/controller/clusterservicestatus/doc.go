@@ -25,7 +25,9 @@
 // objects' declarations from it, a watch event on an object no service declares is told apart
 // with it, and a full reconcile whose service's inputs have the same digest applies it instead
 // of rendering (renderService). The inputs themselves are still read at every reconcile, from
-// the hub cache (Secrets from the API server): that is how a change is seen. Helm services are
+// the hub cache, Secrets from the API server and ConfigMaps from the API server once per
+// version (templatesource.RecentConfigMaps; the cache holds their metadata only): that is how
+// a change is seen. Helm services are
 // the exception: their rendering is read back from the hub's Secret at each full reconcile,
 // since another replica may have rendered them again meanwhile, and the Secret's copy is the
 // one that stays. The declarations of all status objects together are bounded

@@ -26,8 +26,9 @@ func (e *sourceError) Error() string { return e.message }
 
 // renderRequest builds the render request for one service of the scope's service set on its
 // cluster, reading the template (or the revision's copy, see loadRevision) and what it
-// references from the hub, if the tenancy policy lets the set use it. Secrets are read from the
-// API server, never cached.
+// references from the hub, if the tenancy policy lets the set use it. Secrets and ConfigMaps are
+// read from the API server (ConfigMaps once per version, see templatesource.RecentConfigMaps),
+// never cached.
 func (r *Reconciler) renderRequest(ctx context.Context, s *scope, svc holdfastv1.Service) (render.Request, error) {
 	mcs, cluster := s.mcs, s.cluster
 	req := render.Request{
@@ -54,7 +55,7 @@ func (r *Reconciler) renderRequest(ctx context.Context, s *scope, svc holdfastv1
 			message: fmt.Sprintf("service %q: reading ServiceTemplate %s: %v", svc.Name, tkey, err)}
 	}
 	req.TemplateValues = tpl.Spec.Values
-	src, err := templatesource.Reader{Client: r.Client, APIReader: r.APIReader, Artifacts: r.Artifacts}.Source(ctx, tpl)
+	src, err := templatesource.Reader{Client: r.Client, APIReader: r.APIReader, ConfigMaps: r.configMaps, Artifacts: r.Artifacts}.Source(ctx, tpl)
 	if err != nil {
 		return req, unreadable(svc.Name, tpl, err)
 	}

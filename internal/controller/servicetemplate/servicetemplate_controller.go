@@ -94,14 +94,14 @@ func (r *Reconciler) check(ctx context.Context, t *holdfastv1.ServiceTemplate) (
 		return holdfastv1.SourceAvailableReason, fmt.Sprintf("chart %s %s is available from %s", spec.Helm.Chart, versionOrLatest(spec.Helm.Version), spec.Helm.RepoURL), chartRecheck
 	case spec.Kustomize != nil:
 		for _, f := range spec.Kustomize.Files {
-			if _, err := sources.Data(ctx, t, holdfastv1.ManifestSourceConfigMap, f.ConfigMap, templatesource.FieldKustomizeFiles); err != nil {
+			if err := sources.Exists(ctx, t, holdfastv1.ManifestSourceConfigMap, f.ConfigMap, templatesource.FieldKustomizeFiles); err != nil {
 				return missing(err)
 			}
 		}
 	case len(spec.Resources) > 0:
 		// Only that the objects exist: the keys are read when the template is rendered.
 		for _, ref := range spec.Resources {
-			if _, err := sources.Data(ctx, t, ref.Kind, ref.Name, templatesource.FieldResources); err != nil {
+			if err := sources.Exists(ctx, t, ref.Kind, ref.Name, templatesource.FieldResources); err != nil {
 				return missing(err)
 			}
 		}

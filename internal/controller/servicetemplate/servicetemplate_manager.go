@@ -17,11 +17,12 @@ import (
 )
 
 // SetupWithManager registers the controller; it needs package index's indexes. A ConfigMap or
-// Secret appearing or going brings back the templates that read it.
+// Secret appearing or going brings back the templates that read it; both are watched as
+// metadata only, which is all the hub's cache keeps of them.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&holdfastv1.ServiceTemplate{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.templatesReading("ConfigMap"))).
+		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.templatesReading("ConfigMap")), builder.OnlyMetadata).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.templatesReading("Secret")), builder.OnlyMetadata).
 		WithOptions(opts).
 		Named("servicetemplate").
