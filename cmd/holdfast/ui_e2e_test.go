@@ -23,8 +23,12 @@ import (
 	"holdfast.dev/holdfast/internal/testsupport"
 )
 
-// uiStartTimeout bounds how long `holdfast ui` takes to print its URL.
-const uiStartTimeout = time.Minute
+// uiStartTimeout bounds how long `holdfast ui` takes to print its URL, requestTimeout one
+// request to it.
+const (
+	uiStartTimeout = time.Minute
+	requestTimeout = 10 * time.Second
+)
 
 // TestUIAnswersOnlyItsHostsAndToken runs `holdfast ui --address 0.0.0.0:0` against a real hub,
 // as the user would on every interface, and reads the URL it prints. Then, with plain HTTP
@@ -68,7 +72,8 @@ func TestUIAnswersOnlyItsHostsAndToken(t *testing.T) {
 	port := u.Port()
 	// The server as reached on this machine, whatever the printed URL names.
 	base := "http://127.0.0.1:" + port
-	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	// The timeout ends the read of an event stream that was let in: it never ends by itself.
+	noRedirect := &http.Client{Timeout: requestTimeout, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	do := func(method, path, host string, header map[string]string, cookie *http.Cookie) (int, string) {
 		t.Helper()
 		var body io.Reader
