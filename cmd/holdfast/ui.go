@@ -65,7 +65,7 @@ A tenant whose rights stop at one namespace gives it with -n.`,
 	cmd.Flags().StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of the hub (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)")
 	cmd.Flags().StringVar(&o.context, "context", "", "kubeconfig context to use (default: the current context)")
 	cmd.Flags().StringVar(&o.address, "address", webui.DefaultAddress, "address to serve the page on")
-	cmd.Flags().StringSliceVar(&o.hosts, "allowed-host", nil, "another name (or address) the page is opened by, e.g. a DNS name of this machine; requests naming any other are refused (localhost, this machine's addresses and, off loopback, its hostname are accepted)")
+	cmd.Flags().StringSliceVar(&o.hosts, "allowed-host", nil, "another name (or address) the page is opened by, e.g. a DNS name of this machine; requests naming any other are refused (accepted without it: localhost, loopback addresses, the address listened on and, off loopback, this machine's hostname; on 0.0.0.0, any address)")
 	cmd.Flags().StringVar(&o.prometheus, "prometheus-url", "", "a Prometheus server scraping the controller: the charts then cover every correction of the last 24h (default: the drift records kept on the hub)")
 	cmd.Flags().StringVarP(&o.namespace, "namespace", "n", "", "show only the Clusters of this namespace (a tenant's, whose RBAC stops there); default: all")
 	return cmd
