@@ -41,7 +41,8 @@ const liveExpr = `document.body && document.body.dataset.live === 'on'`
 // measureBrowser starts a headless Chromium and measures each full view's page load, then the
 // load of the same page served from memory (a snapshot: the browser's part alone), then each
 // view's live update.
-func measureBrowser(ctx context.Context, url string, hub client.Client, cfg config) ([]browserView, []liveView, error) {
+func measureBrowser(ctx context.Context, ui webView, hub client.Client, cfg config) ([]browserView, []liveView, error) {
+	url := ui.url
 	ctx, cancel := context.WithCancel(ctx) // stops the snapshot server
 	defer cancel()
 	path, err := browser.Path()
@@ -60,6 +61,11 @@ func measureBrowser(ctx context.Context, url string, hub client.Client, cfg conf
 	if err := chromedp.Do(bctx); err != nil {
 		return nil, nil, fmt.Errorf("starting %s: %w", path, err)
 	}
+	// The printed URL's token, exchanged for the web view's cookie (sent to the snapshot server's
+	// port too, which passes it on).
+	if _, err := pageLoad(bctx, ui.signIn, cfg.timeout); err != nil {
+		return nil, nil, fmt.Errorf("opening the printed URL: %w", err)
+	}
 
 	loads := map[string][]navTiming{}
 	for range cfg.rounds {
@@ -71,7 +77,7 @@ func measureBrowser(ctx context.Context, url string, hub client.Client, cfg conf
 			loads[v] = append(loads[v], t)
 		}
 	}
-	snapshots, err := startSnapshots(ctx, url, liveViews)
+	snapshots, err := startSnapshots(ctx, ui.client, url, liveViews)
 	if err != nil {
 		return nil, nil, err
 	}

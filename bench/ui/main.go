@@ -46,6 +46,8 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/cookiejar"
 	"os"
 	"runtime/pprof"
 	"time"
@@ -112,7 +114,7 @@ func run(ctx context.Context, cfg config) (err error) {
 		return err
 	}
 
-	url, stop, err := serve(ctx, hubCP.RESTConfig())
+	ui, stop, err := serve(ctx, hubCP.RESTConfig())
 	if err != nil {
 		return err
 	}
@@ -122,7 +124,7 @@ func run(ctx context.Context, cfg config) (err error) {
 	if err != nil {
 		return err
 	}
-	res.Server, err = measureServer(ctx, url, cfg.rounds)
+	res.Server, err = measureServer(ctx, ui, cfg.rounds)
 	if err = errors.Join(err, stopProfile()); err != nil {
 		return err
 	}
@@ -130,7 +132,7 @@ func run(ctx context.Context, cfg config) (err error) {
 		return err
 	}
 	fmt.Fprintln(os.Stderr, "measuring in Chromium")
-	if res.Browser, res.Live, err = measureBrowser(ctx, url, hub, cfg); err != nil {
+	if res.Browser, res.Live, err = measureBrowser(ctx, ui, hub, cfg); err != nil {
 		return err
 	}
 	fmt.Print(report(res))
@@ -167,15 +169,23 @@ func adminClient(cfg *rest.Config) (client.Client, error) {
 	return c, nil
 }
 
+// webView is the web view being measured: its address, the URL it prints (with the run's token)
+// and a client signed in through that URL.
+type webView struct {
+	url    string
+	signIn string
+	client *http.Client
+}
+
 // serve starts the web view on a loopback port; stop ends it and waits for it.
-func serve(ctx context.Context, cfg *rest.Config) (url string, stop func(), err error) {
+func serve(ctx context.Context, cfg *rest.Config) (ui webView, stop func(), err error) {
 	srv, err := webui.New(cfg, ctrl.Log.WithName("ui"))
 	if err != nil {
-		return "", nil, err
+		return ui, nil, err
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return "", nil, fmt.Errorf("listening: %w", err)
+		return ui, nil, fmt.Errorf("listening: %w", err)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -185,5 +195,24 @@ func serve(ctx context.Context, cfg *rest.Config) (url string, stop func(), err 
 			fmt.Fprintln(os.Stderr, "the web view stopped:", err)
 		}
 	}()
-	return "http://" + ln.Addr().String(), func() { cancel(); <-done }, nil
+	stop = func() { cancel(); <-done }
+	ui = webView{url: "http://" + ln.Addr().String(), signIn: srv.URLs(ln.Addr())[0]}
+	if ui.client, err = signedIn(ctx, ui.signIn); err != nil {
+		stop()
+		return ui, nil, err
+	}
+	return ui, stop, nil
+}
+
+// signedIn is an HTTP client that opened the printed URL, and so holds the web view's cookie.
+func signedIn(ctx context.Context, signIn string) (*http.Client, error) {
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		return nil, err
+	}
+	c := &http.Client{Jar: jar}
+	if _, err := fetch(ctx, c, signIn, "text/html"); err != nil {
+		return nil, fmt.Errorf("signing in to the web view: %w", err)
+	}
+	return c, nil
 }

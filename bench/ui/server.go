@@ -28,8 +28,8 @@ const (
 
 // measureServer GETs each view -rounds times, round after round, reading the whole body, after
 // one request of the fleet view that is not counted (the server's first).
-func measureServer(ctx context.Context, url string, rounds int) ([]serverView, error) {
-	c := &http.Client{}
+func measureServer(ctx context.Context, ui webView, rounds int) ([]serverView, error) {
+	c, url := ui.client, ui.url
 	if _, err := get(ctx, c, url+"/"); err != nil {
 		return nil, err
 	}

@@ -17,14 +17,14 @@ const snapshotPrefix = "/snapshot"
 // under snapshotPrefix+view, and passes everything else (the assets, the event stream, the
 // data fetches) to the web view: a page load with no server time, the browser's floor. The
 // server stops with ctx.
-func startSnapshots(ctx context.Context, base string, paths []string) (string, error) {
+func startSnapshots(ctx context.Context, hc *http.Client, base string, paths []string) (string, error) {
 	target, err := url.Parse(base)
 	if err != nil {
 		return "", err
 	}
 	pages := map[string][]byte{}
 	for _, p := range paths {
-		body, err := readPage(ctx, base+p)
+		body, err := readPage(ctx, hc, base+p)
 		if err != nil {
 			return "", err
 		}
@@ -53,6 +53,6 @@ func startSnapshots(ctx context.Context, base string, paths []string) (string, e
 }
 
 // readPage reads a page's HTML.
-func readPage(ctx context.Context, u string) ([]byte, error) {
-	return fetch(ctx, http.DefaultClient, u, "text/html")
+func readPage(ctx context.Context, hc *http.Client, u string) ([]byte, error) {
+	return fetch(ctx, hc, u, "text/html")
 }

@@ -160,8 +160,8 @@ func (o *Options) keepRunning(ctx context.Context, out io.Writer, f *localfleet.
 	if err != nil {
 		return fmt.Errorf("serving the web view on %s: %w", o.UIAddress, err)
 	}
-	step("The fleet keeps running; hub kubeconfig %s.\nWeb view: http://%s/ (the same as holdfast ui --kubeconfig %s). Press Ctrl-C to stop.",
-		f.HubKubeconfigPath(), ln.Addr(), f.HubKubeconfigPath())
+	step("The fleet keeps running; hub kubeconfig %s.\nWeb view: %s (the same as holdfast ui --kubeconfig %s). Press Ctrl-C to stop.",
+		f.HubKubeconfigPath(), srv.URLs(ln.Addr())[0], f.HubKubeconfigPath())
 	return srv.Serve(ctx, ln)
 }
 

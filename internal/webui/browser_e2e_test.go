@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
 	"strings"
 	"testing"
 	"time"
@@ -126,8 +127,26 @@ func TestWebUI(t *testing.T) {
 	}
 	cluster := func(i int) string { return fl.Namespace + "/" + localfleet.TargetName(i) }
 
+	t.Run("the printed URL lets the browser in, and nothing else does", func(t *testing.T) {
+		run(t, chromedp.Navigate(admin.url+"/"))
+		waitText(t, "body", "needs the token of this run of holdfast ui")
+		run(t, chromedp.Navigate(admin.printed), chromedp.WaitVisible(chromedp.CSS(liveSelector)))
+		location, err := chromedp.Run(b, chromedp.Evaluate[string](`location.href`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if location != admin.url+"/" {
+			t.Errorf("after opening the printed URL the browser is at %s, want %s/ (the token out of the address bar)", location, admin.url)
+		}
+		// The cookie the token was exchanged for is HttpOnly: no script of the page reads it.
+		if cookies, err := chromedp.Run(b, chromedp.Evaluate[string](`document.cookie`)); err != nil || cookies != "" {
+			t.Errorf("document.cookie = %q (%v), want nothing readable by scripts", cookies, err)
+		}
+		browser.Screenshot(t, b, "signed-in")
+	})
+
 	t.Run("the matrix shows both clusters and their states", func(t *testing.T) {
-		run(t, chromedp.Navigate(admin+"/"), chromedp.WaitVisible(chromedp.CSS(liveSelector)))
+		run(t, chromedp.Navigate(admin.url+"/"), chromedp.WaitVisible(chromedp.CSS(liveSelector)))
 		for i := 1; i <= 2; i++ {
 			waitText(t, fmt.Sprintf(`tr[data-cluster=%q] td[data-set=%q]`, cluster(i), setName), "Ready")
 			waitText(t, fmt.Sprintf(`tr[data-cluster=%q] td[data-set=%q]`, cluster(i), setName), "Drift: None")
@@ -137,7 +156,7 @@ func TestWebUI(t *testing.T) {
 
 	var cm corev1.ConfigMap
 	t.Run("an edit on a target appears in the feed with its author and diff", func(t *testing.T) {
-		run(t, chromedp.Navigate(admin+"/drift"), chromedp.WaitVisible(chromedp.CSS(liveSelector)))
+		run(t, chromedp.Navigate(admin.url+"/drift"), chromedp.WaitVisible(chromedp.CSS(liveSelector)))
 		tc := target(2)
 		if err := tc.Get(ctx, client.ObjectKey{Namespace: appNamespace, Name: configMapName}, &cm); err != nil {
 			t.Fatal(err)
@@ -160,13 +179,13 @@ func TestWebUI(t *testing.T) {
 			t.Errorf("the edit took %v to appear", took)
 		}
 		browser.Screenshot(t, b, "drift-feed")
-		run(t, chromedp.Navigate(admin+"/"), chromedp.WaitVisible(chromedp.CSS(liveSelector)))
+		run(t, chromedp.Navigate(admin.url+"/"), chromedp.WaitVisible(chromedp.CSS(liveSelector)))
 		waitText(t, fmt.Sprintf(`tr[data-cluster=%q] td[data-set=%q]`, cluster(2), setName), "Waiting for a human")
 	})
 
 	correctKey := fmt.Sprintf(`button[data-key="Correct now:%s:%s:ConfigMap:%s/%s"]`, cluster(2), setName, appNamespace, configMapName)
 	t.Run("a user without permission gets the refusal", func(t *testing.T) {
-		run(t, chromedp.Navigate(viewer+"/drift"), chromedp.WaitVisible(chromedp.CSS(correctKey)))
+		run(t, chromedp.Navigate(viewer.printed), chromedp.Navigate(viewer.url+"/drift"), chromedp.WaitVisible(chromedp.CSS(correctKey)))
 		waitText(t, "header", "Acting on the hub as "+viewerUser)
 		run(t, chromedp.Click(chromedp.CSS(correctKey)))
 		waitText(t, noticeSelector, "forbidden")
@@ -179,7 +198,7 @@ func TestWebUI(t *testing.T) {
 
 	t.Run("Correct now restores the object on the target", func(t *testing.T) {
 		// With the keyboard only: Tab from the top of the page to the button, then Enter.
-		run(t, chromedp.Navigate(admin+"/drift"), chromedp.WaitVisible(chromedp.CSS(correctKey)))
+		run(t, chromedp.Navigate(admin.url+"/drift"), chromedp.WaitVisible(chromedp.CSS(correctKey)))
 		key := strings.TrimSuffix(strings.TrimPrefix(correctKey, `button[data-key="`), `"]`)
 		for tabs := 0; ; tabs++ {
 			if tabs > 40 {
@@ -210,7 +229,7 @@ func TestWebUI(t *testing.T) {
 	})
 
 	t.Run("a Secret drift shows no value", func(t *testing.T) {
-		run(t, chromedp.Navigate(admin+"/drift"), chromedp.WaitVisible(chromedp.CSS(liveSelector)))
+		run(t, chromedp.Navigate(admin.url+"/drift"), chromedp.WaitVisible(chromedp.CSS(liveSelector)))
 		tc := target(1)
 		var s corev1.Secret
 		if err := tc.Get(ctx, client.ObjectKey{Namespace: appNamespace, Name: secretName}, &s); err != nil {
@@ -233,7 +252,7 @@ func TestWebUI(t *testing.T) {
 			}
 		}
 		for _, path := range []string{"/", "/drift", "/drift?partial=1", "/charts"} {
-			if page := get(t, admin+path); strings.Contains(page, driftedSecret) || strings.Contains(page, b64(driftedSecret)) ||
+			if page := get(t, admin, path); strings.Contains(page, driftedSecret) || strings.Contains(page, b64(driftedSecret)) ||
 				strings.Contains(page, b64(declaredSecret)) || strings.Contains(page, declaredSecret) {
 				t.Errorf("%s holds a Secret value", path)
 			}
@@ -242,13 +261,13 @@ func TestWebUI(t *testing.T) {
 	})
 
 	t.Run("charts", func(t *testing.T) {
-		run(t, chromedp.Navigate(admin+"/charts"), chromedp.WaitVisible(chromedp.CSS(liveSelector)))
+		run(t, chromedp.Navigate(admin.url+"/charts"), chromedp.WaitVisible(chromedp.CSS(liveSelector)))
 		waitText(t, "#data", ": median latency")
 		browser.Screenshot(t, b, "charts")
 	})
 
 	t.Run("a tenant reads its namespace only", func(t *testing.T) {
-		run(t, chromedp.Navigate(tenant+"/"), chromedp.WaitVisible(chromedp.CSS(liveSelector)))
+		run(t, chromedp.Navigate(tenant.printed), chromedp.WaitVisible(chromedp.CSS(liveSelector)))
 		waitText(t, fmt.Sprintf(`tr[data-cluster=%q] td[data-set=%q]`, cluster(1), setName), "Ready")
 		html, err := browser.OuterHTML(b)
 		if err != nil {
@@ -257,7 +276,7 @@ func TestWebUI(t *testing.T) {
 		if strings.Contains(html, `action="/actions/pause"`) {
 			t.Errorf("a tenant, who may not read service sets, is offered to pause one")
 		}
-		if page := get(t, tenant+"/drift"); !strings.Contains(page, "ConfigMap "+appNamespace+"/"+configMapName) {
+		if page := get(t, tenant, "/drift"); !strings.Contains(page, "ConfigMap "+appNamespace+"/"+configMapName) {
 			t.Errorf("the tenant's drift feed lacks the namespace's drift records")
 		}
 		browser.Screenshot(t, b, "tenant")
@@ -265,7 +284,7 @@ func TestWebUI(t *testing.T) {
 
 	t.Run("pause and resume a service set", func(t *testing.T) {
 		pause := fmt.Sprintf(`button[data-key="pause:%s"]`, setName)
-		run(t, chromedp.Navigate(admin+"/"), chromedp.WaitVisible(chromedp.CSS(liveSelector)), chromedp.Click(chromedp.CSS(pause)))
+		run(t, chromedp.Navigate(admin.url+"/"), chromedp.WaitVisible(chromedp.CSS(liveSelector)), chromedp.Click(chromedp.CSS(pause)))
 		waitText(t, noticeSelector, "Service set "+setName+" paused.")
 		if !paused(t, hub) {
 			t.Errorf("service set %s is not paused on the hub", setName)
@@ -378,8 +397,11 @@ func grantTenant(t *testing.T, hub client.Client, ns string) {
 	}
 }
 
-// serveUI serves the web view with cfg's credentials on a loopback port; it returns its URL.
-func serveUI(t *testing.T, cfg *rest.Config, opts ...webui.Option) string {
+// served is a web view the test started: its address, and the URL it prints (with its token).
+type served struct{ url, printed string }
+
+// serveUI serves the web view with cfg's credentials on a loopback port.
+func serveUI(t *testing.T, cfg *rest.Config, opts ...webui.Option) served {
 	t.Helper()
 	srv, err := webui.New(cfg, ctrl.Log.WithName("ui"), opts...)
 	if err != nil {
@@ -398,7 +420,7 @@ func serveUI(t *testing.T, cfg *rest.Config, opts ...webui.Option) string {
 			t.Errorf("serving the UI: %v", err)
 		}
 	})
-	return "http://" + ln.Addr().String()
+	return served{url: "http://" + ln.Addr().String(), printed: srv.URLs(ln.Addr())[0]}
 }
 
 func color(t *testing.T, c client.Client) string {
@@ -419,18 +441,28 @@ func paused(t *testing.T, hub client.Client) bool {
 	return mcs.Spec.Paused
 }
 
-func get(t *testing.T, url string) string {
+// get reads a page of ui as a client that opened the printed URL first.
+func get(t *testing.T, ui served, path string) string {
 	t.Helper()
-	resp, err := http.Get(url) //nolint:gosec // the test's own loopback server
+	jar, err := cookiejar.New(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = resp.Body.Close() }()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
+	c := &http.Client{Jar: jar}
+	var body string
+	for _, u := range []string{ui.printed, ui.url + path} {
+		resp, err := c.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %s %v", u, resp.Status, err)
+		}
+		body = string(b)
 	}
-	return string(body)
+	return body
 }
 
 func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }

@@ -16,7 +16,13 @@
 // (no build step, no CDN) adds live updates: the server keeps an informer cache of the hub's
 // status objects, service sets and Clusters (hubcache.go), builds the pages from it, and tells
 // the page of each change over server-sent events; the page fetches its view again. Actions are HTML forms posted to the server, which makes the request to the hub
-// with the user's credentials and shows the API server's answer, refusals included. Requests
-// from other origins are refused (net/http's CrossOriginProtection) and, on a loopback address,
-// so are requests naming another Host, which shuts out DNS rebinding.
+// with the user's credentials and shows the API server's answer, refusals included.
+//
+// Whoever uses the page acts with the user's credentials, so every request passes three checks
+// (server.go's handler): its Host is one of the listener's names (hosts.go), which shuts out a
+// site whose name was made to resolve to this machine (DNS rebinding); an action comes from the
+// page itself (net/http's CrossOriginProtection); and it carries the run's secret (session.go), a
+// random token in the URL the command prints, exchanged on the first visit for an HttpOnly,
+// SameSite=Strict cookie, so that other users and processes of the machine, and other sites,
+// cannot use the page even on loopback.
 package webui

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"sync/atomic"
 	"time"
 
@@ -43,8 +44,14 @@ type Server struct {
 	templates templates
 	// identity is who the hub says the user is, shown in the header ("" when it would not say).
 	identity string
-	// hosts are the Host headers accepted; nil accepts any (a non-loopback address).
-	hosts map[string]bool
+	// token is the run's secret, in the printed URL and then in a cookie named cookie (one per
+	// listener port); hosts are the Host values accepted, allowedHosts the ones the user added,
+	// hostname the machine's (session.go, hosts.go).
+	token        string
+	cookie       string
+	hosts        hostPolicy
+	allowedHosts []string
+	hostname     string
 	// namespace narrows every read to one namespace of Clusters (a tenant's); "" reads all.
 	namespace string
 	// prometheus, when set, is where the charts come from; promErr why it could not be set.
@@ -58,6 +65,12 @@ type Option func(*Server)
 // InNamespace shows only the Clusters of one namespace and their status objects: what a tenant,
 // whose RBAC stops at its namespace, may read.
 func InNamespace(ns string) Option { return func(s *Server) { s.namespace = ns } }
+
+// WithAllowedHosts accepts requests naming these hosts (names or addresses, a port ignored)
+// besides the listener's own: the name of a proxy or of a DNS record in front of the server.
+func WithAllowedHosts(hosts ...string) Option {
+	return func(s *Server) { s.allowedHosts = append(s.allowedHosts, hosts...) }
+}
 
 // New returns a server that talks to the hub of cfg, with cfg's credentials.
 func New(cfg *rest.Config, log logr.Logger, opts ...Option) (*Server, error) {
@@ -79,24 +92,29 @@ func New(cfg *rest.Config, log logr.Logger, opts ...Option) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, client: c, log: log, templates: t}
+	hostname, err := os.Hostname()
+	if err != nil {
+		log.V(1).Info("The machine's hostname is unknown; the web view answers to its addresses and localhost", "error", err)
+	}
+	s := &Server{cfg: cfg, client: c, log: log, templates: t, token: newToken(), hostname: hostname}
 	for _, o := range opts {
 		o(s)
 	}
 	return s, nil
 }
 
-// Serve serves the web view on ln until ctx is done. Requests from other origins are refused;
-// on a loopback listener, so are requests whose Host is not that loopback address.
+// Serve serves the web view on ln until ctx is done. Only requests that name one of the
+// listener's hosts, carry the run's secret (URLs gives the URL to open) and, for actions, come
+// from the page itself are served.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	s.hosts = loopbackHosts(ln.Addr())
+	s.listenOn(ln.Addr())
 	s.identity = s.whoAmI(ctx)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if err := s.startCache(ctx); err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
+	srv := &http.Server{Handler: s.handler(), ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -112,8 +130,17 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return nil
 }
 
-// Handler routes the views, the event stream, the actions and the embedded assets.
-func (s *Server) Handler() http.Handler {
+// listenOn sets what the server accepts from the listener's address: its hosts and its cookie.
+func (s *Server) listenOn(addr net.Addr) {
+	s.hosts = newHostPolicy(addr, s.hostname, s.allowedHosts)
+	s.cookie = cookieName(addr)
+}
+
+// handler routes the views, the event stream, the actions and the embedded assets, behind the
+// checks every request passes, in order: a Host of the listener's (hosts.go), no action from
+// another origin (net/http's CrossOriginProtection, by Sec-Fetch-Site and Origin), and the run's
+// secret (session.go).
+func (s *Server) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.serveFleet)
 	mux.HandleFunc("GET /drift", s.serveDrift)
@@ -122,34 +149,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /actions/correct", s.serveCorrect)
 	mux.HandleFunc("POST /actions/pause", s.servePause)
 	mux.Handle("GET /static/", http.FileServerFS(assets))
-	return securityHeaders(s.checkHost(http.NewCrossOriginProtection().Handler(mux)))
-}
-
-// loopbackHosts are the Host values a loopback listener accepts: its address under each name
-// of the loopback interface. Any other is refused, so that a web site whose name resolves to
-// 127.0.0.1 (DNS rebinding) cannot read the pages. A listener on another address accepts any
-// Host (nil).
-func loopbackHosts(addr net.Addr) map[string]bool {
-	tcp, ok := addr.(*net.TCPAddr)
-	if !ok || !tcp.IP.IsLoopback() {
-		return nil
-	}
-	port := fmt.Sprint(tcp.Port)
-	hosts := map[string]bool{}
-	for _, h := range []string{"localhost", "127.0.0.1", "::1", tcp.IP.String()} {
-		hosts[net.JoinHostPort(h, port)] = true
-	}
-	return hosts
-}
-
-func (s *Server) checkHost(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.hosts != nil && !s.hosts[r.Host] {
-			http.Error(w, "this server answers only to its loopback address", http.StatusMisdirectedRequest)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
+	return securityHeaders(s.checkHost(http.NewCrossOriginProtection().Handler(s.authenticate(mux))))
 }
 
 // securityHeaders: the pages load nothing from elsewhere and run no inline script, and no other
