@@ -98,8 +98,14 @@ func TestChartInstallsAWorkingController(t *testing.T) {
 	g.Expect(deployment.Spec.Replicas).To(HaveValue(BeEquivalentTo(3)))
 	expectPodAdmitted(ctx, t, hub, deployment)
 
-	// Run the controller as the chart's Deployment would, as the chart's ServiceAccount.
+	// Run the controller as the chart's Deployment would, as the chart's ServiceAccount, with
+	// the namespace the downward API gives the pod.
 	args := deployment.Spec.Template.Spec.Containers[0].Args
+	for _, env := range deployment.Spec.Template.Spec.Containers[0].Env {
+		if env.ValueFrom != nil && env.ValueFrom.FieldRef != nil && env.ValueFrom.FieldRef.FieldPath == "metadata.namespace" {
+			t.Setenv(env.Name, releaseNamespace)
+		}
+	}
 	kubeconfig := impersonatingKubeconfig(t, hubPlane, serviceAccount, "system:serviceaccounts", "system:serviceaccounts:"+releaseNamespace)
 	stop := startControllerCommand(t, append(args, "--kubeconfig", kubeconfig))
 	defer stop()
@@ -138,19 +144,22 @@ func TestChartInstallsAWorkingController(t *testing.T) {
 	_, err = httpGet(ctx, metricsPort, "/metrics")
 	g.Expect(err).To(HaveOccurred(), "plain HTTP metrics")
 
-	// A target registered in a tenant's namespace, and a service in drift-detection mode.
+	// A target registered in a tenant's namespace, and a service in drift-detection mode from a
+	// template of the platform namespace (by default the controller's own), selecting Clusters
+	// there and in the namespace it lists.
 	_, err = fleet.Register(ctx, hub, fleet.Registration{Namespace: "tenant-a", Name: "target", Labels: map[string]string{"env": "dev"},
 		Kubeconfig: target.Kubeconfig()})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(hub.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "templates"}})).To(Succeed())
-	g.Expect(hub.Create(ctx, &holdfastv1.ServiceTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: "templates", Name: "web"},
+	g.Expect(hub.Create(ctx, &holdfastv1.ServiceTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: releaseNamespace, Name: "web"},
 		Spec: holdfastv1.ServiceTemplateSpec{Inline: "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: web\n---\n" +
 			"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: web\ndata:\n  logLevel: info\n"}})).To(Succeed())
 	g.Expect(hub.Create(ctx, &holdfastv1.MultiClusterService{ObjectMeta: metav1.ObjectMeta{Name: "platform"},
 		Spec: holdfastv1.MultiClusterServiceSpec{
-			ClusterSelector: holdfastv1.ClusterSelector{LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{"env": "dev"}}},
-			SyncMode:        holdfastv1.SyncModeContinuousWithDriftDetection,
-			Services:        []holdfastv1.Service{{Name: "web", Template: holdfastv1.TemplateReference{Namespace: "templates", Name: "web"}}},
+			ClusterSelector: holdfastv1.ClusterSelector{LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{"env": "dev"}},
+				Namespaces: []string{releaseNamespace, "tenant-a"}},
+			SyncMode: holdfastv1.SyncModeContinuousWithDriftDetection,
+			Services: []holdfastv1.Service{{Name: "web", Template: holdfastv1.TemplateReference{Namespace: releaseNamespace, Name: "web"}}},
 		}})).To(Succeed())
 	deployed := time.Now()
 	settings := client.ObjectKey{Namespace: "web", Name: "settings"}

@@ -126,8 +126,9 @@ type Options struct {
 	// names, *.domains, IP addresses, CIDRs) are allowed whatever the rules say.
 	EgressDenyPrivate  bool
 	EgressAllowedHosts []string
-	// PlatformNamespaces, when set, make the hub one shared with tenants: platform service sets
-	// select Clusters and read templates and Secrets only there (see package tenancy).
+	// PlatformNamespaces are where platform service sets select Clusters and read templates and
+	// Secrets (see package tenancy): the controller's own namespace when empty (the pod's, or
+	// LocalNamespace outside a cluster); tenancy.AllNamespaces alone for every namespace.
 	PlatformNamespaces []string
 	// TenantServiceAccount is the ServiceAccount ServiceSets act as on their targets by default
 	// (see tenancy.Policy).
@@ -242,6 +243,11 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 	if err != nil {
 		return nil, nil, fmt.Errorf("--egress-allowed-hosts: %w", err)
 	}
+	own := ownNamespace()
+	platform, err := tenancy.PlatformNamespaces(opts.PlatformNamespaces, own)
+	if err != nil {
+		return nil, nil, err
+	}
 	mgr, err := ctrl.NewManager(hub, ctrl.Options{
 		Scheme:                        scheme,
 		Metrics:                       metricsOpts,
@@ -349,7 +355,7 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 	if err := index.Setup(ctx, mgr); err != nil {
 		return nil, nil, err
 	}
-	tenants := tenancy.Policy{PlatformNamespaces: opts.PlatformNamespaces, TenantServiceAccount: opts.TenantServiceAccount}
+	tenants := tenancy.Policy{PlatformNamespaces: platform, TenantServiceAccount: opts.TenantServiceAccount}
 	notifier := notify.New(notify.Options{HTTPClient: notify.NewHTTPClient(egress)})
 	if err := mgr.Add(runnable(notifier, opts.Shard)); err != nil {
 		return nil, nil, fmt.Errorf("adding the notification dispatcher: %w", err)
