@@ -204,6 +204,10 @@ func TestChartInstallsAWorkingController(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	expectForbidden(t, "patching a Secret", sa.Patch(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-a", Name: fleet.KubeconfigSecretName("target")}},
 		client.RawPatch("application/merge-patch+json", []byte(`{"metadata":{"labels":{"x":"y"}}}`))))
+	expectForbidden(t, "updating a Secret outside the release namespace", sa.Update(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
+		Namespace: "tenant-a", Name: fleet.KubeconfigSecretName("target")}, Data: map[string][]byte{"value": []byte("x")}}, client.DryRunAll))
+	expectForbidden(t, "creating a Secret outside the release namespace", sa.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
+		Namespace: "tenant-a", Name: "planted"}, Type: corev1.SecretTypeServiceAccountToken}, client.DryRunAll))
 	expectForbidden(t, "reading a ServiceAccount token", sa.SubResource("token").Create(ctx,
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: releaseNamespace, Name: "holdfast"}}, &authenticationv1.TokenRequest{}))
 	expectForbidden(t, "listing Pods", sa.List(ctx, &corev1.PodList{}))
@@ -221,7 +225,10 @@ func TestChartInstallsAWorkingController(t *testing.T) {
 	expectForbidden(t, "deleting a CRD", sa.Delete(ctx, crd, client.DryRunAll))
 	// Reading Secrets is granted everywhere on the hub: a Cluster in any namespace names its
 	// kubeconfig Secret, and the controller watches Secrets (metadata only) to notice changes.
+	// Writing them only in the release namespace, where it keeps rendered Helm services.
 	g.Expect(sa.Get(ctx, client.ObjectKey{Namespace: "tenant-a", Name: fleet.KubeconfigSecretName("target")}, &corev1.Secret{})).To(Succeed())
+	g.Expect(sa.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: releaseNamespace, Name: "kept"}, Type: "holdfast.dev/renderings"},
+		client.DryRunAll)).To(Succeed())
 	t.Logf("Whole test: %s", time.Since(began).Round(time.Millisecond))
 }
 

@@ -401,8 +401,9 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 		Tenancy:   tenants,
 		Shard:     shard,
 
-		BreakGlass:         opts.BreakGlass,
-		InventoryShardSize: opts.InventoryShardSize,
+		BreakGlass:          opts.BreakGlass,
+		InventoryShardSize:  opts.InventoryShardSize,
+		RenderingsNamespace: own,
 	}).SetupWithManager(mgr, perCluster); err != nil {
 		return nil, nil, fmt.Errorf("setting up the ClusterServiceStatus controller: %w", err)
 	}
