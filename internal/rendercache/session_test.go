@@ -238,14 +238,14 @@ func TestEarlierOwner(t *testing.T) {
 func TestUnavailable(t *testing.T) {
 	owner := newOwner(t)
 	charts := newStore().Charts
-	down := &rendercache.Store{Client: hub, Reader: failingReader{}, Charts: charts}
+	down := &rendercache.Store{Namespace: storeNamespace, Client: hub, Reader: failingReader{}, Charts: charts}
 	s := down.Open(owner)
 	if _, err := s.Render(context.Background(), "db", helmService("db", "generated", "")); !errors.Is(err, rendercache.ErrUnavailable) {
 		t.Errorf("rendering with the hub down: %v, want ErrUnavailable", err)
 	}
 	mustRender(t, s, render.Request{Service: "web", Source: render.Source{Inline: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"}})
 
-	refusing := &rendercache.Store{Client: refusingWriter{Client: hub}, Reader: hub, Charts: charts}
+	refusing := &rendercache.Store{Namespace: storeNamespace, Client: refusingWriter{Client: hub}, Reader: hub, Charts: charts}
 	s = refusing.Open(owner)
 	mustRender(t, s, helmService("db", "generated", ""))
 	if _, err := s.Save(context.Background(), []string{"db"}); !errors.Is(err, rendercache.ErrUnavailable) || !s.Fresh("db") {
