@@ -161,6 +161,10 @@ const (
 	NoMatchingClustersReason = "NoMatchingClusters"
 	// ClustersNotReadyReason: some matching clusters are not Ready.
 	ClustersNotReadyReason = "ClustersNotReady"
+	// StatusNameTakenReason: the status object a matching Cluster needs has the name of another
+	// service set's (status objects are named "<service set>.<cluster>", and both names may hold
+	// dots); the message names that service set and Cluster, and what to rename.
+	StatusNameTakenReason = "StatusNameTaken"
 	// ClustersReadyReason: every matching cluster is Ready.
 	ClustersReadyReason = "ClustersReady"
 	// InventoryIncompleteReason: a ClusterServiceInventory shard the status object names is

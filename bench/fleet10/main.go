@@ -37,6 +37,7 @@ import (
 	"holdfast.dev/holdfast/internal/controller"
 	"holdfast.dev/holdfast/internal/localfleet"
 	"holdfast.dev/holdfast/internal/sandbox"
+	"holdfast.dev/holdfast/internal/tenancy"
 )
 
 func main() {
@@ -82,7 +83,7 @@ func run(ctx context.Context, clusters int, steady, readyTimeout time.Duration) 
 	results.Row("baseline before the manager: process RSS", measure.MiB(baseRSS))
 
 	created := time.Now()
-	mgr, _, err := controller.NewManager(ctx, f.Hub.RESTConfig(), controller.Options{MetricsAddr: "0", HealthAddr: "0"})
+	mgr, _, err := controller.NewManager(ctx, f.Hub.RESTConfig(), controller.Options{MetricsAddr: "0", HealthAddr: "0", PlatformNamespaces: []string{tenancy.AllNamespaces}})
 	if err != nil {
 		return err
 	}

@@ -94,7 +94,7 @@ func TestClusterAddAndRemove(t *testing.T) {
 	_, err = limited.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "probe"}}, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "outside its namespace: %v", err)
 
-	mgr, _, err := controller.NewManager(ctx, hubPlane.RESTConfig(), controller.Options{MetricsAddr: "0", HealthAddr: "0", SkipNameValidation: true})
+	mgr, _, err := controller.NewManager(ctx, hubPlane.RESTConfig(), controller.Options{PlatformNamespaces: []string{onboard.Namespace, "templates"}, MetricsAddr: "0", HealthAddr: "0", SkipNameValidation: true})
 	g.Expect(err).NotTo(HaveOccurred())
 	go func() { _ = mgr.Start(ctx) }()
 	for _, name := range []string{"wide", "limited"} {

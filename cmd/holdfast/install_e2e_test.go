@@ -98,8 +98,14 @@ func TestChartInstallsAWorkingController(t *testing.T) {
 	g.Expect(deployment.Spec.Replicas).To(HaveValue(BeEquivalentTo(3)))
 	expectPodAdmitted(ctx, t, hub, deployment)
 
-	// Run the controller as the chart's Deployment would, as the chart's ServiceAccount.
+	// Run the controller as the chart's Deployment would, as the chart's ServiceAccount, with
+	// the namespace the downward API gives the pod.
 	args := deployment.Spec.Template.Spec.Containers[0].Args
+	for _, env := range deployment.Spec.Template.Spec.Containers[0].Env {
+		if env.ValueFrom != nil && env.ValueFrom.FieldRef != nil && env.ValueFrom.FieldRef.FieldPath == "metadata.namespace" {
+			t.Setenv(env.Name, releaseNamespace)
+		}
+	}
 	kubeconfig := impersonatingKubeconfig(t, hubPlane, serviceAccount, "system:serviceaccounts", "system:serviceaccounts:"+releaseNamespace)
 	stop := startControllerCommand(t, append(args, "--kubeconfig", kubeconfig))
 	defer stop()
@@ -138,19 +144,22 @@ func TestChartInstallsAWorkingController(t *testing.T) {
 	_, err = httpGet(ctx, metricsPort, "/metrics")
 	g.Expect(err).To(HaveOccurred(), "plain HTTP metrics")
 
-	// A target registered in a tenant's namespace, and a service in drift-detection mode.
+	// A target registered in a tenant's namespace, and a service in drift-detection mode from a
+	// template of the platform namespace (by default the controller's own), selecting Clusters
+	// there and in the namespace it lists.
 	_, err = fleet.Register(ctx, hub, fleet.Registration{Namespace: "tenant-a", Name: "target", Labels: map[string]string{"env": "dev"},
 		Kubeconfig: target.Kubeconfig()})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(hub.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "templates"}})).To(Succeed())
-	g.Expect(hub.Create(ctx, &holdfastv1.ServiceTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: "templates", Name: "web"},
+	g.Expect(hub.Create(ctx, &holdfastv1.ServiceTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: releaseNamespace, Name: "web"},
 		Spec: holdfastv1.ServiceTemplateSpec{Inline: "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: web\n---\n" +
 			"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: web\ndata:\n  logLevel: info\n"}})).To(Succeed())
 	g.Expect(hub.Create(ctx, &holdfastv1.MultiClusterService{ObjectMeta: metav1.ObjectMeta{Name: "platform"},
 		Spec: holdfastv1.MultiClusterServiceSpec{
-			ClusterSelector: holdfastv1.ClusterSelector{LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{"env": "dev"}}},
-			SyncMode:        holdfastv1.SyncModeContinuousWithDriftDetection,
-			Services:        []holdfastv1.Service{{Name: "web", Template: holdfastv1.TemplateReference{Namespace: "templates", Name: "web"}}},
+			ClusterSelector: holdfastv1.ClusterSelector{LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{"env": "dev"}},
+				Namespaces: []string{releaseNamespace, "tenant-a"}},
+			SyncMode: holdfastv1.SyncModeContinuousWithDriftDetection,
+			Services: []holdfastv1.Service{{Name: "web", Template: holdfastv1.TemplateReference{Namespace: releaseNamespace, Name: "web"}}},
 		}})).To(Succeed())
 	deployed := time.Now()
 	settings := client.ObjectKey{Namespace: "web", Name: "settings"}
@@ -195,6 +204,10 @@ func TestChartInstallsAWorkingController(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	expectForbidden(t, "patching a Secret", sa.Patch(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-a", Name: fleet.KubeconfigSecretName("target")}},
 		client.RawPatch("application/merge-patch+json", []byte(`{"metadata":{"labels":{"x":"y"}}}`))))
+	expectForbidden(t, "updating a Secret outside the release namespace", sa.Update(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
+		Namespace: "tenant-a", Name: fleet.KubeconfigSecretName("target")}, Data: map[string][]byte{"value": []byte("x")}}, client.DryRunAll))
+	expectForbidden(t, "creating a Secret outside the release namespace", sa.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
+		Namespace: "tenant-a", Name: "planted"}, Type: corev1.SecretTypeServiceAccountToken}, client.DryRunAll))
 	expectForbidden(t, "reading a ServiceAccount token", sa.SubResource("token").Create(ctx,
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: releaseNamespace, Name: "holdfast"}}, &authenticationv1.TokenRequest{}))
 	expectForbidden(t, "listing Pods", sa.List(ctx, &corev1.PodList{}))
@@ -212,7 +225,10 @@ func TestChartInstallsAWorkingController(t *testing.T) {
 	expectForbidden(t, "deleting a CRD", sa.Delete(ctx, crd, client.DryRunAll))
 	// Reading Secrets is granted everywhere on the hub: a Cluster in any namespace names its
 	// kubeconfig Secret, and the controller watches Secrets (metadata only) to notice changes.
+	// Writing them only in the release namespace, where it keeps rendered Helm services.
 	g.Expect(sa.Get(ctx, client.ObjectKey{Namespace: "tenant-a", Name: fleet.KubeconfigSecretName("target")}, &corev1.Secret{})).To(Succeed())
+	g.Expect(sa.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: releaseNamespace, Name: "kept"}, Type: "holdfast.dev/renderings"},
+		client.DryRunAll)).To(Succeed())
 	t.Logf("Whole test: %s", time.Since(began).Round(time.Millisecond))
 }
 

@@ -130,8 +130,9 @@ type Options struct {
 	// names, *.domains, IP addresses, CIDRs) are allowed whatever the rules say.
 	EgressDenyPrivate  bool
 	EgressAllowedHosts []string
-	// PlatformNamespaces, when set, make the hub one shared with tenants: platform service sets
-	// select Clusters and read templates and Secrets only there (see package tenancy).
+	// PlatformNamespaces are where platform service sets select Clusters and read templates and
+	// Secrets (see package tenancy): the controller's own namespace when empty (the pod's, or
+	// LocalNamespace outside a cluster); tenancy.AllNamespaces alone for every namespace.
 	PlatformNamespaces []string
 	// TenantServiceAccount is the ServiceAccount ServiceSets act as on their targets by default
 	// (see tenancy.Policy).
@@ -246,6 +247,11 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 	if err != nil {
 		return nil, nil, fmt.Errorf("--egress-allowed-hosts: %w", err)
 	}
+	own := ownNamespace()
+	platform, err := tenancy.PlatformNamespaces(opts.PlatformNamespaces, own)
+	if err != nil {
+		return nil, nil, err
+	}
 	mgr, err := ctrl.NewManager(hub, ctrl.Options{
 		Scheme:                        scheme,
 		Metrics:                       metricsOpts,
@@ -278,7 +284,7 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 		}
 	}
 
-	tenants := tenancy.Policy{PlatformNamespaces: opts.PlatformNamespaces, TenantServiceAccount: opts.TenantServiceAccount}
+	tenants := tenancy.Policy{PlatformNamespaces: platform, TenantServiceAccount: opts.TenantServiceAccount}
 	registry := fleet.NewRegistry(fleet.Options{
 		Scheme:        scheme,
 		CacheSelector: labels.SelectorFromSet(labels.Set{holdfastv1.ManagedByLabel: holdfastv1.ManagedByValue}),
@@ -398,8 +404,9 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 		Tenancy:   tenants,
 		Shard:     shard,
 
-		BreakGlass:         opts.BreakGlass,
-		InventoryShardSize: opts.InventoryShardSize,
+		BreakGlass:          opts.BreakGlass,
+		InventoryShardSize:  opts.InventoryShardSize,
+		RenderingsNamespace: own,
 	}).SetupWithManager(mgr, perCluster); err != nil {
 		return nil, nil, fmt.Errorf("setting up the ClusterServiceStatus controller: %w", err)
 	}

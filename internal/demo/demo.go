@@ -78,7 +78,9 @@ func (o *Options) run(ctx context.Context, out io.Writer) (retErr error) {
 	timed("Control planes up", start)
 
 	step("Running the Holdfast controller against the hub (probe every %s, connection grace %s)", o.ProbeInterval, o.ConnectionGrace)
-	stopController, err := f.StartController(ctx, controller.Options{ProbeInterval: o.ProbeInterval, ConnectionGrace: o.ConnectionGrace})
+	// The platform namespaces: the Clusters' and the templates'.
+	stopController, err := f.StartController(ctx, controller.Options{PlatformNamespaces: []string{f.Namespace, demoTemplateNamespace},
+		ProbeInterval: o.ProbeInterval, ConnectionGrace: o.ConnectionGrace})
 	if err != nil {
 		return err
 	}

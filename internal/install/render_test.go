@@ -123,6 +123,28 @@ func TestRenderDefaults(t *testing.T) {
 			t.Errorf("%s is not rendered", present)
 		}
 	}
+	// The controller's namespace, its default platform namespace, comes from the downward API.
+	dep := as[appsv1.Deployment](t, objs, "Deployment/holdfast-controller")
+	if !slices.ContainsFunc(dep.Spec.Template.Spec.Containers[0].Env, func(e corev1.EnvVar) bool {
+		return e.Name == "POD_NAMESPACE" && e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.namespace"
+	}) {
+		t.Errorf("the controller is not told its namespace: env %+v", dep.Spec.Template.Spec.Containers[0].Env)
+	}
+	// It writes Secrets only in its own namespace (the Role), reads them everywhere.
+	for key, kind := range map[string]string{"ClusterRole/holdfast-controller": "cluster-wide", "Role/holdfast-leader-election": "in its namespace"} {
+		var rules []rbacv1.PolicyRule
+		if kind == "cluster-wide" {
+			rules = as[rbacv1.ClusterRole](t, objs, key).Rules
+		} else {
+			rules = as[rbacv1.Role](t, objs, key).Rules
+		}
+		writes := slices.ContainsFunc(rules, func(r rbacv1.PolicyRule) bool {
+			return slices.Contains(r.Resources, "secrets") && slices.ContainsFunc(r.Verbs, func(v string) bool { return v != "get" && v != "list" && v != "watch" })
+		})
+		if writes != (kind == "in its namespace") {
+			t.Errorf("%s: writes Secrets %s = %v", key, kind, writes)
+		}
+	}
 	// Tenants get their own kinds and read status; never MultiClusterServices or another
 	// namespace's objects (the role is bound per namespace).
 	tenant := as[rbacv1.ClusterRole](t, objs, "ClusterRole/holdfast-tenant")
@@ -323,6 +345,7 @@ func TestRenderRefusesBadValues(t *testing.T) {
 		"certificate over HTTP":    {map[string]any{"metrics": map[string]any{"secure": false, "certSecret": "x"}}, "metrics.certSecret"},
 		"reader without namespace": {map[string]any{"metrics": map[string]any{"readers": []any{map[string]any{"kind": "ServiceAccount", "name": "p"}}}}, "namespace"},
 		"unknown reader kind":      {map[string]any{"metrics": map[string]any{"readers": []any{map[string]any{"kind": "Pod", "name": "p"}}}}, "kind"},
+		"'*' among namespaces":     {map[string]any{"controller": map[string]any{"leader-elect": true, "platform-namespaces": "*,platform"}}, "platform-namespaces"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -17,7 +17,10 @@ const maxName = 253
 func LabelValue(name string) string { return shorten(name, maxLabelValue) }
 
 // StatusName names the ClusterServiceStatus of a MultiClusterService on a Cluster:
-// "<service set>.<cluster>", shortened with a hash when too long.
+// "<service set>.<cluster>", shortened with a hash when too long. Both names may hold dots, so two
+// pairs can meet ("a.b" on "c", "a" on "b.c"); the names are kept as they are, since renaming
+// would withdraw and redeploy every ServiceSet's services on upgrade ("<namespace>.<name>" has a
+// dot), and the MultiClusterService controller reports a name taken (StatusNameTaken) instead.
 func StatusName(serviceSet, cluster string) string {
 	return shorten(serviceSet+"."+cluster, maxName)
 }

@@ -23,10 +23,13 @@
 // render/chartsource's cache.
 //
 // A Session (Store.Open) holds what is kept for one ClusterServiceStatus: a Secret (rendered
-// manifests can hold Secret values) named after it (naming.RenderingsName), in its namespace,
-// of type SecretType, labelled with its cluster and service set, and owned by it, so the
-// garbage collector removes it with the status object; the status controller also deletes it
-// (Store.Delete) when it cleans up, since the hub may run no garbage collector. Each data key is
+// manifests can hold Secret values) named after it ("<namespace>.<name>", naming.RenderingsName)
+// in the store's namespace — the controller's own, the only namespace where it may write Secrets
+// — of type SecretType, labelled with its cluster, service set and the status object's UID; the
+// status controller deletes it (Store.Delete) when it cleans up. Holdfast kept it beside the
+// status object before, owned by it: a session reads it from there once when the store's
+// namespace has none, so an upgrade renders no chart anew, and the garbage collector removes
+// the old one with its owner. Each data key is
 // a service's name; its value is the gzip-compressed JSON of the input digest, the rendered
 // objects, their digest and the chart version. Session.Render uses the kept objects when the
 // input digest matches and renders otherwise; Session.Save writes what changed, once per

@@ -105,6 +105,7 @@ func (s *Session) load(ctx context.Context) {
 	err := s.store.Reader.Get(ctx, s.key, secret)
 	switch {
 	case apierrors.IsNotFound(err):
+		s.loadLegacy(ctx)
 	case err != nil:
 		s.readErr = fmt.Errorf("%w: reading Secret %s: %w", ErrUnavailable, s.key, err)
 	case secret.Type != SecretType:
@@ -115,6 +116,25 @@ func (s *Session) load(ctx context.Context) {
 			// A Secret left by an earlier status object of the same name is overwritten.
 			s.kept = secret.Data
 		}
+	}
+}
+
+// loadLegacy reads what an earlier Holdfast kept beside the status object (legacyKey), when it is
+// the status object's: Save writes it to the store's namespace. It stays there until the status
+// object goes (the garbage collector removes it with its owner).
+func (s *Session) loadLegacy(ctx context.Context) {
+	key := legacyKey(s.owner)
+	if key == s.key {
+		return
+	}
+	secret := &corev1.Secret{}
+	err := s.store.Reader.Get(ctx, key, secret)
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		s.readErr = fmt.Errorf("%w: reading Secret %s: %w", ErrUnavailable, key, err)
+	case secret.Type == SecretType && ownedBy(secret, s.owner):
+		s.kept = secret.Data
 	}
 }
 

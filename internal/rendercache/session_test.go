@@ -91,8 +91,9 @@ func TestKeptUntilInputsChange(t *testing.T) {
 		secret.Labels[holdfastv1.ClusterLabel] != "cluster-1" || secret.Labels[holdfastv1.MultiClusterServiceLabel] != "apps" {
 		t.Errorf("kept in a Secret of type %q, labels %v", secret.Type, secret.Labels)
 	}
-	if refs := secret.OwnerReferences; len(refs) != 1 || refs[0].UID != owner.UID || refs[0].Kind != "ClusterServiceStatus" {
-		t.Errorf("owner references %+v", refs)
+	if secret.Namespace != storeNamespace || secret.Labels[rendercache.RenderingsOfNamespaceLabel] != owner.Namespace ||
+		secret.Labels[rendercache.RenderingsOfUIDLabel] != string(owner.UID) || len(secret.OwnerReferences) != 0 {
+		t.Errorf("kept in namespace %s, labels %v, owner references %+v", secret.Namespace, secret.Labels, secret.OwnerReferences)
 	}
 
 	for _, tc := range []struct {
@@ -127,7 +128,7 @@ func TestKeptUntilInputsChange(t *testing.T) {
 func TestOnlyHelmIsKept(t *testing.T) {
 	owner := newOwner(t)
 	reads := &countingReader{Reader: hub}
-	store := &rendercache.Store{Client: hub, Reader: reads, Charts: newStore().Charts}
+	store := &rendercache.Store{Namespace: storeNamespace, Client: hub, Reader: reads, Charts: newStore().Charts}
 	pass(t, store, owner, []string{"web"}, render.Request{Service: "web", Source: render.Source{Inline: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"}})
 	if reads.n.Load() != 0 || keptSecret(t, owner) != nil {
 		t.Errorf("an inline service read %d times and kept %v", reads.n.Load(), keptSecret(t, owner) != nil)
@@ -197,7 +198,7 @@ func TestCorruptEntry(t *testing.T) {
 // deleted; nothing is kept, and Save says why.
 func TestForeignSecret(t *testing.T) {
 	owner := newOwner(t)
-	key := rendercache.SecretKey(owner)
+	key := newStore().SecretKey(owner)
 	foreign := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}, Data: map[string][]byte{"db": []byte("x")}}
 	if err := hub.Create(context.Background(), foreign); err != nil {
 		t.Fatal(err)
@@ -227,8 +228,8 @@ func TestEarlierOwner(t *testing.T) {
 	if s, _ := pass(t, store, owner, []string{"db"}, db); !s.Fresh("db") {
 		t.Error("the rendering kept for an earlier owner was used")
 	}
-	if refs := keptSecret(t, owner).OwnerReferences; len(refs) != 1 || refs[0].UID != owner.UID {
-		t.Errorf("owner references %+v", refs)
+	if uid := keptSecret(t, owner).Labels[rendercache.RenderingsOfUIDLabel]; uid != string(owner.UID) {
+		t.Errorf("kept for UID %q, want %q", uid, owner.UID)
 	}
 }
 
@@ -237,14 +238,14 @@ func TestEarlierOwner(t *testing.T) {
 func TestUnavailable(t *testing.T) {
 	owner := newOwner(t)
 	charts := newStore().Charts
-	down := &rendercache.Store{Client: hub, Reader: failingReader{}, Charts: charts}
+	down := &rendercache.Store{Namespace: storeNamespace, Client: hub, Reader: failingReader{}, Charts: charts}
 	s := down.Open(owner)
 	if _, err := s.Render(context.Background(), "db", helmService("db", "generated", "")); !errors.Is(err, rendercache.ErrUnavailable) {
 		t.Errorf("rendering with the hub down: %v, want ErrUnavailable", err)
 	}
 	mustRender(t, s, render.Request{Service: "web", Source: render.Source{Inline: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"}})
 
-	refusing := &rendercache.Store{Client: refusingWriter{Client: hub}, Reader: hub, Charts: charts}
+	refusing := &rendercache.Store{Namespace: storeNamespace, Client: refusingWriter{Client: hub}, Reader: hub, Charts: charts}
 	s = refusing.Open(owner)
 	mustRender(t, s, helmService("db", "generated", ""))
 	if _, err := s.Save(context.Background(), []string{"db"}); !errors.Is(err, rendercache.ErrUnavailable) || !s.Fresh("db") {
@@ -301,5 +302,49 @@ func TestMaxSizeIsTheAPIServers(t *testing.T) {
 		if err := hub.Create(context.Background(), s); (err == nil) != tc.ok {
 			t.Errorf("a Secret of %d bytes: %v, want accepted = %v", tc.size, err, tc.ok)
 		}
+	}
+}
+
+// TestKeptBesideTheOwnerBefore: renderings an earlier Holdfast kept beside their status object
+// (owned by it) are used after an upgrade, so that no chart is rendered anew, and are kept in the
+// store's namespace from then on; those of another status object are not used.
+func TestKeptBesideTheOwnerBefore(t *testing.T) {
+	ctx := context.Background()
+	owner := newOwner(t)
+	db := helmService("db", "generated", "")
+	store := newStore()
+	s := store.Open(owner)
+	before := password(t, mustRender(t, s, db))
+	mustSave(t, s, "db")
+	// What an earlier Holdfast kept: the same data beside the status object, owned by it.
+	kept := keptSecret(t, owner)
+	legacy := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: owner.Namespace, Name: owner.Name + "-render",
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: holdfastv1.GroupVersion.String(), Kind: "ClusterServiceStatus", Name: owner.Name, UID: owner.UID}}},
+		Type: rendercache.SecretType, Data: kept.Data}
+	if err := hub.Create(ctx, legacy); err != nil {
+		t.Fatal(err)
+	}
+	if err := hub.Delete(ctx, kept); err != nil {
+		t.Fatal(err)
+	}
+
+	other := owner.DeepCopy()
+	other.UID = uuid.NewUUID()
+	if s, _ := pass(t, newStore(), other, []string{"db"}, db); !s.Fresh("db") {
+		t.Error("a rendering kept beside another status object of that name was used")
+	}
+	if err := hub.Delete(ctx, keptSecret(t, other)); err != nil {
+		t.Fatal(err)
+	}
+
+	after, _ := pass(t, newStore(), owner, []string{"db"}, db)
+	if after.Fresh("db") {
+		t.Error("the rendering kept beside the status object was not used: the chart was rendered anew")
+	}
+	if got := password(t, mustRender(t, newStore().Open(owner), db)); got != before {
+		t.Error("the generated password changed across the upgrade")
+	}
+	if moved := keptSecret(t, owner); moved == nil || moved.Labels[rendercache.RenderingsOfUIDLabel] != string(owner.UID) {
+		t.Errorf("not kept in the store's namespace: %v", moved)
 	}
 }

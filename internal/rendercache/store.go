@@ -22,8 +22,12 @@ const (
 	// type is someone else's and is left alone.
 	SecretType corev1.SecretType = "holdfast.dev/renderings"
 	// RenderingsOfLabel on such a Secret holds the name of the ClusterServiceStatus whose
-	// renderings it keeps (hashed when longer than a label value may be).
-	RenderingsOfLabel = "holdfast.dev/renderings-of"
+	// renderings it keeps (hashed when longer than a label value may be),
+	// RenderingsOfNamespaceLabel its namespace and RenderingsOfUIDLabel its UID: the Secret is
+	// that status object's when the UID is its.
+	RenderingsOfLabel          = "holdfast.dev/renderings-of"
+	RenderingsOfNamespaceLabel = "holdfast.dev/renderings-of-namespace"
+	RenderingsOfUIDLabel       = "holdfast.dev/renderings-of-uid"
 	// MaxSize is the most the data of one Secret may hold: the API server's limit, 1 MiB.
 	MaxSize = 1 << 20
 )
@@ -33,8 +37,11 @@ const (
 // retrying; applying a new rendering instead would change the values its chart generates.
 var ErrUnavailable = errors.New("the kept renderings are unavailable")
 
-// Store keeps renderings in Secrets on the hub, one per ClusterServiceStatus.
+// Store keeps renderings in Secrets on the hub, one per ClusterServiceStatus, all in one
+// namespace: the controller's own, the only one where it may write Secrets.
 type Store struct {
+	// Namespace is where the Secrets are kept.
+	Namespace string
 	// Client creates, updates and deletes the Secrets.
 	Client client.Client
 	// Reader reads them from the API server: Secrets are never cached.
@@ -43,21 +50,29 @@ type Store struct {
 	Charts render.ChartSource
 }
 
-// SecretKey is where the renderings of owner are kept.
-func SecretKey(owner *holdfastv1.ClusterServiceStatus) types.NamespacedName {
+// SecretKey is where the renderings of owner are kept: "<its namespace>.<its name>-render" in the
+// store's namespace (a namespace holds no dot, so no two status objects meet).
+func (s *Store) SecretKey(owner *holdfastv1.ClusterServiceStatus) types.NamespacedName {
+	return types.NamespacedName{Namespace: s.Namespace, Name: naming.RenderingsName(owner.Namespace + "." + owner.Name)}
+}
+
+// legacyKey is where Holdfast kept the renderings of owner before they moved to the store's
+// namespace: beside owner, owned by it (the garbage collector removes it with owner). They are
+// read from there once, so that an upgrade renders no chart anew.
+func legacyKey(owner *holdfastv1.ClusterServiceStatus) types.NamespacedName {
 	return types.NamespacedName{Namespace: owner.Namespace, Name: naming.RenderingsName(owner.Name)}
 }
 
 // Open starts a Session for owner. It reads nothing yet: the Secret is read when a Helm service
 // is first rendered, so service sets without charts cost no request.
 func (s *Store) Open(owner *holdfastv1.ClusterServiceStatus) *Session {
-	return &Session{store: s, owner: owner, key: SecretKey(owner), kept: map[string][]byte{},
+	return &Session{store: s, owner: owner, key: s.SecretKey(owner), kept: map[string][]byte{},
 		next: map[string][]byte{}, decided: map[string]bool{}, fresh: map[string]bool{}}
 }
 
 // Delete deletes the Secret keeping owner's renderings, if there is one and it is Holdfast's.
 func (s *Store) Delete(ctx context.Context, owner *holdfastv1.ClusterServiceStatus) error {
-	key := SecretKey(owner)
+	key := s.SecretKey(owner)
 	secret := &corev1.Secret{}
 	if err := s.Reader.Get(ctx, key, secret); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -65,7 +80,7 @@ func (s *Store) Delete(ctx context.Context, owner *holdfastv1.ClusterServiceStat
 		}
 		return fmt.Errorf("reading Secret %s: %w", key, err)
 	}
-	if secret.Type != SecretType {
+	if secret.Type != SecretType || !ownedBy(secret, owner) {
 		return nil
 	}
 	err := s.Client.Delete(ctx, secret, client.Preconditions{UID: &secret.UID})
@@ -75,7 +90,12 @@ func (s *Store) Delete(ctx context.Context, owner *holdfastv1.ClusterServiceStat
 	return nil
 }
 
+// ownedBy reports whether secret keeps owner's renderings: by its label, or, where Holdfast kept
+// them before, its owner reference.
 func ownedBy(secret *corev1.Secret, owner *holdfastv1.ClusterServiceStatus) bool {
+	if uid := secret.Labels[RenderingsOfUIDLabel]; uid != "" {
+		return uid == string(owner.UID)
+	}
 	for _, ref := range secret.OwnerReferences {
 		if ref.UID == owner.UID {
 			return true
@@ -86,7 +106,7 @@ func ownedBy(secret *corev1.Secret, owner *holdfastv1.ClusterServiceStatus) bool
 
 // write makes the Secret hold data: it creates, updates or (when data is empty) deletes it.
 func (s *Store) write(ctx context.Context, owner *holdfastv1.ClusterServiceStatus, existing *corev1.Secret, data map[string][]byte) error {
-	key := SecretKey(owner)
+	key := s.SecretKey(owner)
 	if len(data) == 0 {
 		if existing == nil {
 			return nil
@@ -106,12 +126,19 @@ func (s *Store) write(ctx context.Context, owner *holdfastv1.ClusterServiceStatu
 		secret.Labels = map[string]string{}
 	}
 	secret.Labels[RenderingsOfLabel] = naming.LabelValue(owner.Name)
+	secret.Labels[RenderingsOfNamespaceLabel] = owner.Namespace
+	secret.Labels[RenderingsOfUIDLabel] = string(owner.UID)
 	secret.Labels[holdfastv1.ClusterLabel] = naming.LabelValue(owner.Spec.Cluster)
 	secret.Labels[holdfastv1.MultiClusterServiceLabel] = naming.LabelValue(owner.Spec.MultiClusterService)
-	secret.OwnerReferences = []metav1.OwnerReference{{
-		APIVersion: holdfastv1.GroupVersion.String(), Kind: "ClusterServiceStatus",
-		Name: owner.Name, UID: owner.UID, Controller: ptr.To(true),
-	}}
+	secret.OwnerReferences = nil
+	if key.Namespace == owner.Namespace {
+		// An owner reference cannot name another namespace's object; beside its owner, the
+		// garbage collector removes the Secret with it too.
+		secret.OwnerReferences = []metav1.OwnerReference{{
+			APIVersion: holdfastv1.GroupVersion.String(), Kind: "ClusterServiceStatus",
+			Name: owner.Name, UID: owner.UID, Controller: ptr.To(true),
+		}}
+	}
 	var err error
 	if existing == nil {
 		err = s.Client.Create(ctx, secret)

@@ -28,6 +28,10 @@ var (
 	repo *chartserver.Repo
 )
 
+// storeNamespace is where the stores keep their Secrets, as the controller keeps them in its own
+// namespace, apart from the status objects'.
+const storeNamespace = "holdfast-system"
+
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
@@ -63,6 +67,10 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	if err := hub.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: storeNamespace}}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	return m.Run()
 }
 
@@ -95,14 +103,14 @@ func newOwner(t *testing.T) *holdfastv1.ClusterServiceStatus {
 
 // newStore returns a store on the test API server, fetching charts from the test repository.
 func newStore() *rendercache.Store {
-	return &rendercache.Store{Client: hub, Reader: hub, Charts: chartsource.New(chartsource.Options{})}
+	return &rendercache.Store{Namespace: storeNamespace, Client: hub, Reader: hub, Charts: chartsource.New(chartsource.Options{})}
 }
 
 // keptSecret reads the Secret keeping owner's renderings; nil if there is none.
 func keptSecret(t *testing.T, owner *holdfastv1.ClusterServiceStatus) *corev1.Secret {
 	t.Helper()
 	s := &corev1.Secret{}
-	err := hub.Get(context.Background(), rendercache.SecretKey(owner), s)
+	err := hub.Get(context.Background(), newStore().SecretKey(owner), s)
 	if client.IgnoreNotFound(err) != nil {
 		t.Fatal(err)
 	}

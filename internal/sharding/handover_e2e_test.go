@@ -134,7 +134,8 @@ func startReplica(t *testing.T, fl *localfleet.Fleet, log *writeLog, id string, 
 	ctx, cancel := context.WithCancel(context.Background())
 	mgr, _, err := controller.NewManager(ctx, fl.Hub.RESTConfig(), controller.Options{
 		MetricsAddr: "0", HealthAddr: "0", SkipNameValidation: true,
-		ProbeInterval: time.Second, ConnectionGrace: 5 * time.Second,
+		PlatformNamespaces: []string{e2eNamespace, "templates"},
+		ProbeInterval:      time.Second, ConnectionGrace: 5 * time.Second,
 		LeaderElection: true, LeaderElectionNamespace: e2eNamespace, LeaderElectionID: "holdfast-sharding-e2e",
 		Shard: true, ShardID: id, ShardKeepLeaseOnStop: keepLease,
 		TargetTransport: log.transport(id),

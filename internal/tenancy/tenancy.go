@@ -4,14 +4,14 @@
 //
 // A namespace is a tenant boundary. A ServiceSet (namespaced) runs as a MultiClusterService
 // labelled with its namespace (holdfastv1.TenantNamespaceLabel); such a service set reaches only
-// that namespace. Other MultiClusterServices belong to platform admins. On a hub where the
-// operator names the platform namespaces (Policy.PlatformNamespaces, the controller's
-// --platform-namespaces), a platform service set selects Clusters only in those namespaces and
-// in namespaces it lists itself (clusterSelector.namespaces), and reads templates and Secrets
-// only in platform namespaces: a tenant can neither register a Cluster that receives platform
-// services by labelling it, nor change what a platform service set deploys by editing a template
-// in its own namespace. Without platform namespaces the hub has one team and every namespace is
-// a platform namespace, as before tenancy.
+// that namespace. Other MultiClusterServices belong to platform admins. A platform service set
+// selects Clusters only in the platform namespaces (Policy.PlatformNamespaces: the controller's
+// --platform-namespaces, by default the controller's own namespace alone) and in namespaces it
+// lists itself (clusterSelector.namespaces), and reads templates and Secrets only in platform
+// namespaces: a tenant can neither register a Cluster that receives platform services by
+// labelling it, nor change what a platform service set deploys by editing a template in its own
+// namespace. This holds with default flags; only an operator who names AllNamespaces ("*")
+// makes every namespace a platform one, for a hub with one team.
 //
 // The MultiClusterService controller selects with Selects, and the ClusterServiceStatus
 // controller checks Selects, Template and Secret again before it deploys or notifies, and
@@ -23,26 +23,56 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/labels"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 )
 
-// Policy is the operator's tenancy setting.
+// AllNamespaces, as the only platform namespace, makes every namespace a platform one: a hub
+// with one team, whose Cluster creators are all platform admins (--platform-namespaces='*').
+const AllNamespaces = "*"
+
+// Policy is the operator's tenancy setting. Its zero value has no platform namespace: platform
+// service sets select only Clusters of namespaces they list, and read no template.
 type Policy struct {
 	// PlatformNamespaces are the namespaces platform service sets select Clusters in and read
-	// templates and Secrets from. Empty: every namespace (a hub with one team).
+	// templates and Secrets from; AllNamespaces alone: every namespace (a hub with one team).
+	// The controller names its own namespace when the operator names none (see Platform).
 	PlatformNamespaces []string
 	// TenantServiceAccount, when set, is the ServiceAccount every ServiceSet acts as on its
 	// targets unless it names another one of its own namespace: <ServiceSet namespace>/<this>
 	// (the controller's --tenant-service-account, as Flux's --default-service-account). A
-	// ServiceSet may then name only ServiceAccounts of a namespace named as its own.
+	// ServiceSet may name only ServiceAccounts of a namespace named as its own, with this set
+	// or not.
 	TenantServiceAccount string
 }
 
-// Shared reports whether the hub is shared with tenants: platform namespaces are named.
-func (p Policy) Shared() bool { return len(p.PlatformNamespaces) > 0 }
+// PlatformNamespaces returns the platform namespaces the operator's --platform-namespaces
+// value names: own (the controller's namespace) when it names none, every namespace for
+// AllNamespaces, which must then stand alone.
+func PlatformNamespaces(flag []string, own string) ([]string, error) {
+	var names []string
+	for _, ns := range flag {
+		if ns = strings.TrimSpace(ns); ns != "" {
+			names = append(names, ns)
+		}
+	}
+	switch {
+	case len(names) == 0:
+		if own == "" {
+			return nil, errors.New("no platform namespace: name them with --platform-namespaces, or '*' for every namespace")
+		}
+		return []string{own}, nil
+	case slices.Contains(names, AllNamespaces) && len(names) > 1:
+		return nil, fmt.Errorf("--platform-namespaces %q: '*' (every namespace) stands alone", strings.Join(names, ","))
+	}
+	return names, nil
+}
+
+// Shared reports whether the hub is shared with tenants: not every namespace is a platform one.
+func (p Policy) Shared() bool { return !slices.Contains(p.PlatformNamespaces, AllNamespaces) }
 
 // TenantOf returns the namespace a service set is limited to, or "" for a platform service set.
 func TenantOf(mcs *holdfastv1.MultiClusterService) string {
@@ -114,12 +144,12 @@ func (p Policy) DependsOn(mcs, other *holdfastv1.MultiClusterService) error {
 	return nil
 }
 
-// ServiceSet returns an error naming every reference of a ServiceSet outside its own namespace:
-// such a ServiceSet is refused as a whole.
+// ServiceSet returns an error naming every reference of a ServiceSet outside its own namespace,
+// its serviceAccount's included: such a ServiceSet is refused as a whole.
 func (p Policy) ServiceSet(ss *holdfastv1.ServiceSet) error {
 	var errs []error
-	if sa := ss.Spec.ServiceAccount; p.TenantServiceAccount != "" && sa != nil && sa.Namespace != ss.Namespace {
-		errs = append(errs, fmt.Errorf("serviceAccount names namespace %q: a ServiceSet acts on its targets only as a ServiceAccount of namespace %q", sa.Namespace, ss.Namespace))
+	if sa := ss.Spec.ServiceAccount; sa != nil && sa.Namespace != ss.Namespace {
+		errs = append(errs, fmt.Errorf("serviceAccount names namespace %q: a ServiceSet acts on its targets only as a ServiceAccount of a namespace named as its own, %q (set serviceAccount.namespace to %q)", sa.Namespace, ss.Namespace, ss.Namespace))
 	}
 	for _, ns := range ss.Spec.ClusterSelector.Namespaces {
 		if ns != ss.Namespace {

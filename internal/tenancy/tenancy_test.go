@@ -1,6 +1,7 @@
 package tenancy
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -23,8 +24,10 @@ func cluster(ns string) *holdfastv1.Cluster {
 	return &holdfastv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: ns, Labels: map[string]string{"env": "prod"}}}
 }
 
+// single is a hub with one team: the operator made every namespace a platform one.
+var single = Policy{PlatformNamespaces: []string{AllNamespaces}}
+
 func TestSelects(t *testing.T) {
-	single := Policy{}
 	shared := Policy{PlatformNamespaces: []string{"fleet"}}
 	prod := labels.SelectorFromSet(labels.Set{"env": "prod"})
 	cases := []struct {
@@ -35,6 +38,8 @@ func TestSelects(t *testing.T) {
 		want    bool
 	}{
 		{"one team: every namespace", single, serviceSet(""), "team-a", true},
+		{"no platform namespace named: none but those a set lists", Policy{}, serviceSet(""), "fleet", false},
+		{"no platform namespace named: a listed namespace", Policy{}, serviceSet("", "fleet"), "fleet", true},
 		{"one team: listed namespaces only", single, serviceSet("", "fleet"), "team-a", false},
 		{"shared: a platform set selects platform namespaces", shared, serviceSet(""), "fleet", true},
 		{"shared: a platform set never selects a tenant's Cluster by its labels alone", shared, serviceSet(""), "team-a", false},
@@ -67,12 +72,13 @@ func TestReads(t *testing.T) {
 		// wantErr: a part of the error, "" for none
 		wantErr string
 	}{
-		{"one team: any namespace", Policy{}, serviceSet(""), "team-a", ""},
+		{"one team: any namespace", single, serviceSet(""), "team-a", ""},
+		{"no platform namespace named: none", Policy{}, serviceSet(""), "team-a", "is not a platform namespace"},
 		{"shared: platform set, platform template", shared, serviceSet(""), "fleet", ""},
 		{"shared: platform set, a tenant's template", shared, serviceSet(""), "team-a", `namespace "team-a" is not a platform namespace`},
 		{"tenant set, own template", shared, serviceSet("team-a"), "team-a", ""},
 		{"tenant set, platform template", shared, serviceSet("team-a"), "fleet", `outside the ServiceSet's namespace "team-a"`},
-		{"tenant set on a one-team hub, another namespace", Policy{}, serviceSet("team-a"), "team-b", "outside"},
+		{"tenant set on a one-team hub, another namespace", single, serviceSet("team-a"), "team-b", "outside"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -134,13 +140,12 @@ func TestServiceSetServiceAccount(t *testing.T) {
 	if err := locked.ServiceSet(ss); err == nil || !strings.Contains(err.Error(), `serviceAccount names namespace "kube-system"`) {
 		t.Errorf("a ServiceAccount of another namespace: error %v", err)
 	}
-	if err := (Policy{}).ServiceSet(ss); err != nil {
-		t.Errorf("without a tenant ServiceAccount the choice is the ServiceSet's: %v", err)
+	if err := (Policy{}).ServiceSet(ss); err == nil || !strings.Contains(err.Error(), `set serviceAccount.namespace to "team-a"`) {
+		t.Errorf("without a tenant ServiceAccount, a ServiceAccount of another namespace: error %v, want one saying what to set", err)
 	}
 }
 
 func TestDependsOn(t *testing.T) {
-	single := Policy{}
 	shared := Policy{PlatformNamespaces: []string{"fleet"}}
 	cases := []struct {
 		name       string
@@ -163,5 +168,47 @@ func TestDependsOn(t *testing.T) {
 				t.Fatalf("DependsOn = %v, want %q", err, c.err)
 			}
 		})
+	}
+}
+
+// TestPlatformNamespaces: the operator's --platform-namespaces, resolved. Naming none is the
+// safe choice, the controller's own namespace; every namespace only when asked for by '*'.
+func TestPlatformNamespaces(t *testing.T) {
+	cases := []struct {
+		name    string
+		flag    []string
+		want    []string
+		wantErr string
+	}{
+		{"default: the controller's own namespace", nil, []string{"holdfast-system"}, ""},
+		{"blank entries are none", []string{" ", ""}, []string{"holdfast-system"}, ""},
+		{"named ones", []string{"holdfast-system", " platform"}, []string{"holdfast-system", "platform"}, ""},
+		{"every namespace", []string{"*"}, []string{"*"}, ""},
+		{"'*' with others", []string{"*", "platform"}, nil, "stands alone"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := PlatformNamespaces(c.flag, "holdfast-system")
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("PlatformNamespaces(%q) = %v, %v, want an error containing %q", c.flag, got, err, c.wantErr)
+				}
+				return
+			}
+			if err != nil || !slices.Equal(got, c.want) {
+				t.Fatalf("PlatformNamespaces(%q) = %v, %v, want %v", c.flag, got, err, c.want)
+			}
+		})
+	}
+	def, err := PlatformNamespaces(nil, "holdfast-system")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := Policy{PlatformNamespaces: def}
+	if !p.Shared() || p.platform("tenant-a") || !p.platform("holdfast-system") {
+		t.Fatalf("default policy %+v: shared %v, tenant-a platform %v, holdfast-system platform %v", p, p.Shared(), p.platform("tenant-a"), p.platform("holdfast-system"))
+	}
+	if p.Selects(serviceSet(""), labels.Everything(), cluster("tenant-a")) {
+		t.Fatal("with default flags a platform set selects a Cluster a tenant registered and labelled")
 	}
 }

@@ -75,7 +75,7 @@ func TestWebUI(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = fl.Stop() })
-	stop, err := fl.StartController(context.WithoutCancel(ctx), controller.Options{ProbeInterval: 500 * time.Millisecond, ConnectionGrace: 2 * time.Second, SkipNameValidation: true})
+	stop, err := fl.StartController(context.WithoutCancel(ctx), controller.Options{PlatformNamespaces: []string{fl.Namespace, templateNS}, ProbeInterval: 500 * time.Millisecond, ConnectionGrace: 2 * time.Second, SkipNameValidation: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,6 +30,7 @@ import (
 	"holdfast.dev/holdfast/internal/localfleet"
 	"holdfast.dev/holdfast/internal/naming"
 	"holdfast.dev/holdfast/internal/sandbox"
+	"holdfast.dev/holdfast/internal/tenancy"
 )
 
 // FleetOptions describe the fleet a Harness starts.
@@ -162,6 +163,10 @@ func (h *Harness) startManager(ctx context.Context, hubQPS float32, opts control
 	hubCfg.QPS = hubQPS
 	hubCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return count("hub", rt) })
 	opts.MetricsAddr, opts.HealthAddr = "0", "0"
+	if len(opts.PlatformNamespaces) == 0 {
+		// The benchmarks' hub has one team: their templates live in namespaces of their own.
+		opts.PlatformNamespaces = []string{tenancy.AllNamespaces}
+	}
 	wrap := opts.TargetTransport
 	opts.TargetTransport = func(cluster types.NamespacedName, rt http.RoundTripper) http.RoundTripper {
 		server := cluster.Name

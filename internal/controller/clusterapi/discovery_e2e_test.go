@@ -84,13 +84,15 @@ func TestClusterAPIClustersBecomeTargets(t *testing.T) {
 	}
 
 	ctrl.SetLogger(zap.New(zap.WriteTo(&testsupport.LogBuffer{})))
+	// Cluster API's clusters are in ns: a platform namespace, as the templates'.
+	const ns = "fleet-capi"
 	mgr, _, err := controller.NewManager(ctx, hub.RESTConfig(), controller.Options{
 		MetricsAddr: "0", HealthAddr: "0", SkipNameValidation: true, ClusterAPIDiscovery: true,
+		PlatformNamespaces: []string{ns, "templates"},
 	})
 	g.Expect(err).NotTo(HaveOccurred())
 	go func() { _ = mgr.Start(ctx) }()
 
-	const ns = "fleet-capi"
 	g.Expect(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
 	// As Cluster API writes it: type cluster.x-k8s.io/secret, key value.
 	g.Expect(c.Create(ctx, &corev1.Secret{

@@ -59,6 +59,9 @@ type Reconciler struct {
 	// APIReader reads Secrets and the status objects being reconciled straight from the API
 	// server (the cache holds status objects without their inventories).
 	APIReader client.Reader
+	// RenderingsNamespace is where the rendered Helm services are kept (package rendercache):
+	// the controller's own namespace, the only one where it writes Secrets.
+	RenderingsNamespace string
 	// Fleet gives the connection to each target cluster.
 	Fleet *fleet.Registry
 	// Charts fetches Helm charts.
@@ -121,7 +124,10 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=holdfast.dev,resources=clusterservicestatuses/finalizers,verbs=update
 // +kubebuilder:rbac:groups=holdfast.dev,resources=multiclusterservices;servicetemplates;holdfastclusters,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;delete
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+// The kept renderings (package rendercache) are the only Secrets the controller writes, all in
+// its own namespace (the release namespace, where the chart grants this rule).
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=create;update;delete,namespace=holdfast-system
 
 // Reconcile deploys, prunes or withdraws, and writes the status once, at the end.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, retErr error) {

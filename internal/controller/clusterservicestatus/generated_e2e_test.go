@@ -16,6 +16,8 @@ import (
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/chartserver"
+	"holdfast.dev/holdfast/internal/controller"
+	"holdfast.dev/holdfast/internal/rendercache"
 )
 
 // TestGeneratedValuesStayStable: a chart whose templates generate a password, UUIDs, a CA and
@@ -109,11 +111,11 @@ func TestGeneratedValuesStayStable(t *testing.T) {
 	g.Expect(secretWrites()).To(Equal(int64(1)), "writes of the Secret after one change of input")
 	g.Expect(identityWrites()).To(Equal(int64(1)), "writes of the ConfigMap after one change of input")
 
-	t.Log("The rendering is kept in a Secret on the hub, owned by the status object, and never logged")
+	t.Log("The rendering is kept in a Secret on the hub, in the controller's namespace, for the status object, and never logged")
 	css := statusOf(g, name, cluster)
 	kept := &corev1.Secret{}
-	g.Expect(hub.Get(ctx, client.ObjectKey{Namespace: clusterNamespace, Name: css.Name + "-render"}, kept)).To(Succeed())
-	g.Expect(kept.OwnerReferences).To(ContainElement(HaveField("UID", css.UID)))
+	g.Expect(hub.Get(ctx, client.ObjectKey{Namespace: controller.LocalNamespace, Name: css.Namespace + "." + css.Name + "-render"}, kept)).To(Succeed())
+	g.Expect(kept.Labels).To(HaveKeyWithValue(rendercache.RenderingsOfUIDLabel, string(css.UID)))
 	g.Expect(kept.Data).To(HaveKey("gen"))
 	for _, v := range []string{string(secret.Data["password"]), string(secret2.Data["password"])} {
 		g.Expect(strings.Contains(logs.String(), v)).To(BeFalse(), "a generated password is in the controller's log")

@@ -44,7 +44,7 @@ func (r *Reconciler) renderService(ctx context.Context, kept *rendercache.Sessio
 
 // renderings keeps rendered Helm services on the hub between reconciles and restarts.
 func (r *Reconciler) renderings() *rendercache.Store {
-	return &rendercache.Store{Client: r.Client, Reader: r.APIReader, Charts: r.Charts}
+	return &rendercache.Store{Namespace: r.RenderingsNamespace, Client: r.Client, Reader: r.APIReader, Charts: r.Charts}
 }
 
 // keepRenderings keeps what was rendered anew and returns the services whose rendering is not

@@ -141,10 +141,12 @@ func startCharts() error {
 	return nil
 }
 
-// managerOptions are the options the suite's controllers run with.
+// managerOptions are the options the suite's controllers run with: the Clusters' namespace and
+// the templates' are the platform namespaces.
 func managerOptions() controller.Options {
 	return controller.Options{
-		MetricsAddr: "0", HealthAddr: "0", ProbeInterval: 500 * time.Millisecond, ConnectionGrace: 2 * time.Second,
+		PlatformNamespaces: []string{clusterNamespace, templateNamespace},
+		MetricsAddr:        "0", HealthAddr: "0", ProbeInterval: 500 * time.Millisecond, ConnectionGrace: 2 * time.Second,
 		Clock: clk, SkipNameValidation: true, TargetTransport: partitionable, TargetDial: dialThroughLinks,
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
@@ -67,7 +68,21 @@ type scope struct {
 	// revision of the services cannot be made.
 	plan        *rollout.Plan
 	revisionErr error
+	// taken are the matching Clusters whose status object's name another service set's status
+	// object has (see nameTaken).
+	taken []nameTaken
 }
+
+// nameTaken is a matching Cluster whose status object cannot be made: naming.StatusName gives
+// the same name to another service set on another Cluster ("a.b" on "c", "a" on "b.c").
+type nameTaken struct {
+	cluster, status     types.NamespacedName
+	otherSet, otherOnto string
+}
+
+// takenRetry is how often a service set whose status object names are taken looks again: the
+// other service set's status object going away wakes only that set.
+const takenRetry = time.Minute
 
 // Reconcile creates and deletes ClusterServiceStatuses and writes the status once, at the end.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, retErr error) {
@@ -109,9 +124,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	}
 	if s.plan != nil {
 		// Only a pause between waves is moved by time; the status objects' changes move the rest.
-		return ctrl.Result{RequeueAfter: s.plan.Requeue}, nil
+		res.RequeueAfter = s.plan.Requeue
 	}
-	return ctrl.Result{}, nil
+	if len(s.taken) > 0 && (res.RequeueAfter == 0 || res.RequeueAfter > takenRetry) {
+		res.RequeueAfter = takenRetry
+	}
+	return res, nil
 }
 
 // reconcileClusters creates a ClusterServiceStatus for each matching Cluster and deletes those of
@@ -165,11 +183,16 @@ func (r *Reconciler) reconcileClusters(ctx context.Context, s *scope) error {
 			continue
 		}
 		css, err := r.createStatus(ctx, s.mcs, c, s.revisionFor(key))
+		if apierrors.IsAlreadyExists(err) {
+			css, err = r.statusNamed(ctx, s, c)
+		}
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		s.statuses = append(s.statuses, *css)
+		if css != nil {
+			s.statuses = append(s.statuses, *css)
+		}
 	}
 	policy := holdfastv1.DeletionDelete
 	if s.mcs.Spec.UnmatchPolicy == holdfastv1.UnmatchLeave {
@@ -215,6 +238,25 @@ func (r *Reconciler) createStatus(ctx context.Context, mcs *holdfastv1.MultiClus
 	}
 	ctrl.LoggerFrom(ctx).Info("Cluster selected", "cluster", klog.KObj(c), "clusterServiceStatus", klog.KObj(css))
 	return css, nil
+}
+
+// statusNamed reads the status object whose name Cluster c's already has: its own, which the
+// cache had not shown yet, or another service set's, whose name is the same (recorded in
+// s.taken, and nil returned).
+func (r *Reconciler) statusNamed(ctx context.Context, s *scope, c *holdfastv1.Cluster) (*holdfastv1.ClusterServiceStatus, error) {
+	key := types.NamespacedName{Namespace: c.Namespace, Name: naming.StatusName(s.mcs.Name, c.Name)}
+	css := &holdfastv1.ClusterServiceStatus{}
+	if err := r.Client.Get(ctx, key, css); err != nil {
+		return nil, fmt.Errorf("reading ClusterServiceStatus %s, which exists already: %w", key, err)
+	}
+	if css.Spec.MultiClusterService == s.mcs.Name && css.Spec.Cluster == c.Name {
+		return css, nil
+	}
+	s.taken = append(s.taken, nameTaken{cluster: client.ObjectKeyFromObject(c), status: key,
+		otherSet: css.Spec.MultiClusterService, otherOnto: css.Spec.Cluster})
+	ctrl.LoggerFrom(ctx).Info("Status object name taken by another service set", "cluster", klog.KObj(c),
+		"clusterServiceStatus", klog.KObj(css), "otherMultiClusterService", css.Spec.MultiClusterService)
+	return nil, nil
 }
 
 // deleteStatus sets the cleanup policy the deletion should follow, then deletes; the

@@ -76,6 +76,8 @@ func computeStatus(s *scope) {
 		set(metav1.ConditionFalse, holdfastv1.PausedReason, "spec.paused is true: no cluster is changed")
 	case s.revisionErr != nil:
 		set(metav1.ConditionFalse, holdfastv1.RevisionFailedReason, "the revision of the services cannot be made, so no cluster changes: "+s.revisionErr.Error())
+	case len(s.taken) > 0:
+		set(metav1.ConditionFalse, holdfastv1.StatusNameTakenReason, takenMessage(m.Name, s.taken))
 	case st.Rollout != nil && st.Rollout.Phase != holdfastv1.RolloutComplete:
 		setRolloutReady(m.Name, st.Rollout, set)
 	case len(s.matching) == 0:
@@ -165,6 +167,19 @@ func setHealthy(s *scope) {
 	default:
 		set(metav1.ConditionUnknown, holdfastv1.ProgressingReason, fmt.Sprintf("%s; waiting for %s", counts, nameSome(progressing)))
 	}
+}
+
+// takenMessage says which matching Clusters this service set cannot serve, whose status object
+// holds the name theirs needs, and what to rename.
+func takenMessage(set string, taken []nameTaken) string {
+	named := make([]string, len(taken))
+	for i, t := range taken {
+		named[i] = fmt.Sprintf("Cluster %s: ClusterServiceStatus %s is MultiClusterService %s's for Cluster %s/%s",
+			t.cluster, t.status, t.otherSet, t.status.Namespace, t.otherOnto)
+	}
+	sort.Strings(named)
+	return fmt.Sprintf("not served: %s (status objects are named <service set>.<cluster>, and a dot in either name can make "+
+		"two pairs meet); rename this service set or the Cluster", nameSome(named))
 }
 
 func nameSome(names []string) string {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/conditions"
@@ -306,7 +307,7 @@ func TestMatches(t *testing.T) {
 				t.Fatal(err)
 			}
 			mcs := &holdfastv1.MultiClusterService{Spec: holdfastv1.MultiClusterServiceSpec{ClusterSelector: tt.sel}}
-			if got := (tenancy.Policy{}).Selects(mcs, selector, &prod); got != tt.want {
+			if got := (tenancy.Policy{PlatformNamespaces: []string{tenancy.AllNamespaces}}).Selects(mcs, selector, &prod); got != tt.want {
 				t.Errorf("Selects = %t, want %t", got, tt.want)
 			}
 		})
@@ -412,5 +413,28 @@ func TestRolloutReady(t *testing.T) {
 				t.Errorf("a failure resumed before is named: %q", got.Message)
 			}
 		})
+	}
+}
+
+// TestComputeStatusNameTaken: a matching Cluster whose status object's name another service
+// set's status object has is not served, and Ready says so, naming that service set, its
+// Cluster and what to rename, whatever the other clusters are.
+func TestComputeStatusNameTaken(t *testing.T) {
+	mcs := &holdfastv1.MultiClusterService{ObjectMeta: metav1.ObjectMeta{Name: "a", Generation: generation}}
+	s := &scope{mcs: mcs, matching: clusters("c1", "b.c"), statuses: []holdfastv1.ClusterServiceStatus{readyStatus("c1")},
+		taken: []nameTaken{{cluster: types.NamespacedName{Namespace: "fleet", Name: "b.c"},
+			status: types.NamespacedName{Namespace: "fleet", Name: "a.b.c"}, otherSet: "a.b", otherOnto: "c"}}}
+	computeStatus(s)
+	got := conditions.Get(mcs, holdfastv1.ReadyCondition)
+	want := "not served: Cluster fleet/b.c: ClusterServiceStatus fleet/a.b.c is MultiClusterService a.b's for Cluster fleet/c " +
+		"(status objects are named <service set>.<cluster>, and a dot in either name can make two pairs meet); rename this service set or the Cluster"
+	if got.Status != metav1.ConditionFalse || got.Reason != holdfastv1.StatusNameTakenReason || got.Message != want {
+		t.Fatalf("Ready = %s %s %q, want False %s %q", got.Status, got.Reason, got.Message, holdfastv1.StatusNameTakenReason, want)
+	}
+	if !holdfastv1.NeedsAttention(got.Reason) {
+		t.Errorf("%s does not need attention", got.Reason)
+	}
+	if mcs.Status.MatchingClusters != 2 || mcs.Status.ReadyClusters != 1 {
+		t.Errorf("matching %d, ready %d, want 2 and 1", mcs.Status.MatchingClusters, mcs.Status.ReadyClusters)
 	}
 }
