@@ -32,8 +32,9 @@ func flood(ctx context.Context, c client.Client, n, padding int, owner string) e
 		wg.Go(func() {
 			for i := range next {
 				cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("flood-%05d", i), Namespace: floodNamespace,
-					Labels:      map[string]string{holdfastv1.ManagedByLabel: holdfastv1.ManagedByValue, holdfastv1.ServiceLabel: "bulk"},
-					Annotations: map[string]string{holdfastv1.OwnerAnnotation: owner, "holdfast.dev/padding": pad}}}
+					Labels: map[string]string{holdfastv1.ManagedByLabel: holdfastv1.ManagedByValue, holdfastv1.ServiceLabel: "bulk"},
+					// Each value its own: equal ones would share one interned copy.
+					Annotations: map[string]string{holdfastv1.OwnerAnnotation: owner, "holdfast.dev/padding": fmt.Sprint(i) + pad[len(fmt.Sprint(i)):]}}}
 				if err := c.Create(ctx, cm); err != nil {
 					select {
 					case errs <- fmt.Errorf("creating ConfigMap %s: %w", cm.Name, err):

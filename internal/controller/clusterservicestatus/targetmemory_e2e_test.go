@@ -117,8 +117,9 @@ func TestAFloodOfLabelledObjectsIsNotKept(t *testing.T) {
 		wg.Go(func() {
 			for i := range next {
 				cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("flood-%04d", i), Namespace: floodNS,
-					Labels:      map[string]string{holdfastv1.ManagedByLabel: holdfastv1.ManagedByValue, holdfastv1.ServiceLabel: "web"},
-					Annotations: map[string]string{holdfastv1.OwnerAnnotation: name, "holdfast.dev/padding": padding}},
+					Labels: map[string]string{holdfastv1.ManagedByLabel: holdfastv1.ManagedByValue, holdfastv1.ServiceLabel: "web"},
+					// Each value its own: equal ones would share one interned copy.
+					Annotations: map[string]string{holdfastv1.OwnerAnnotation: name, "holdfast.dev/padding": fmt.Sprint(i) + padding[len(fmt.Sprint(i)):]}},
 					Data: map[string]string{"cluster": "cluster-1"}}
 				if err := flooder.Create(ctx, cm); err != nil {
 					errs <- err
