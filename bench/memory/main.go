@@ -24,7 +24,10 @@
 // managed objects. Deploying the sets one after the other also shows the cost of one more
 // managed object: the first set pays for what is allocated once (target discovery, the watch
 // decoders' buffers, event caches), the last set's objects only for themselves. With
-// -heap-profile FILE it also writes a heap profile (go tool pprof) at the end.
+// -heap-profile FILE it also writes a heap profile (go tool pprof) at the end. With -flood N it
+// then creates N labelled ConfigMaps Holdfast did not apply on the first target, each with a
+// -flood-padding byte holdfast.dev/ annotation, and measures again: what a target's users can
+// make the controller hold (bounded by drift.Applied).
 //
 // Usage: go run ./bench/memory
 package main
@@ -53,6 +56,7 @@ type config struct {
 	clusters, sets, objects int
 	settle, quiet, timeout  time.Duration
 	heapProfile             string
+	flood, floodPadding     int
 }
 
 func main() {
@@ -64,6 +68,8 @@ func main() {
 	flag.DurationVar(&cfg.quiet, "quiet", 5*time.Second, "the deployment is over once the controller sent no request but probes and watches for this long")
 	flag.DurationVar(&cfg.timeout, "timeout", 20*time.Minute, "how long to wait for the deployment")
 	flag.StringVar(&cfg.heapProfile, "heap-profile", "", "write a heap profile with everything deployed to this file")
+	flag.IntVar(&cfg.flood, "flood", 0, "then create this many labelled ConfigMaps Holdfast did not apply on the first target, and measure again")
+	flag.IntVar(&cfg.floodPadding, "flood-padding", 8<<10, "bytes of the holdfast.dev/ annotation of each -flood ConfigMap")
 	measure.ParseFlags(measure.AtLeast("objects", 10), measure.AtLeast("clusters", 1), measure.AtLeast("sets", 1))
 	measure.Main(func(ctx context.Context) error { return run(ctx, cfg) })
 }
@@ -98,7 +104,7 @@ func run(ctx context.Context, cfg config) (retErr error) {
 
 	fmt.Fprintf(os.Stderr, "Starting a hub and %d targets\n", cfg.clusters)
 	began := time.Now()
-	h, err := measure.StartFleet(ctx, measure.FleetOptions{Clusters: cfg.clusters})
+	h, err := measure.StartFleet(ctx, measure.FleetOptions{Clusters: cfg.clusters, UnlimitedClients: cfg.flood > 0})
 	if err != nil {
 		return err
 	}
@@ -200,13 +206,27 @@ func run(ctx context.Context, cfg config) (retErr error) {
 		}
 		prev = watched
 	}
+	full := prev
+	if cfg.flood > 0 {
+		fmt.Fprintf(os.Stderr, "Flooding %s with %d labelled ConfigMaps\n", h.Names[0], cfg.flood)
+		if err := flood(ctx, h.Targets[0], cfg.flood, cfg.floodPadding, setName(0)); err != nil {
+			return err
+		}
+		h.Counter.WaitQuiet(cfg.quiet, 5*time.Minute)
+		time.Sleep(cfg.settle)
+		flooded, err := measureNow()
+		if err != nil {
+			return err
+		}
+		row(fmt.Sprintf("the same after a flood of %d labelled ConfigMaps Holdfast did not apply, each with a %d-byte holdfast.dev/ annotation, on one target", cfg.flood, cfg.floodPadding), flooded)
+		setup.Row("the flood (after it minus before it), per flooded object", perObject(flooded.minus(full), cfg.flood))
+	}
 	if cfg.heapProfile != "" {
 		if err := measure.WriteHeapProfile(cfg.heapProfile); err != nil {
 			return err
 		}
 	}
 
-	full := prev
 	setup.Row("objects per template", fmt.Sprintf("%d (%s)", m.Total(), m))
 	setup.Row("managed objects", fmt.Sprint(managed))
 	setup.Row("MultiClusterServices created until every status object Ready with all objects in sync (sum over the sets)", measure.Seconds(deployed))

@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -285,14 +284,17 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 	}
 
 	tenants := tenancy.Policy{PlatformNamespaces: platform, TenantServiceAccount: opts.TenantServiceAccount}
+	// What Holdfast applied to each target: the target caches keep only those objects in full.
+	applied := drift.NewApplied()
 	registry := fleet.NewRegistry(fleet.Options{
 		Scheme:        scheme,
 		CacheSelector: labels.SelectorFromSet(labels.Set{holdfastv1.ManagedByLabel: holdfastv1.ManagedByValue}),
 		WrapTransport: opts.TargetTransport,
 		WrapDial:      opts.TargetDial,
 		// The target caches serve only the drift watches: they keep a compact snapshot of each
-		// managed object rather than the object (see package drift).
-		CacheTransform: func(types.NamespacedName) toolscache.TransformFunc { return drift.NewCompactor().Transform },
+		// managed object rather than the object, and a stub of other labelled ones (see package
+		// drift).
+		CacheTransform: applied.Transform,
 		OnWatch: func(cluster types.NamespacedName, resource string) {
 			metrics.WatchStarted(cluster.String(), resource)
 			if opts.OnTargetWatch != nil {
@@ -403,6 +405,7 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 		Clock:     opts.Clock,
 		Tenancy:   tenants,
 		Shard:     shard,
+		Applied:   applied,
 
 		BreakGlass:          opts.BreakGlass,
 		InventoryShardSize:  opts.InventoryShardSize,

@@ -18,10 +18,19 @@
 //     opt-out, fight limits, problems to report). respond.go: what the policy does about one
 //     drifted object (correct, report, contested). windows.go: correction windows. fights.go:
 //     counting corrections to notice another manager reverting them.
-//   - watch.go, compact.go, snapshot.go: the watches on target clusters, below.
+//   - watch.go, compact.go, snapshot.go: the watches on target clusters, below; applied.go: which
+//     objects they keep in full, and the bounds.
 //
 // The watches go through each cluster's cache, which selects only objects labelled
-// holdfast.dev/managed-by, so the controller holds what it manages, not the cluster. The
+// holdfast.dev/managed-by, so the controller holds what it manages, not the cluster. That label
+// is no boundary, though: anyone who may create an object on a target can set it, and the
+// holdfast.dev/ annotations a snapshot keeps, at any size. So the caches keep a full snapshot only
+// of the objects an inventory of the cluster holds (Applied: the ClusterServiceStatus controller
+// registers each object before it applies it, and every inventory it reads or writes), and at
+// most MaxSnapshotBytes of each; any other labelled object is a stub of its identity, at most
+// MaxForeignObjects of them per cluster. A stub never hides a drift: an object Holdfast applied
+// whose snapshot is a stub (over the bound, or listed before its status object registered it)
+// makes its status objects compare with the cluster at its next version or deletion. The
 // server-side-apply field-set model both the watches and package apply build on (owned fields,
 // their digest, JSON pointers) is package fieldset.
 //

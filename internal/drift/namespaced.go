@@ -32,8 +32,9 @@ type namespacedKey struct {
 }
 
 type namespacedInformer struct {
-	informer toolscache.SharedIndexInformer
-	stop     context.CancelFunc
+	informer  toolscache.SharedIndexInformer
+	compactor *Compactor
+	stop      context.CancelFunc
 }
 
 // EnsureIn makes sure changes to objects of gvk (resource gvr) in namespace of the cluster are
@@ -56,11 +57,17 @@ func (w *Watches) EnsureIn(ctx context.Context, cluster types.NamespacedName, sr
 	}
 	inf := dynamicinformer.NewFilteredDynamicInformer(src.Client, gvr, namespace, 0, toolscache.Indexers{},
 		func(o *metav1.ListOptions) { o.LabelSelector = selector }).Informer()
-	if err := inf.SetTransform(NewCompactor().Transform); err != nil {
+	compactor := NewCompactor()
+	if w.Applied != nil {
+		compactor = w.Applied.Compactor(cluster)
+	}
+	if err := inf.SetTransform(compactor.Transform); err != nil {
+		compactor.Release()
 		return fmt.Errorf("watching %s in namespace %s on cluster %s: %w", gvk.Kind, namespace, cluster, err)
 	}
 	reg, err := inf.AddEventHandler(w.handler(cluster))
 	if err != nil {
+		compactor.Release()
 		return fmt.Errorf("watching %s in namespace %s on cluster %s: %w", gvk.Kind, namespace, cluster, err)
 	}
 	go w.whenSynced(cluster, reg, inf.IsStopped)
@@ -73,7 +80,7 @@ func (w *Watches) EnsureIn(ctx context.Context, cluster types.NamespacedName, sr
 		}
 	}()
 	go inf.RunWithContext(runCtx)
-	w.namespaced[k] = namespacedInformer{informer: inf, stop: stop}
+	w.namespaced[k] = namespacedInformer{informer: inf, compactor: compactor, stop: stop}
 	ctrl.LoggerFrom(ctx).V(1).Info("Watching managed objects in one namespace", "cluster", cluster.String(), "kind", gvk.String(), "namespace", namespace)
 	return nil
 }
@@ -83,6 +90,7 @@ func (w *Watches) forgetNamespaced(c cache.Cache) {
 	for k, n := range w.namespaced {
 		if k.cache == c {
 			n.stop()
+			n.compactor.Release()
 			delete(w.namespaced, k)
 		}
 	}

@@ -50,6 +50,40 @@ type Snapshot struct {
 	pending atomic.Pointer[pendingChange]
 	// from is the Compactor that made the snapshot, which forgets it when the object is deleted.
 	from *Compactor
+	// stub says the snapshot keeps only the object's identity (name, uid, resourceVersion,
+	// deletionTimestamp), and why.
+	stub stubKind
+}
+
+// stubKind says why a Snapshot is a stub.
+type stubKind uint8
+
+const (
+	stubNone stubKind = iota
+	// stubForeign: a labelled object no inventory of the cluster holds. The watch ignores it.
+	stubForeign
+	// stubOversized: an object Holdfast applied whose snapshot would keep more than
+	// MaxSnapshotBytes. Every new version of it asks for a comparison with the cluster.
+	stubOversized
+)
+
+// newStub returns the stub of u, made by c.
+func newStub(key snapshotKey, u *unstructured.Unstructured, kind stubKind, c *Compactor) *Snapshot {
+	s := &Snapshot{groupVersion: key.groupVersion, kind: key.kind, namespace: key.namespace,
+		deletionTimestamp: u.GetDeletionTimestamp(), from: c, stub: kind}
+	s.setText(key.name, u.GetUID(), u.GetResourceVersion(), "")
+	return s
+}
+
+// IsStub reports whether the snapshot keeps only the object's identity: a labelled object no
+// inventory of its cluster holds, or one over MaxSnapshotBytes.
+func (s *Snapshot) IsStub() bool { return s.stub != stubNone }
+
+// keptBytes is what the snapshot keeps beyond its fixed size: its text, and the holdfast.dev/
+// labels and annotations and field set it refers to (interned, so objects declared alike share
+// them; each is counted here in full).
+func (s *Snapshot) keptBytes() int64 {
+	return int64(len(s.text) + len(value(s.labels)) + len(value(s.annotations)) + len(value(s.fieldSet)))
 }
 
 // setText stores the snapshot's strings in one allocation.
@@ -71,6 +105,9 @@ type pendingChange struct {
 	fields  []FieldChange
 	author  Author
 	claimed bool
+	// compare: the watch cannot tell what changed (a stub was involved); the status objects
+	// that applied the object compare it with the cluster.
+	compare bool
 }
 
 var _ metav1.Object = &Snapshot{}
@@ -185,7 +222,7 @@ func (s *Snapshot) DeepCopyObject() runtime.Object {
 		labels: s.labels, annotations: s.annotations, fieldSet: s.fieldSet,
 		text: s.text, uidAt: s.uidAt, rvAt: s.rvAt, valuesAt: s.valuesAt,
 		deletionTimestamp: s.deletionTimestamp.DeepCopy(), digest: s.digest,
-		from: s.from,
+		from: s.from, stub: s.stub,
 	}
 	c.pending.Store(s.pending.Load())
 	return c

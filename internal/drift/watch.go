@@ -27,6 +27,10 @@ type Change struct {
 	Verdict
 	// OwnedDigest is the owned digest of the object after the change (Snapshot.OwnedDigest).
 	OwnedDigest string
+	// Compare: the watch cannot tell whether the object drifted (its snapshot, before or after,
+	// is a stub: see Applied). Object holds only its identity; the status objects that applied
+	// it (Applied.Owners) must compare it with the cluster. Verdict is empty.
+	Compare bool
 }
 
 // Watches keeps one informer handler per (cluster cache, kind). It is safe for concurrent use.
@@ -43,6 +47,9 @@ type Watches struct {
 	// and that first list (a restart, a new kind) reaches no handler as a change: whoever uses
 	// the watch compares with the cluster then.
 	OnSynced func(cluster types.NamespacedName)
+	// Applied, if set, makes the informers of EnsureIn keep full snapshots of the objects
+	// Holdfast applied only, as the caches' transform does (Applied.Transform).
+	Applied *Applied
 
 	mu      sync.Mutex
 	watched map[watchKey]cache.Informer
@@ -97,13 +104,17 @@ func (w *Watches) handler(cluster types.NamespacedName) toolscache.ResourceEvent
 	return toolscache.ResourceEventHandlerFuncs{
 		UpdateFunc: func(oldObj, newObj any) {
 			if n, ok := newObj.(*Snapshot); ok && oldObj != newObj {
-				if p := n.pending.Swap(nil); p != nil {
+				switch p := n.pending.Swap(nil); {
+				case p != nil && p.compare:
+					w.OnChange(cluster, Change{Object: n.Object(), Compare: true})
+				case p != nil:
 					v := Verdict{Drifted: true, Fields: p.fields, Author: p.author}
 					if p.claimed {
 						v = Verdict{Claimed: p.fields, Author: p.author}
 					}
 					w.OnChange(cluster, Change{Object: n.Object(), Verdict: v, OwnedDigest: n.OwnedDigest()})
-				} else if w.OnUpdate != nil {
+				case n.IsStub():
+				case w.OnUpdate != nil:
 					w.OnUpdate(cluster, n.Object())
 				}
 			}
@@ -112,11 +123,19 @@ func (w *Watches) handler(cluster types.NamespacedName) toolscache.ResourceEvent
 			if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 				obj = d.Obj
 			}
-			if o, ok := obj.(*Snapshot); ok {
-				if o.from != nil {
-					o.from.forget(o)
-				}
+			o, ok := obj.(*Snapshot)
+			if !ok {
+				return
+			}
+			if o.from != nil {
+				o.from.forget(o)
+			}
+			switch {
+			case !o.IsStub():
 				w.OnChange(cluster, Change{Object: o.Object(), Verdict: Decide(o, nil, nil)})
+			case o.stub == stubOversized || (o.from != nil && o.from.registered(o.key())):
+				// Holdfast's, but its stub cannot say: the reconcile compares, and finds it gone.
+				w.OnChange(cluster, Change{Object: o.Object(), Compare: true})
 			}
 		},
 	}

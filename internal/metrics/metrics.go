@@ -26,6 +26,7 @@ func init() {
 		notifications,
 		renderCacheRequests, queueWait, reconciles,
 		rolloutHalted, rolloutWave,
+		targetCacheCollector,
 	)
 }
 

@@ -74,6 +74,10 @@ type Reconciler struct {
 	Notifier *notify.Dispatcher
 	// Clock is injectable, so tests can prove the periodic reconcile without waiting hours.
 	Clock clock.PassiveClock
+	// Applied is what the status objects applied to each cluster, which the target caches keep
+	// in full (drift.Applied); the caches' transform must be its (fleet.Options.CacheTransform).
+	// A record of its own when nil.
+	Applied *drift.Applied
 	// Tenancy limits the Clusters, templates and Secrets a service set may use (package
 	// tenancy): a status object its service set would not select deploys nothing.
 	Tenancy tenancy.Policy
@@ -407,7 +411,7 @@ func (r *Reconciler) readWhole(ctx context.Context, s *scope) error {
 	css := &holdfastv1.ClusterServiceStatus{}
 	if err := r.APIReader.Get(ctx, key, css, &client.GetOptions{Raw: &metav1.GetOptions{ResourceVersion: s.css.ResourceVersion}}); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.memory.forget(key)
+			r.forgetStatus(key)
 		}
 		return fmt.Errorf("reading ClusterServiceStatus %s: %w", klog.KObj(s.css), err)
 	}
@@ -421,6 +425,7 @@ func (r *Reconciler) readWhole(ctx context.Context, s *scope) error {
 	}
 	s.css, s.before, s.whole = css, css.DeepCopy(), true
 	r.memory.setRecorded(key, css.Spec.Cluster, css, "")
+	r.registerInventory(css, css.Status.Resources)
 	return nil
 }
 
@@ -428,7 +433,7 @@ func (r *Reconciler) readWhole(ctx context.Context, s *scope) error {
 // the error of reading it otherwise.
 func (r *Reconciler) forgetIfGone(key types.NamespacedName, err error) error {
 	if apierrors.IsNotFound(err) {
-		r.memory.forget(key)
+		r.forgetStatus(key)
 		return nil
 	}
 	return err
@@ -449,6 +454,10 @@ func (r *Reconciler) forgetIfGone(key types.NamespacedName, err error) error {
 func (r *Reconciler) onDrift(cluster types.NamespacedName, c drift.Change) {
 	if c.Deleted {
 		r.ownWrites.Forget(cluster, c.Object)
+	}
+	if c.Compare {
+		r.onCompare(cluster, c.Object)
+		return
 	}
 	owner := c.Object.GetAnnotations()[holdfastv1.OwnerAnnotation]
 	if owner == "" || drift.Exempt(c.Object) {

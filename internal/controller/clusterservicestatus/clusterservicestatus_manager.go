@@ -27,6 +27,7 @@ import (
 	"holdfast.dev/holdfast/internal/dependency"
 	"holdfast.dev/holdfast/internal/drift"
 	"holdfast.dev/holdfast/internal/fleet"
+	"holdfast.dev/holdfast/internal/metrics"
 	"holdfast.dev/holdfast/internal/naming"
 	"holdfast.dev/holdfast/internal/templatesource"
 )
@@ -47,10 +48,19 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	r.connected = make(chan event.TypedGenericEvent[*holdfastv1.Cluster], 1024)
 	r.Fleet.OnRecovered(r.onRecovered)
 	r.Fleet.OnConnected(r.onConnected)
-	r.watches = &drift.Watches{OnChange: r.onDrift, OnUpdate: r.onUpdate, OnSynced: r.onWatchSynced}
+	if r.Applied == nil {
+		r.Applied = drift.NewApplied()
+	}
+	metrics.ReportTargetCaches(r.targetCacheUsage)
+	r.watches = &drift.Watches{OnChange: r.onDrift, OnUpdate: r.onUpdate, OnSynced: r.onWatchSynced, Applied: r.Applied}
 	r.Fleet.OnClosed(forgetCacheOf(r.watches.Forget))
 	r.ownWrites = &drift.OwnWrites{}
-	r.Fleet.OnClosed(func(c *fleet.Connection) { r.ownWrites.ForgetCluster(c.Key()) })
+	r.Fleet.OnClosed(func(c *fleet.Connection) {
+		r.ownWrites.ForgetCluster(c.Key())
+		if r.Fleet.Get(c.Key()) == nil { // removed, not replaced
+			r.Applied.ForgetCluster(c.Key())
+		}
+	})
 	r.memory = newMemory()
 	r.revisions = lru.New(decodedRevisions)
 	r.configMaps = templatesource.NewRecentConfigMaps(templatesource.DefaultRecentConfigMapBytes)

@@ -66,6 +66,7 @@ func (r *Reconciler) correctDrifts(ctx context.Context, s *scope, rendered []ren
 		if pol.Detect {
 			opts.Recreate = pol.Recreates
 		}
+		r.registerApplying(s.css, rs.objects, opts.DefaultNamespace)
 		res, err := applier.Apply(ctx, rs.objects, opts)
 		if err != nil {
 			transient = append(transient, fmt.Errorf("correcting service %q: %w", rs.svc.Name, err))

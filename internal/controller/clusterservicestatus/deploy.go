@@ -128,6 +128,7 @@ func (r *Reconciler) reconcileDeploy(ctx context.Context, s *scope) (ctrl.Result
 			if pol.Detect {
 				opts.Recreate = pol.Recreates
 			}
+			r.registerApplying(css, rs.objects, opts.DefaultNamespace)
 			res, err := applier.Apply(ctx, rs.objects, opts)
 			out.result, out.applyErr = res, err
 			if err != nil {
@@ -149,6 +150,7 @@ func (r *Reconciler) reconcileDeploy(ctx context.Context, s *scope) (ctrl.Result
 	}
 	inventory = append(inventory, r.withdrawRemoved(ctx, s, applier, previous, declared)...)
 	s.resources = inventory
+	r.registerInventory(css, inventory)
 	if mcs.Spec.SyncMode == holdfastv1.SyncModeContinuousWithDriftDetection {
 		r.watchInventory(ctx, s)
 	}

@@ -29,6 +29,7 @@ import (
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/chartserver"
 	"holdfast.dev/holdfast/internal/controller"
+	"holdfast.dev/holdfast/internal/fleet"
 	"holdfast.dev/holdfast/internal/localfleet"
 	"holdfast.dev/holdfast/internal/naming"
 	"holdfast.dev/holdfast/internal/testsupport"
@@ -56,8 +57,10 @@ var (
 	mgrMu     sync.Mutex
 	mgrCancel context.CancelFunc
 	mgrDone   chan error
-	// hubCache is the running manager's cache of hub objects.
-	hubCache client.Reader
+	// hubCache is the running manager's cache of hub objects; targetFleet its connections to
+	// the targets.
+	hubCache    client.Reader
+	targetFleet *fleet.Registry
 )
 
 func TestMain(m *testing.M) {
@@ -159,7 +162,7 @@ func startManagerWith(opts controller.Options) error {
 	mgrMu.Lock()
 	defer mgrMu.Unlock()
 	ctx, cancel := context.WithCancel(context.Background())
-	mgr, _, err := controller.NewManager(ctx, fl.Hub.RESTConfig(), opts)
+	mgr, reg, err := controller.NewManager(ctx, fl.Hub.RESTConfig(), opts)
 	if err != nil {
 		cancel()
 		return err
@@ -170,7 +173,7 @@ func startManagerWith(opts controller.Options) error {
 		cancel()
 		return fmt.Errorf("hub cache did not sync")
 	}
-	mgrCancel, mgrDone, hubCache = cancel, done, mgr.GetCache()
+	mgrCancel, mgrDone, hubCache, targetFleet = cancel, done, mgr.GetCache(), reg
 	return nil
 }
 

@@ -45,6 +45,9 @@ func (r *Reconciler) watchInventory(ctx context.Context, s *scope) {
 			notes = append(notes, fmt.Sprintf("changes to %s are found at full reconciles only (%v)", gvk.Kind, err))
 		}
 	}
+	if note := r.Applied.Note(key); note != "" && len(kinds) > 0 {
+		notes = append(notes, note)
+	}
 	r.memory.setWatchNotes(client.ObjectKeyFromObject(s.css), s.css.Spec.Cluster, notes)
 }
 
