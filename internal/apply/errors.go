@@ -14,6 +14,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"holdfast.dev/holdfast/internal/fleet"
 )
 
 // Reasons an object fails before or apart from the API server's verdict. ObjectResult.Err wraps
@@ -86,7 +88,7 @@ func unknownKindError(gvk schema.GroupVersionKind, cause error) error {
 		what = fmt.Sprintf("%s (%s/%s)", gvk.Kind, gvk.Group, gvk.Version)
 	}
 	if cause != nil && !meta.IsNoMatchError(cause) {
-		return fmt.Errorf("%w: %s: install its CustomResourceDefinition first (%v)", ErrUnknownKind, what, cause)
+		return fmt.Errorf("%w: %s: install its CustomResourceDefinition first (%s)", ErrUnknownKind, what, Message(cause))
 	}
 	return fmt.Errorf("%w: %s: install its CustomResourceDefinition first", ErrUnknownKind, what)
 }
@@ -108,20 +110,51 @@ func ImmutableFields(err error) []string {
 	return fields
 }
 
-// message is the text shown for err: the API server's own message when there is one, without
-// the client's wrapping. A refusal to change immutable fields names the fields only: the API
-// server's message quotes whole values (a pod template), which may be long and hold
-// configuration.
-func message(err error) string {
+// Message is the text a status shows for err, an object's or a service's failure. Holdfast's
+// own reasons (the errors above) keep their words; whatever a target answered goes through
+// fleet.Redact, the rules of the probe's errors, so that a server a Cluster names cannot have
+// a response body (its own, or an internal endpoint's it redirects to) quoted back to the
+// Cluster's author: a Kubernetes Status keeps its message, an HTTP answer that is not one
+// becomes its status code. Where the redaction changed a Status's message, the redacted one
+// replaces it in err's text, keeping what wraps it; errors joined are worded one by one. A refusal to change immutable fields names
+// the fields only: the API server's message quotes whole values (a pod template), which may be
+// long and hold configuration.
+func Message(err error) string {
 	if ns := MissingNamespace(err); ns != "" {
 		return fmt.Sprintf("namespace %s does not exist on the cluster: create it, or let Holdfast create it (the service's createNamespace); retried until it exists", ns)
 	}
 	if fields := ImmutableFields(err); len(fields) > 0 {
 		return fmt.Sprintf("the change needs immutable fields changed (%s): only deleting and re-creating the object can do it", strings.Join(fields, ", "))
 	}
-	var status apierrors.APIStatus
-	if errors.As(err, &status) && status.Status().Message != "" {
-		return status.Status().Message
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		var parts []string
+		for _, e := range joined.Unwrap() {
+			parts = append(parts, Message(e))
+		}
+		return strings.Join(parts, "; ")
 	}
-	return err.Error()
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		st := status.Status()
+		raw := (&apierrors.StatusError{ErrStatus: st}).Error()
+		redacted := fleet.Redact(err).Error()
+		if redacted == raw || !strings.Contains(err.Error(), raw) {
+			return redacted
+		}
+		return strings.Replace(err.Error(), raw, redacted, 1)
+	}
+	if own(err) {
+		return err.Error()
+	}
+	return fleet.Redact(err).Error()
+}
+
+// own reports whether err is one of Holdfast's own reasons for an object, in its own words.
+func own(err error) bool {
+	for _, reason := range []error{ErrInvalidObject, ErrUnknownKind, ErrNoNamespace, ErrTooLarge, ErrDuplicate, ErrNotEstablished, ErrBeingDeleted} {
+		if errors.Is(err, reason) {
+			return true
+		}
+	}
+	return false
 }

@@ -240,6 +240,7 @@ func (r *Registry) newConnection(key types.NamespacedName, fp string, cfg *rest.
 		return nil, fmt.Errorf("building the transport for cluster %s: %w", key, err)
 	}
 	useTransport(cfg, transport)
+	cfg.Wrap(RefuseRedirects)
 	if wrap := r.opts.WrapTransport; wrap != nil {
 		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return wrap(key, rt) })
 	}

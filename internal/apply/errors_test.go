@@ -1,0 +1,53 @@
+package apply
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"holdfast.dev/holdfast/internal/fleet"
+)
+
+// TestMessage: what a target answered reaches a status only as fleet.Redact words it (no
+// response body, a Status's message kept), inside Holdfast's own words around it; Holdfast's
+// own reasons are kept as they are.
+func TestMessage(t *testing.T) {
+	const marker = "internal-body-marker"
+	configmaps := schema.GroupResource{Resource: "configmaps"}
+	body := apierrors.NewGenericServerResponse(500, "patch", configmaps, "app", "internal service: "+marker, 0, true)
+	redirect := &url.Error{Op: "Patch", URL: "https://10.0.0.1:6443/api/v1/namespaces/a/configmaps/app", Err: fmt.Errorf("%w (HTTP 302 Found)", fleet.ErrRedirect)}
+	cases := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"a body client-go quotes", body, "HTTP 500 Internal Server Error: the server is not a Kubernetes API server"},
+		{"a body inside Holdfast's words", fmt.Errorf("applying 2 objects: listing ConfigMap: %w", body),
+			"applying 2 objects: listing ConfigMap: HTTP 500 Internal Server Error"},
+		{"a Status's message", fmt.Errorf("reading live object: %w", apierrors.NewForbidden(configmaps, "app", errors.New("no"))),
+			`reading live object: configmaps "app" is forbidden: no`},
+		{"a redirect refused", fmt.Errorf("applying: %w", redirect), "answered with a redirect, which Holdfast does not follow (HTTP 302 Found)"},
+		{"an answer that is no JSON", fmt.Errorf("decoding: %w", errors.New("invalid character '<': <html>"+marker)), "could not be read as a Kubernetes API response"},
+		{"Holdfast's own reason", fmt.Errorf("%w: app is declared more than once", ErrDuplicate), "duplicate object: app is declared more than once"},
+		{"a kind a target's discovery failed on", unknownKindError(schema.GroupVersionKind{Version: "v1", Kind: "Thing"}, body),
+			"install its CustomResourceDefinition first (HTTP 500 Internal Server Error"},
+		{"joined", errors.Join(fmt.Errorf("withdrawing service %q: %w", "a", body), fmt.Errorf("withdrawing service %q: %w", "b", redirect)),
+			`withdrawing service "a": HTTP 500 Internal Server Error`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Message(tc.err)
+			if !strings.Contains(got, tc.want) {
+				t.Errorf("Message = %q, want it to say %q", got, tc.want)
+			}
+			if strings.Contains(got, marker) {
+				t.Errorf("Message quotes the answer: %q", got)
+			}
+		})
+	}
+}
