@@ -1,6 +1,7 @@
 package rollout
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,14 +32,7 @@ const legacyDigestChars = 10
 // A revision that fails is not used at all (the caller deploys nothing from it); its name is
 // not quoted back from the data, only the object's.
 func Verify(cr *appsv1.ControllerRevision, mcs *holdfastv1.MultiClusterService) (*Snapshot, error) {
-	var problems []string
-	if got, want := cr.Labels[holdfastv1.RevisionLabel], naming.LabelValue(mcs.Name); got != want {
-		problems = append(problems, fmt.Sprintf("its label %s is %q, not %q", holdfastv1.RevisionLabel, got, want))
-	}
-	if owner := metav1.GetControllerOfNoCopy(cr); owner == nil || owner.Kind != "MultiClusterService" ||
-		owner.APIVersion != holdfastv1.GroupVersion.String() || owner.Name != mcs.Name || owner.UID != mcs.UID {
-		problems = append(problems, fmt.Sprintf("it is not controlled by MultiClusterService %s (UID %s)", mcs.Name, mcs.UID))
-	}
+	problems := ownership(cr, mcs)
 	snap, err := decode(cr)
 	if err == nil {
 		err = checkDigest(cr.Name, mcs.Name, snap)
@@ -66,4 +60,23 @@ func checkDigest(name, mcs string, snap *Snapshot) error {
 		}
 	}
 	return errors.New("its data does not match its name (the digest of the services and templates it holds): it was changed after Holdfast made it")
+}
+
+// Holds reports whether cr is mcs's revision holding exactly data, the bytes Encode made for
+// its name: what Verify would accept, without decoding.
+func Holds(cr *appsv1.ControllerRevision, mcs *holdfastv1.MultiClusterService, data []byte) bool {
+	return len(ownership(cr, mcs)) == 0 && bytes.Equal(cr.Data.Raw, data)
+}
+
+// ownership says what is wrong with cr's label and controller for a revision of mcs.
+func ownership(cr *appsv1.ControllerRevision, mcs *holdfastv1.MultiClusterService) []string {
+	var problems []string
+	if got, want := cr.Labels[holdfastv1.RevisionLabel], naming.LabelValue(mcs.Name); got != want {
+		problems = append(problems, fmt.Sprintf("its label %s is %q, not %q", holdfastv1.RevisionLabel, got, want))
+	}
+	if owner := metav1.GetControllerOfNoCopy(cr); owner == nil || owner.Kind != "MultiClusterService" ||
+		owner.APIVersion != holdfastv1.GroupVersion.String() || owner.Name != mcs.Name || owner.UID != mcs.UID {
+		problems = append(problems, fmt.Sprintf("it is not controlled by MultiClusterService %s (UID %s)", mcs.Name, mcs.UID))
+	}
+	return problems
 }

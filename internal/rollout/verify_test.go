@@ -68,6 +68,9 @@ func TestVerify(t *testing.T) {
 		t.Run(tc.what, func(t *testing.T) {
 			cr := made()
 			tc.change(cr)
+			if holds := Holds(cr, mcs, data); holds != (tc.refuse == "" && string(cr.Data.Raw) == string(data)) {
+				t.Errorf("Holds = %v", holds)
+			}
 			got, err := Verify(cr, mcs)
 			if tc.refuse == "" {
 				if err != nil {

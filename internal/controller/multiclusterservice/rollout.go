@@ -100,6 +100,9 @@ func (r *Reconciler) ensureRevision(ctx context.Context, mcs *holdfastv1.MultiCl
 	key := client.ObjectKey{Namespace: namespace, Name: name}
 	existing := &appsv1.ControllerRevision{}
 	if err := r.Client.Get(ctx, key, existing); err == nil {
+		if rollout.Holds(existing, mcs, data) {
+			return nil
+		}
 		_, refused := rollout.Verify(existing, mcs)
 		if refused == nil {
 			return nil
