@@ -103,6 +103,11 @@ func TestSubstitutedRevisionIsRefused(t *testing.T) {
 		Labels: original.Labels, OwnerReferences: original.OwnerReferences}, Data: runtime.RawExtension{Raw: forgedData}, Revision: original.Revision}
 	g.Expect(tenant.Delete(ctx, original)).To(Succeed())
 	g.Expect(tenant.Create(ctx, forged)).To(Succeed())
+	eventually(t, func(g Gomega) {
+		seen := &appsv1.ControllerRevision{}
+		g.Expect(hubCache.Get(ctx, client.ObjectKeyFromObject(forged), seen)).To(Succeed())
+		g.Expect(seen.UID).To(Equal(forged.UID), "the controllers' cache has the substitute")
+	})
 
 	// A drift on the tenant's cluster brings the status object to a reconcile, and nothing else
 	// to the MultiClusterService controller, which would put the revision back.
