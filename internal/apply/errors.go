@@ -135,8 +135,10 @@ func Message(err error) string {
 	}
 	var status apierrors.APIStatus
 	if errors.As(err, &status) {
-		st := status.Status()
-		raw := (&apierrors.StatusError{ErrStatus: st}).Error()
+		raw := status.Status().Message
+		if e, ok := status.(error); ok {
+			raw = e.Error()
+		}
 		redacted := fleet.Redact(err).Error()
 		if redacted == raw || !strings.Contains(err.Error(), raw) {
 			return redacted
