@@ -3,6 +3,7 @@ package multiclusterservice
 import (
 	"context"
 	"fmt"
+	"math"
 	"sort"
 	"sync"
 
@@ -120,7 +121,9 @@ func (r *Reconciler) ensureRevision(ctx context.Context, mcs *holdfastv1.MultiCl
 	}
 	number := int64(1)
 	for _, cr := range revisions {
-		number = max(number, cr.Revision+1)
+		if cr.Revision < math.MaxInt64 { // one labelled by someone else must not overflow the count
+			number = max(number, cr.Revision+1)
+		}
 	}
 	cr := rollout.NewControllerRevision(mcs, namespace, name, data, number)
 	if err := r.Client.Create(ctx, cr); err != nil && !apierrors.IsAlreadyExists(err) {
