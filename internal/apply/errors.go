@@ -115,8 +115,8 @@ func ImmutableFields(err error) []string {
 // fleet.Redact, the rules of the probe's errors, so that a server a Cluster names cannot have
 // a response body (its own, or an internal endpoint's it redirects to) quoted back to the
 // Cluster's author: a Kubernetes Status keeps its message, an HTTP answer that is not one
-// becomes its status code. Where the redaction changed a Status's message, the redacted one
-// replaces it in err's text, keeping what wraps it; errors joined are worded one by one. A refusal to change immutable fields names
+// becomes its status code. A Status the redaction leaves as it is keeps err's whole text; where it changed a
+// Status's message, the redacted one replaces the Status's text in err's, keeping what wraps it; errors joined are worded one by one. A refusal to change immutable fields names
 // the fields only: the API server's message quotes whole values (a pod template), which may be
 // long and hold configuration.
 func Message(err error) string {
@@ -139,11 +139,14 @@ func Message(err error) string {
 		if e, ok := status.(error); ok {
 			raw = e.Error()
 		}
-		redacted := fleet.Redact(err).Error()
-		if redacted == raw || !strings.Contains(err.Error(), raw) {
+		redacted, full := fleet.Redact(err).Error(), err.Error()
+		switch {
+		case redacted == status.Status().Message:
+			return full // nothing to redact: the Status, and the words around it, as they are
+		case !strings.Contains(full, raw):
 			return redacted
 		}
-		return strings.Replace(err.Error(), raw, redacted, 1)
+		return strings.Replace(full, raw, redacted, 1)
 	}
 	if own(err) {
 		return err.Error()

@@ -29,6 +29,8 @@ func TestMessage(t *testing.T) {
 		{"a body client-go quotes", body, "HTTP 500 Internal Server Error: the server is not a Kubernetes API server"},
 		{"a body inside Holdfast's words", fmt.Errorf("applying 2 objects: listing ConfigMap: %w", body),
 			"applying 2 objects: listing ConfigMap: HTTP 500 Internal Server Error"},
+		{"a Status inside an error of its own wording", fmt.Errorf("withdrawing service %q: %w", "a", explained{apierrors.NewForbidden(configmaps, "app", errors.New("no"))}),
+			`withdrawing service "a": forbidden as someone: grant it delete`},
 		{"a Status's message", fmt.Errorf("reading live object: %w", apierrors.NewForbidden(configmaps, "app", errors.New("no"))),
 			`reading live object: configmaps "app" is forbidden: no`},
 		{"a redirect refused", fmt.Errorf("applying: %w", redirect), "answered with a redirect, which Holdfast does not follow (HTTP 302 Found)"},
@@ -51,3 +53,10 @@ func TestMessage(t *testing.T) {
 		})
 	}
 }
+
+// explained is an error that words the Status it wraps its own way, as fleet's impersonation
+// errors do.
+type explained struct{ *apierrors.StatusError }
+
+func (e explained) Error() string { return "forbidden as someone: grant it delete" }
+func (e explained) Unwrap() error { return e.StatusError }
