@@ -110,15 +110,15 @@ func ImmutableFields(err error) []string {
 	return fields
 }
 
-// Message is the text a status shows for err, an object's or a service's failure. Holdfast's
-// own reasons (the errors above) keep their words; whatever a target answered goes through
-// fleet.Redact, the rules of the probe's errors, so that a server a Cluster names cannot have
-// a response body (its own, or an internal endpoint's it redirects to) quoted back to the
-// Cluster's author: a Kubernetes Status keeps its message, an HTTP answer that is not one
-// becomes its status code. A Status the redaction leaves as it is keeps err's whole text; where it changed a
-// Status's message, the redacted one replaces the Status's text in err's, keeping what wraps it; errors joined are worded one by one. A refusal to change immutable fields names
-// the fields only: the API server's message quotes whole values (a pod template), which may be
-// long and hold configuration.
+// Message is the text a status shows for err, an object's or a service's failure, with the
+// words Holdfast wrapped it in. Holdfast's own reasons (the errors above) keep their words;
+// whatever a target answered goes through fleet.Redact, the rules of the probe's errors, so
+// that a server a Cluster names cannot have a response body (its own, or an internal
+// endpoint's it redirects to) quoted back to the Cluster's author: a Kubernetes Status keeps
+// its message, an HTTP answer that is not one becomes its status code, replacing the Status's
+// text in err's; errors joined are worded one by one. A refusal to change immutable fields
+// names the fields only: the API server's message quotes whole values (a pod template), which
+// may be long and hold configuration.
 func Message(err error) string {
 	if ns := MissingNamespace(err); ns != "" {
 		return fmt.Sprintf("namespace %s does not exist on the cluster: create it, or let Holdfast create it (the service's createNamespace); retried until it exists", ns)
