@@ -110,15 +110,14 @@ func ImmutableFields(err error) []string {
 	return fields
 }
 
-// Message is the text a status shows for err, an object's or a service's failure, with the
-// words Holdfast wrapped it in. Holdfast's own reasons (the errors above) keep their words;
-// whatever a target answered goes through fleet.Redact, the rules of the probe's errors, so
-// that a server a Cluster names cannot have a response body (its own, or an internal
-// endpoint's it redirects to) quoted back to the Cluster's author: a Kubernetes Status keeps
-// its message, an HTTP answer that is not one becomes its status code, replacing the Status's
-// text in err's; errors joined are worded one by one. A refusal to change immutable fields
-// names the fields only: the API server's message quotes whole values (a pod template), which
-// may be long and hold configuration.
+// Message is the text a status shows for an object's failure: the API server's own message,
+// without the client's wrapping, or Holdfast's own reason (the errors above) in its words. What
+// a target answered goes through fleet.Redact, the rules of the probe's errors, so that a server
+// a Cluster names cannot have a response body (its own, or an internal endpoint's it redirects
+// to) quoted back to the Cluster's author: a Kubernetes Status keeps its message, an HTTP answer
+// that is not one becomes its status code. A refusal to change immutable fields names the fields
+// only: the API server's message quotes whole values (a pod template), which may be long and
+// hold configuration.
 func Message(err error) string {
 	if ns := MissingNamespace(err); ns != "" {
 		return fmt.Sprintf("namespace %s does not exist on the cluster: create it, or let Holdfast create it (the service's createNamespace); retried until it exists", ns)
@@ -126,10 +125,21 @@ func Message(err error) string {
 	if fields := ImmutableFields(err); len(fields) > 0 {
 		return fmt.Sprintf("the change needs immutable fields changed (%s): only deleting and re-creating the object can do it", strings.Join(fields, ", "))
 	}
+	if isAPIStatus(err) {
+		return fleet.Redact(err).Error()
+	}
+	return Describe(err)
+}
+
+// Describe is the text a status shows for a service's failure (an apply or a withdrawal as a
+// whole, an identity review): err's whole text, the words Holdfast wrapped around what a target
+// answered kept, and that answer worded by fleet.Redact as in Message; errors joined are worded
+// one by one.
+func Describe(err error) string {
 	if joined, ok := err.(interface{ Unwrap() []error }); ok {
-		var parts []string
+		parts := make([]string, 0, len(joined.Unwrap()))
 		for _, e := range joined.Unwrap() {
-			parts = append(parts, Message(e))
+			parts = append(parts, Describe(e))
 		}
 		return strings.Join(parts, "; ")
 	}
@@ -152,6 +162,11 @@ func Message(err error) string {
 		return err.Error()
 	}
 	return fleet.Redact(err).Error()
+}
+
+func isAPIStatus(err error) bool {
+	var status apierrors.APIStatus
+	return errors.As(err, &status)
 }
 
 // own reports whether err is one of Holdfast's own reasons for an object, in its own words.

@@ -14,8 +14,8 @@ import (
 )
 
 // TestMessage: what a target answered reaches a status only as fleet.Redact words it (no
-// response body, a Status's message kept), inside Holdfast's own words around it; Holdfast's
-// own reasons are kept as they are.
+// response body, a Status's message kept): for an object, the Status's message alone; for a
+// service, inside Holdfast's own words around it (Describe). Holdfast's own reasons are kept.
 func TestMessage(t *testing.T) {
 	const marker = "internal-body-marker"
 	configmaps := schema.GroupResource{Resource: "configmaps"}
@@ -41,14 +41,20 @@ func TestMessage(t *testing.T) {
 		{"joined", errors.Join(fmt.Errorf("withdrawing service %q: %w", "a", body), fmt.Errorf("withdrawing service %q: %w", "b", redirect)),
 			`withdrawing service "a": HTTP 500 Internal Server Error`},
 	}
+	if got, want := Message(fmt.Errorf("reading live object: %w", body)), "HTTP 500 Internal Server Error: the server is not a Kubernetes API server"; !strings.HasPrefix(got, want) {
+		t.Errorf("Message of an object = %q, want %q...", got, want)
+	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := Message(tc.err)
+			got := Describe(tc.err)
 			if !strings.Contains(got, tc.want) {
-				t.Errorf("Message = %q, want it to say %q", got, tc.want)
+				t.Errorf("Describe = %q, want it to say %q", got, tc.want)
 			}
 			if strings.Contains(got, marker) {
-				t.Errorf("Message quotes the answer: %q", got)
+				t.Errorf("Describe quotes the answer: %q", got)
+			}
+			if object := Message(tc.err); strings.Contains(object, marker) {
+				t.Errorf("Message quotes the answer: %q", object)
 			}
 		})
 	}
