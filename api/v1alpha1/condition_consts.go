@@ -122,6 +122,10 @@ const (
 	// RevisionFailedReason: the revision of the services cannot be made or read (a template
 	// missing, a snapshot too large, a ControllerRevision gone).
 	RevisionFailedReason = "RevisionFailed"
+	// RevisionRefusedReason: the ControllerRevision a status object names is not one Holdfast
+	// made for its service set (another owner, or data that does not match its name); nothing
+	// is deployed from it.
+	RevisionRefusedReason = "RevisionRefused"
 )
 
 // Reasons of ClusterServiceStatus and MultiClusterService conditions.

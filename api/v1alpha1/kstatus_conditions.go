@@ -46,5 +46,6 @@ var StalledReasons = map[string]bool{
 	RolloutHaltedReason:           true,
 	RolloutAbortedReason:          true,
 	RevisionFailedReason:          true,
+	RevisionRefusedReason:         true,
 	ArtifactSourceNotFoundReason:  true,
 }

@@ -89,7 +89,7 @@ func (r *run) markAdopted(ctx context.Context, it *item, current *unstructured.U
 		err = r.a.client.Patch(ctx, target, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(adoptionManager))
 	}
 	if err != nil {
-		ctrl.LoggerFrom(ctx).Info("Cannot mark the adopted object; trying again at the next apply", "object", it.ref.String(), "error", message(err))
+		ctrl.LoggerFrom(ctx).Info("Cannot mark the adopted object; trying again at the next apply", "object", it.ref.String(), "error", Message(err))
 	}
 }
 

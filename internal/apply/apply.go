@@ -98,7 +98,7 @@ type item struct {
 func (it *item) fail(err error) {
 	it.result.Action = Failed
 	it.result.Err = err
-	it.result.Message = message(err)
+	it.result.Message = Message(err)
 	it.result.Transient = IsTransient(err)
 	it.done = true
 }

@@ -14,6 +14,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"holdfast.dev/holdfast/internal/fleet"
 )
 
 // Reasons an object fails before or apart from the API server's verdict. ObjectResult.Err wraps
@@ -86,7 +88,7 @@ func unknownKindError(gvk schema.GroupVersionKind, cause error) error {
 		what = fmt.Sprintf("%s (%s/%s)", gvk.Kind, gvk.Group, gvk.Version)
 	}
 	if cause != nil && !meta.IsNoMatchError(cause) {
-		return fmt.Errorf("%w: %s: install its CustomResourceDefinition first (%v)", ErrUnknownKind, what, cause)
+		return fmt.Errorf("%w: %s: install its CustomResourceDefinition first (%s)", ErrUnknownKind, what, Message(cause))
 	}
 	return fmt.Errorf("%w: %s: install its CustomResourceDefinition first", ErrUnknownKind, what)
 }
@@ -108,20 +110,71 @@ func ImmutableFields(err error) []string {
 	return fields
 }
 
-// message is the text shown for err: the API server's own message when there is one, without
-// the client's wrapping. A refusal to change immutable fields names the fields only: the API
-// server's message quotes whole values (a pod template), which may be long and hold
-// configuration.
-func message(err error) string {
+// Message is the text a status shows for an object's failure: the API server's own message,
+// without the client's wrapping, or Holdfast's own reason (the errors above) in its words. What
+// a target answered goes through fleet.Redact, the rules of the probe's errors, so that a server
+// a Cluster names cannot have a response body (its own, or an internal endpoint's it redirects
+// to) quoted back to the Cluster's author: a Kubernetes Status keeps its message, an HTTP answer
+// that is not one becomes its status code. A refusal to change immutable fields names the fields
+// only: the API server's message quotes whole values (a pod template), which may be long and
+// hold configuration.
+func Message(err error) string {
 	if ns := MissingNamespace(err); ns != "" {
 		return fmt.Sprintf("namespace %s does not exist on the cluster: create it, or let Holdfast create it (the service's createNamespace); retried until it exists", ns)
 	}
 	if fields := ImmutableFields(err); len(fields) > 0 {
 		return fmt.Sprintf("the change needs immutable fields changed (%s): only deleting and re-creating the object can do it", strings.Join(fields, ", "))
 	}
-	var status apierrors.APIStatus
-	if errors.As(err, &status) && status.Status().Message != "" {
-		return status.Status().Message
+	if isAPIStatus(err) {
+		return fleet.Redact(err).Error()
 	}
-	return err.Error()
+	return Describe(err)
+}
+
+// Describe is the text a status shows for a service's failure (an apply or a withdrawal as a
+// whole, an identity review): err's whole text, the words Holdfast wrapped around what a target
+// answered kept, and that answer worded by fleet.Redact as in Message; errors joined are worded
+// one by one.
+func Describe(err error) string {
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		parts := make([]string, 0, len(joined.Unwrap()))
+		for _, e := range joined.Unwrap() {
+			parts = append(parts, Describe(e))
+		}
+		return strings.Join(parts, "; ")
+	}
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		raw := status.Status().Message
+		if e, ok := status.(error); ok {
+			raw = e.Error()
+		}
+		redacted, full := fleet.Redact(err).Error(), err.Error()
+		switch {
+		case redacted == status.Status().Message:
+			return full // nothing to redact: the Status, and the words around it, as they are
+		case !strings.Contains(full, raw):
+			return redacted
+		}
+		return strings.Replace(full, raw, redacted, 1)
+	}
+	if own(err) {
+		return err.Error()
+	}
+	return fleet.Redact(err).Error()
+}
+
+func isAPIStatus(err error) bool {
+	var status apierrors.APIStatus
+	return errors.As(err, &status)
+}
+
+// own reports whether err is one of Holdfast's own reasons for an object, in its own words.
+func own(err error) bool {
+	for _, reason := range []error{ErrInvalidObject, ErrUnknownKind, ErrNoNamespace, ErrTooLarge, ErrDuplicate, ErrNotEstablished, ErrBeingDeleted} {
+		if errors.Is(err, reason) {
+			return true
+		}
+	}
+	return false
 }

@@ -76,7 +76,7 @@ func (r *run) pruneOne(ctx context.Context, e InventoryEntry) (res ObjectResult,
 	res = ObjectResult{Ref: e.Ref}
 	log := ctrl.LoggerFrom(ctx).WithValues("object", e.Ref.String())
 	fail := func(err error) (ObjectResult, bool, bool) {
-		res.Action, res.Err, res.Message, res.Transient = Failed, err, message(err), IsTransient(err)
+		res.Action, res.Err, res.Message, res.Transient = Failed, err, Message(err), IsTransient(err)
 		log.Info("Object not deleted", "error", res.Message, "transient", res.Transient)
 		return res, true, false
 	}

@@ -239,6 +239,7 @@ func (r *Registry) newConnection(key types.NamespacedName, fp string, cfg *rest.
 	if err != nil {
 		return nil, fmt.Errorf("building the transport for cluster %s: %w", key, err)
 	}
+	cfg.Wrap(RefuseRedirects)
 	if wrap := r.opts.WrapTransport; wrap != nil {
 		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return wrap(key, rt) })
 	}

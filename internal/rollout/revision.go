@@ -55,6 +55,10 @@ func NewSnapshot(services []holdfastv1.Service, templates map[string]*holdfastv1
 	return s, nil
 }
 
+// digestChars is how many hex digits of the snapshot's SHA-256 name a revision: 128 bits, so
+// that no one can make other data that a revision's name stands for (see Verify).
+const digestChars = 32
+
 // Encode returns the snapshot's bytes and the name of its revision for the service set mcs:
 // the name and a digest of the bytes, so that equal snapshots are one revision.
 func (s *Snapshot) Encode(mcs string) ([]byte, string, error) {
@@ -62,15 +66,20 @@ func (s *Snapshot) Encode(mcs string) ([]byte, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("encoding the revision of %s: %w", mcs, err)
 	}
-	sum := sha256.Sum256(data)
-	return data, naming.RevisionName(mcs, hex.EncodeToString(sum[:5])), nil
+	return data, naming.RevisionName(mcs, digest(data)[:digestChars]), nil
 }
 
-// Decode reads the snapshot a ControllerRevision holds.
-func Decode(cr *appsv1.ControllerRevision) (*Snapshot, error) {
+// digest is the hex SHA-256 of a snapshot's bytes.
+func digest(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+// decode reads the snapshot a ControllerRevision holds.
+func decode(cr *appsv1.ControllerRevision) (*Snapshot, error) {
 	s := &Snapshot{}
 	if err := json.Unmarshal(cr.Data.Raw, s); err != nil {
-		return nil, fmt.Errorf("ControllerRevision %s/%s does not hold a revision of services: %w", cr.Namespace, cr.Name, err)
+		return nil, fmt.Errorf("it does not hold a revision of services: %w", err)
 	}
 	return s, nil
 }

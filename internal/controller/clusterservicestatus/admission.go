@@ -158,7 +158,7 @@ func (r *Reconciler) loadAdmission(ctx context.Context, s *scope) {
 			}
 		}
 		if idErr != nil {
-			st.pending = &problem{k.pending, idErr.Error()}
+			st.pending = &problem{k.pending, apply.Describe(idErr)}
 			st.service.err, st.service.transient = st.pending, true
 			continue
 		}

@@ -214,7 +214,7 @@ func setApplied(s *scope) {
 		}
 	}
 	if s.withdrawErr != nil {
-		applyErrs = append(applyErrs, s.withdrawErr.Error())
+		applyErrs = append(applyErrs, apply.Describe(s.withdrawErr))
 	}
 	switch {
 	case len(applyErrs) > 0:
@@ -269,7 +269,7 @@ func serviceStatuses(s *scope) []holdfastv1.ServiceStatus {
 		case o.unchanged:
 			st = p
 		case o.applyErr != nil:
-			st.Ready, st.Reason, st.Message = metav1.ConditionFalse, holdfastv1.ApplyFailedReason, o.applyErr.Error()
+			st.Ready, st.Reason, st.Message = metav1.ConditionFalse, holdfastv1.ApplyFailedReason, apply.Describe(o.applyErr)
 		default:
 			st.Ready, st.Reason, st.Message = serviceReadiness(s, o)
 			if st.Ready == metav1.ConditionTrue {

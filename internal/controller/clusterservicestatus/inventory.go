@@ -77,7 +77,7 @@ func resourcesFromResult(service string, res *apply.Result, prev []holdfastv1.Re
 		case apply.Failed:
 			rs.State = holdfastv1.ResourceFailed
 			if rs.Message == "" && o.Err != nil {
-				rs.Message = o.Err.Error()
+				rs.Message = apply.Message(o.Err)
 			}
 		case apply.Conflict:
 			rs.State, rs.ConflictWith = holdfastv1.ResourceConflict, o.ConflictWith

@@ -3,10 +3,13 @@ package clusterservicestatus
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
@@ -28,6 +31,15 @@ const revisionRetry = 5 * time.Second
 // templates are rendered instead of the hub's (renderRequest). Everything else (sync mode,
 // drift policy, health checks) stays the service set's as it is. A revision that cannot be read
 // is a problem: nothing is deployed, what is deployed stays.
+//
+// A revision is read from the status object's namespace, where others may write
+// ControllerRevisions, so it is used only when rollout.Verify finds it is the service set's own
+// with the data its name stands for, and when the tenancy policy lets the set use every
+// template it names. Otherwise it is refused the same way (RevisionRefused, naming the revision
+// and what is wrong): it is not replaced by the services as declared now, which may be a
+// revision the rollout holds back from this cluster. The MultiClusterService controller puts
+// back the revision of the services as declared when it finds it changed (it knows the bytes
+// its name stands for); an older one stays refused until the rollout gives the cluster another.
 func (r *Reconciler) loadRevision(ctx context.Context, s *scope) {
 	name := s.css.Spec.Revision
 	if name == "" || s.mcs == nil {
@@ -43,23 +55,46 @@ func (r *Reconciler) loadRevision(ctx context.Context, s *scope) {
 		s.revisionProblem = &problem{holdfastv1.RevisionFailedReason, what}
 		return
 	}
-	// A ControllerRevision's data never changes (it is named by its digest): its UID names the
-	// decoded snapshot, which nothing changes either.
+	// A ControllerRevision's data never changes (the API server refuses it): once verified for
+	// this service set (UID), its UID names the decoded snapshot, which nothing changes either.
+	key := string(cr.UID) + "/" + string(s.mcs.UID)
 	var snap *rollout.Snapshot
-	if kept, ok := r.revisions.Get(cr.UID); ok {
+	if kept, ok := r.revisions.Get(key); ok {
 		snap = kept.(*rollout.Snapshot)
 	} else {
-		decoded, err := rollout.Decode(cr)
+		verified, err := rollout.Verify(cr, s.mcs)
+		if err == nil {
+			err = r.admitSnapshot(s.mcs, cr, verified)
+		}
 		if err != nil {
-			s.revisionProblem = &problem{holdfastv1.RevisionFailedReason, err.Error()}
+			s.revisionProblem = &problem{holdfastv1.RevisionRefusedReason, err.Error() + ": nothing is deployed from it, what is deployed stays"}
+			ctrl.LoggerFrom(ctx).Info("Revision refused", "revision", klog.KObj(cr), "reason", err.Error())
 			return
 		}
-		snap = decoded
-		r.revisions.Add(cr.UID, snap)
+		snap = verified
+		r.revisions.Add(key, snap)
 	}
 	mcs := s.mcs.DeepCopy()
 	mcs.Spec.Services = snap.Services
 	s.mcs, s.revision = mcs, snap
+}
+
+// admitSnapshot applies the tenancy policy to the template of every service a revision holds
+// (the snapshot's templates are reached only through them), as renderRequest does to each
+// service it renders: a revision naming a template the service set may not use is refused as a
+// whole.
+func (r *Reconciler) admitSnapshot(mcs *holdfastv1.MultiClusterService, cr *appsv1.ControllerRevision, snap *rollout.Snapshot) error {
+	var refused []string
+	for _, svc := range snap.Services {
+		if err := r.Tenancy.Template(mcs, svc.Name, svc.Template.Namespace); err != nil {
+			refused = append(refused, err.Error())
+		}
+	}
+	if len(refused) > 0 {
+		return fmt.Errorf("ControllerRevision %s/%s names templates MultiClusterService %s may not use: %s",
+			cr.Namespace, cr.Name, mcs.Name, strings.Join(refused, "; "))
+	}
+	return nil
 }
 
 // template returns the ServiceTemplate key names for a service: the revision's copy when the

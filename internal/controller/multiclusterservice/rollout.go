@@ -3,6 +3,7 @@ package multiclusterservice
 import (
 	"context"
 	"fmt"
+	"math"
 	"sort"
 	"sync"
 
@@ -92,11 +93,25 @@ func (r *Reconciler) snapshot(ctx context.Context, mcs *holdfastv1.MultiClusterS
 	return rollout.NewSnapshot(mcs.Spec.Services, templates)
 }
 
-// ensureRevision creates the ControllerRevision name in namespace unless it is there.
+// ensureRevision creates the ControllerRevision name in namespace unless it is there as made
+// for mcs. One there that rollout.Verify refuses (changed by someone who may write
+// ControllerRevisions in namespace, or left by an earlier service set of the same name) is
+// replaced: its name stands for exactly data, so the replacement is the revision itself.
 func (r *Reconciler) ensureRevision(ctx context.Context, mcs *holdfastv1.MultiClusterService, namespace, name string, data []byte) error {
 	key := client.ObjectKey{Namespace: namespace, Name: name}
-	if err := r.Client.Get(ctx, key, &appsv1.ControllerRevision{}); err == nil {
-		return nil
+	existing := &appsv1.ControllerRevision{}
+	if err := r.Client.Get(ctx, key, existing); err == nil {
+		if rollout.Holds(existing, mcs, data) {
+			return nil
+		}
+		_, refused := rollout.Verify(existing, mcs)
+		if refused == nil {
+			return nil
+		}
+		ctrl.LoggerFrom(ctx).Info("Revision not as made; replacing it", "revision", klog.KObj(existing), "reason", refused.Error())
+		if err := r.Client.Delete(ctx, existing, client.Preconditions{UID: &existing.UID}); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("replacing revision %s, which is not as Holdfast made it: %w", key, err)
+		}
 	} else if !apierrors.IsNotFound(err) {
 		return fmt.Errorf("reading revision %s: %w", key, err)
 	}
@@ -106,7 +121,9 @@ func (r *Reconciler) ensureRevision(ctx context.Context, mcs *holdfastv1.MultiCl
 	}
 	number := int64(1)
 	for _, cr := range revisions {
-		number = max(number, cr.Revision+1)
+		if cr.Revision < math.MaxInt64 { // one labelled by someone else must not overflow the count
+			number = max(number, cr.Revision+1)
+		}
 	}
 	cr := rollout.NewControllerRevision(mcs, namespace, name, data, number)
 	if err := r.Client.Create(ctx, cr); err != nil && !apierrors.IsAlreadyExists(err) {
