@@ -1,6 +1,8 @@
 package main
 
 import (
+	"holdfast.dev/holdfast/internal/localfleet"
+
 	"bufio"
 	"bytes"
 	"context"
@@ -65,9 +67,12 @@ func newControllerProc(binary, kubeconfig, logPath string) *controllerProc {
 	return &controllerProc{
 		binary: binary, kubeconfig: kubeconfig, logPath: logPath,
 		// Metrics and health probes off (no port to pick), no leader election (one replica), info
-		// logs so that the leak scan reads everything the controller says at work.
+		// logs so that the leak scan reads everything the controller says at work. The platform
+		// namespaces are the Clusters' and the templates' (the default is the controller's own
+		// namespace alone).
 		args: []string{"controller", "--kubeconfig", kubeconfig, "--metrics-bind-address", "0",
-			"--health-probe-bind-address", "0", "--leader-elect=false", "--log-level", "info"},
+			"--health-probe-bind-address", "0", "--leader-elect=false", "--log-level", "info",
+			"--platform-namespaces", localfleet.DefaultNamespace + "," + hubNamespace},
 	}
 }
 
