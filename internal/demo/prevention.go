@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
@@ -88,9 +89,13 @@ func (d *serviceDemo) prevent(ctx context.Context, timed func(string, time.Time)
 	var refused error
 	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, driftTimeout, true, func(ctx context.Context) (bool, error) {
 		_, err := edit(alice, "trace-by-alice")
-		if apierrors.IsForbidden(err) || apierrors.IsInvalid(err) {
+		switch {
+		case apierrors.IsForbidden(err) || apierrors.IsInvalid(err):
 			refused = err
 			return true, nil
+		case apierrors.IsConflict(err):
+			// An earlier edit that went through is being put back meanwhile: read it again.
+			return false, nil
 		}
 		return false, client.IgnoreNotFound(err)
 	}); err != nil {
@@ -98,7 +103,11 @@ func (d *serviceDemo) prevent(ctx context.Context, timed func(string, time.Time)
 	}
 	fmt.Fprintf(d.out, "%s edits ConfigMap %s on %s (data.logLevel) with kubectl edit. The API server answers:\n\n  %v\n\n", demoUser, web, cluster, refused)
 
-	declared, err := edit(bob, "trace-by-bob")
+	var declared string
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() (err error) {
+		declared, err = edit(bob, "trace-by-bob")
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("%s (break-glass) editing ConfigMap %s on %s: %w", demoOnCall, web, cluster, err)
 	}
