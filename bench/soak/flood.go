@@ -108,7 +108,7 @@ func (s *soak) floodBatch(ctx context.Context, t *target) {
 		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		var err error
 		if rewrite {
-			err = t.c.Patch(wctx, cm, client.Apply, client.FieldOwner("soak-flood"), client.ForceOwnership)
+			err = t.c.Update(wctx, cm, client.FieldOwner("soak-flood")) // unconditional: no resourceVersion
 		} else if err = t.c.Create(wctx, cm); apierrors.IsAlreadyExists(err) {
 			err = nil
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
 // FuzzKubeconfig validates arbitrary kubeconfig text, as a Cluster's author supplies it, and
@@ -104,4 +105,49 @@ func credentialsIn(text string) []string {
 		}
 	}
 	return out
+}
+
+// FuzzExecPluginNamespaces validates arbitrary kubeconfig text from a Cluster of an arbitrary
+// namespace under a policy that allows one plugin, and only to namespace "platform" (issue 27,
+// finding 1): whatever the input, a kubeconfig that runs a plugin is accepted only for that
+// namespace and only for exactly that command, never interactively.
+func FuzzExecPluginNamespaces(f *testing.F) {
+	const plugin = "aws-iam-authenticator"
+	execUser := "exec: {apiVersion: client.authentication.k8s.io/v1, command: " + plugin + ", args: [token, -i, prod]}"
+	for _, seed := range []struct{ ns, text string }{
+		{"platform", kubeconfigText("https://10.0.0.1:6443", "", execUser)},
+		{"team-a", kubeconfigText("https://10.0.0.1:6443", "", execUser)},
+		{"", kubeconfigText("https://10.0.0.1:6443", "", execUser)},
+		{"platform", kubeconfigText("https://10.0.0.1:6443", "", "exec: {apiVersion: client.authentication.k8s.io/v1, command: ./"+plugin+"}")},
+		{"platform", kubeconfigText("https://10.0.0.1:6443", "", "exec: {apiVersion: client.authentication.k8s.io/v1, command: "+plugin+", env: [{name: AWS_PROFILE, value: x}]}")},
+		{"platform", kubeconfigText("https://10.0.0.1:6443", "", "token: tok-s3cr3t-value")},
+	} {
+		f.Add(seed.ns, seed.text)
+	}
+	policy := KubeconfigPolicy{AllowedExecPlugins: []string{plugin}, AmbientCredentials: func(ns string) bool { return ns == "platform" }}
+	f.Fuzz(func(t *testing.T, ns, text string) {
+		cfg, err := policy.RESTConfig(ns, []byte(text))
+		if err != nil {
+			var ke *KubeconfigError
+			if !errors.As(err, &ke) {
+				t.Fatalf("not a KubeconfigError: %T %v", err, err)
+			}
+			return
+		}
+		if cfg.AuthProvider != nil {
+			t.Fatal("an accepted kubeconfig runs an auth-provider plugin")
+		}
+		if cfg.ExecProvider == nil {
+			return
+		}
+		if ns != "platform" {
+			t.Fatalf("a Cluster of namespace %q may run the plugin", ns)
+		}
+		if cfg.ExecProvider.Command != plugin || len(cfg.ExecProvider.Env) > 0 {
+			t.Fatalf("the plugin runs as %q with %d environment variables", cfg.ExecProvider.Command, len(cfg.ExecProvider.Env))
+		}
+		if cfg.ExecProvider.InteractiveMode != clientcmdapi.NeverExecInteractiveMode {
+			t.Fatalf("the plugin may ask for input: %q", cfg.ExecProvider.InteractiveMode)
+		}
+	})
 }
