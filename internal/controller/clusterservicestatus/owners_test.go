@@ -82,6 +82,7 @@ func driftReconciler(t *testing.T, objs ...*holdfastv1.ClusterServiceStatus) *Re
 		memory:  newMemory(),
 		recheck: make(chan event.TypedGenericEvent[*holdfastv1.ClusterServiceStatus], 16),
 		drifted: make(chan event.TypedGenericEvent[*holdfastv1.ClusterServiceStatus], 16),
+		Applied: drift.NewApplied(),
 	}
 }
 
