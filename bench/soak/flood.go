@@ -95,7 +95,7 @@ func (s *soak) floodBatch(ctx context.Context, t *target) {
 		first = s.rng.IntN(max(s.cfg.floodObjects-floodBatch, 0) + 1)
 	}
 	s.floodMu.Unlock()
-	
+
 	done := 0
 	for i := first; i < first+floodBatch && (rewrite || i < s.cfg.floodObjects); i++ {
 		// Every object's annotation is its own: equal strings could be held once.
