@@ -27,7 +27,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"runtime"
 	"strings"
 	"time"
 
@@ -71,26 +70,14 @@ func main() {
 	measure.Main(func(ctx context.Context) error { return run(ctx, cfg) })
 }
 
-// sample is the memory at one point.
-type sample struct{ alloc, inuse, rss int64 }
-
-func measureNow() (sample, error) {
-	runtime.GC()
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	rss, err := measure.RSS(os.Getpid())
-	return sample{alloc: int64(ms.HeapAlloc), inuse: int64(ms.HeapInuse), rss: rss}, err
-}
-
 func run(ctx context.Context, cfg config) (retErr error) {
 	fmt.Printf("Machine: %s\n\n", measure.Machine())
 	results := measure.NewTable("measure", "Go heap (HeapAlloc)", "Go heap (HeapInuse)", "process RSS",
 		"HeapAlloc − baseline", "RSS − baseline")
-	var base sample
-	row := func(label string, s sample) {
-		results.Row(label, measure.MiB(s.alloc), measure.MiB(s.inuse), measure.MiB(s.rss),
-			measure.MiB(s.alloc-base.alloc), measure.MiB(s.rss-base.rss))
+	var base measure.Memory
+	row := func(label string, s measure.Memory) {
+		results.Row(label, measure.MiB(s.Alloc), measure.MiB(s.Inuse), measure.MiB(s.RSS),
+			measure.MiB(s.Alloc-base.Alloc), measure.MiB(s.RSS-base.RSS))
 	}
 
 	fmt.Fprintf(os.Stderr, "Starting a hub and %d targets\n", cfg.clusters)
@@ -109,7 +96,7 @@ func run(ctx context.Context, cfg config) (retErr error) {
 		return fmt.Errorf("creating namespace %s: %w", tenantNamespace, err)
 	}
 	time.Sleep(cfg.settle)
-	if base, err = measureNow(); err != nil {
+	if base, err = measure.MemoryNow(); err != nil {
 		return err
 	}
 	row("baseline: controller running, every Cluster Ready", base)
@@ -131,7 +118,7 @@ func run(ctx context.Context, cfg config) (retErr error) {
 		return err
 	}
 	time.Sleep(cfg.settle)
-	withConfigMaps, err := measureNow()
+	withConfigMaps, err := measure.MemoryNow()
 	if err != nil {
 		return err
 	}
@@ -149,7 +136,7 @@ func run(ctx context.Context, cfg config) (retErr error) {
 			return fmt.Errorf("creating the Secrets: %w", err)
 		}
 		time.Sleep(cfg.settle)
-		withSecrets, err := measureNow()
+		withSecrets, err := measure.MemoryNow()
 		if err != nil {
 			return err
 		}
@@ -173,7 +160,7 @@ func run(ctx context.Context, cfg config) (retErr error) {
 		return fmt.Errorf("waiting for the deployment: %w", err)
 	}
 	time.Sleep(cfg.settle)
-	deployed, err := measureNow()
+	deployed, err := measure.MemoryNow()
 	if err != nil {
 		return err
 	}

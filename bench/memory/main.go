@@ -38,7 +38,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"runtime"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -74,31 +73,11 @@ func main() {
 	measure.Main(func(ctx context.Context) error { return run(ctx, cfg) })
 }
 
-// sample is the memory at one point.
-type sample struct{ alloc, inuse, rss int64 }
-
-func measureNow() (sample, error) {
-	runtime.GC()
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	rss, err := measure.RSS(os.Getpid())
-	return sample{alloc: int64(ms.HeapAlloc), inuse: int64(ms.HeapInuse), rss: rss}, err
-}
-
-func (s sample) minus(o sample) sample {
-	return sample{alloc: s.alloc - o.alloc, inuse: s.inuse - o.inuse, rss: s.rss - o.rss}
-}
-
-func (s sample) plus(o sample) sample {
-	return sample{alloc: s.alloc + o.alloc, inuse: s.inuse + o.inuse, rss: s.rss + o.rss}
-}
-
 func run(ctx context.Context, cfg config) (retErr error) {
 	fmt.Printf("Machine: %s\n\n", measure.Machine())
 	results := measure.NewTable("measure", "Go heap (HeapAlloc)", "Go heap (HeapInuse)", "process RSS")
-	row := func(label string, s sample) {
-		results.Row(label, measure.MiB(s.alloc), measure.MiB(s.inuse), measure.MiB(s.rss))
+	row := func(label string, s measure.Memory) {
+		results.Row(label, measure.MiB(s.Alloc), measure.MiB(s.Inuse), measure.MiB(s.RSS))
 	}
 	setup := measure.NewTable("measure", "value")
 
@@ -118,7 +97,7 @@ func run(ctx context.Context, cfg config) (retErr error) {
 		return err
 	}
 	h.Counter.WaitQuiet(cfg.quiet, time.Minute)
-	base, err := measureNow()
+	base, err := measure.MemoryNow()
 	if err != nil {
 		return err
 	}
@@ -135,7 +114,7 @@ func run(ctx context.Context, cfg config) (retErr error) {
 		}
 	}
 	time.Sleep(2 * time.Second) // for the hub cache to hold the templates
-	withTemplates, err := measureNow()
+	withTemplates, err := measure.MemoryNow()
 	if err != nil {
 		return err
 	}
@@ -150,7 +129,7 @@ func run(ctx context.Context, cfg config) (retErr error) {
 	perSet := cfg.clusters * m.Total()
 	managed := cfg.sets * perSet
 	var deployed time.Duration
-	var inventories, watches sample
+	var inventories, watches measure.Memory
 	prev := withTemplates
 	for i := range cfg.sets {
 		h.ExpectServiceSet(setName(i))
@@ -166,7 +145,7 @@ func run(ctx context.Context, cfg config) (retErr error) {
 		deployed += time.Since(created)
 		h.Counter.WaitQuiet(cfg.quiet, 5*time.Minute)
 		time.Sleep(cfg.settle)
-		unwatched, err := measureNow()
+		unwatched, err := measure.MemoryNow()
 		if err != nil {
 			return err
 		}
@@ -194,15 +173,15 @@ func run(ctx context.Context, cfg config) (retErr error) {
 		}
 		h.Counter.WaitQuiet(cfg.quiet, 5*time.Minute)
 		time.Sleep(cfg.settle)
-		watched, err := measureNow()
+		watched, err := measure.MemoryNow()
 		if err != nil {
 			return err
 		}
 		row(fmt.Sprintf("the same with the last set in ContinuousWithDriftDetection: its objects watched on every target (%d watched)", (i+1)*perSet), watched)
-		inventories = inventories.plus(unwatched.minus(prev))
-		watches = watches.plus(watched.minus(unwatched))
+		inventories = inventories.Plus(unwatched.Minus(prev))
+		watches = watches.Plus(watched.Minus(unwatched))
 		if i == cfg.sets-1 && cfg.sets > 1 {
-			setup.Row(fmt.Sprintf("the last service set's %d objects, watched, per managed object (one more object: fixed costs paid by the first set)", perSet), perObject(watched.minus(prev), perSet))
+			setup.Row(fmt.Sprintf("the last service set's %d objects, watched, per managed object (one more object: fixed costs paid by the first set)", perSet), perObject(watched.Minus(prev), perSet))
 		}
 		prev = watched
 	}
@@ -214,12 +193,12 @@ func run(ctx context.Context, cfg config) (retErr error) {
 		}
 		h.Counter.WaitQuiet(cfg.quiet, 5*time.Minute)
 		time.Sleep(cfg.settle)
-		flooded, err := measureNow()
+		flooded, err := measure.MemoryNow()
 		if err != nil {
 			return err
 		}
 		row(fmt.Sprintf("the same after a flood of %d labelled ConfigMaps Holdfast did not apply, each with a %d-byte holdfast.dev/ annotation, on one target", cfg.flood, cfg.floodPadding), flooded)
-		setup.Row("the flood (after it minus before it), per flooded object", perObject(flooded.minus(full), cfg.flood))
+		setup.Row("the flood (after it minus before it), per flooded object", perObject(flooded.Minus(full), cfg.flood))
 	}
 	if cfg.heapProfile != "" {
 		if err := measure.WriteHeapProfile(cfg.heapProfile); err != nil {
@@ -230,9 +209,9 @@ func run(ctx context.Context, cfg config) (retErr error) {
 	setup.Row("objects per template", fmt.Sprintf("%d (%s)", m.Total(), m))
 	setup.Row("managed objects", fmt.Sprint(managed))
 	setup.Row("MultiClusterServices created until every status object Ready with all objects in sync (sum over the sets)", measure.Seconds(deployed))
-	setup.Row("per managed object, beyond the empty baseline (templates included): the goal's measure", perObject(full.minus(base), managed))
-	setup.Row("per managed object, beyond the baseline with the templates", perObject(full.minus(withTemplates), managed))
-	setup.Row("of which the templates (created minus the empty baseline), per managed object", perObject(withTemplates.minus(base), managed))
+	setup.Row("per managed object, beyond the empty baseline (templates included): the goal's measure", perObject(full.Minus(base), managed))
+	setup.Row("per managed object, beyond the baseline with the templates", perObject(full.Minus(withTemplates), managed))
+	setup.Row("of which the templates (created minus the empty baseline), per managed object", perObject(withTemplates.Minus(base), managed))
 	setup.Row("of which the drift watches (each set in ContinuousWithDriftDetection minus in Continuous), per managed object", perObject(watches, managed))
 	setup.Row("of which the deployments (each set in Continuous minus before it: status objects, whatever the controller keeps per deployment), per managed object", perObject(inventories, managed))
 
@@ -241,8 +220,8 @@ func run(ctx context.Context, cfg config) (retErr error) {
 	fmt.Println(results)
 	fmt.Println(setup)
 	const goal = 2048
-	total := full.minus(base)
-	alloc, inuse := float64(total.alloc)/float64(managed), float64(total.inuse)/float64(managed)
+	total := full.Minus(base)
+	alloc, inuse := float64(total.Alloc)/float64(managed), float64(total.Inuse)/float64(managed)
 	for _, c := range []struct {
 		what string
 		v    float64
@@ -256,9 +235,9 @@ func run(ctx context.Context, cfg config) (retErr error) {
 	return nil
 }
 
-func perObject(s sample, n int) string {
+func perObject(s measure.Memory, n int) string {
 	return fmt.Sprintf("%.0f B (HeapAlloc), %.0f B (HeapInuse), %.0f B (RSS)",
-		float64(s.alloc)/float64(n), float64(s.inuse)/float64(n), float64(s.rss)/float64(n))
+		float64(s.Alloc)/float64(n), float64(s.Inuse)/float64(n), float64(s.RSS)/float64(n))
 }
 
 func setName(i int) string { return fmt.Sprintf("bench-mem-%d", i+1) }
