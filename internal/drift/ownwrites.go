@@ -166,35 +166,30 @@ func (w *ownWritesClient) Apply(ctx context.Context, obj runtime.ApplyConfigurat
 	if !ok {
 		return w.Client.Apply(ctx, obj, opts...)
 	}
-	written := func() *unstructured.Unstructured { return &unstructured.Unstructured{Object: u.UnstructuredContent()} }
-	k := w.key(written())
-	w.own.begin(k)
-	err := w.Client.Apply(ctx, obj, opts...)
-	w.done(k, err, written())
-	return err
+	// The content is read again after the call: the answer updated it.
+	written := func() runtime.Object { return &unstructured.Unstructured{Object: u.UnstructuredContent()} }
+	return w.write(written, func() error { return w.Client.Apply(ctx, obj, opts...) })
 }
 
 func (w *ownWritesClient) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-	k := w.key(obj)
-	w.own.begin(k)
-	err := w.Client.Patch(ctx, obj, patch, opts...)
-	w.done(k, err, obj)
-	return err
+	return w.write(func() runtime.Object { return obj }, func() error { return w.Client.Patch(ctx, obj, patch, opts...) })
 }
 
 func (w *ownWritesClient) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
-	k := w.key(obj)
-	w.own.begin(k)
-	err := w.Client.Update(ctx, obj, opts...)
-	w.done(k, err, obj)
-	return err
+	return w.write(func() runtime.Object { return obj }, func() error { return w.Client.Update(ctx, obj, opts...) })
 }
 
 func (w *ownWritesClient) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
-	k := w.key(obj)
+	return w.write(func() runtime.Object { return obj }, func() error { return w.Client.Create(ctx, obj, opts...) })
+}
+
+// write makes one of Holdfast's writes: the object (as written() returns it before and after)
+// is marked as being written while call runs, then recorded with what the answer left.
+func (w *ownWritesClient) write(written func() runtime.Object, call func() error) error {
+	k := w.key(written())
 	w.own.begin(k)
-	err := w.Client.Create(ctx, obj, opts...)
-	w.done(k, err, obj)
+	err := call()
+	w.done(k, err, written())
 	return err
 }
 
