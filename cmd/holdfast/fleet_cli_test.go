@@ -32,24 +32,8 @@ import (
 // what they print must be what the pure rendering of the same objects gives, after a round trip
 // through the API server; correct, pause and resume must change the objects on the hub.
 func TestFleetVerbsAgainstHub(t *testing.T) {
-	testsupport.RequireBinaries(t)
 	ctx := t.Context()
-	hub, err := sandbox.Start(ctx, sandbox.Options{Name: "hub"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = hub.Stop() })
-	if err := localfleet.InstallCRDs(ctx, hub); err != nil {
-		t.Fatal(err)
-	}
-	scheme, err := controller.Scheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(hub.RESTConfig(), client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	hub, c := startHub(t)
 	fixtures := fleetviewtest.Statuses()
 	createFleet(t, c, fixtures)
 	cli := &cliRunner{kubeconfig: hub.KubeconfigPath()}
@@ -450,6 +434,30 @@ func mustJSON(t *testing.T, v any) string {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// startHub starts a hub API server with Holdfast's CRDs for t (or skips t without the
+// control-plane binaries) and returns it with a client of the controller's scheme.
+func startHub(t *testing.T) (*sandbox.ControlPlane, client.Client) {
+	t.Helper()
+	testsupport.RequireBinaries(t)
+	hub, err := sandbox.Start(t.Context(), sandbox.Options{Name: "hub"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = hub.Stop() })
+	if err := localfleet.InstallCRDs(t.Context(), hub); err != nil {
+		t.Fatal(err)
+	}
+	scheme, err := controller.Scheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(hub.RESTConfig(), client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hub, c
+}
 
 // cliRunner runs the holdfast command in-process against one hub.
 type cliRunner struct{ kubeconfig string }

@@ -15,12 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
-	"holdfast.dev/holdfast/internal/controller"
 	"holdfast.dev/holdfast/internal/fleetview/fleetviewtest"
-	"holdfast.dev/holdfast/internal/localfleet"
 	"holdfast.dev/holdfast/internal/naming"
-	"holdfast.dev/holdfast/internal/sandbox"
-	"holdfast.dev/holdfast/internal/testsupport"
 )
 
 // uiStartTimeout bounds how long `holdfast ui` takes to print its URL, requestTimeout one
@@ -39,24 +35,8 @@ const (
 // page without the token; with the cookie, an action posted from another site is refused, and one
 // from the page itself pauses the service set on the hub. Each refusal leaves the hub as it was.
 func TestUIAnswersOnlyItsHostsAndToken(t *testing.T) {
-	testsupport.RequireBinaries(t)
 	ctx := t.Context()
-	hub, err := sandbox.Start(ctx, sandbox.Options{Name: "hub"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = hub.Stop() })
-	if err := localfleet.InstallCRDs(ctx, hub); err != nil {
-		t.Fatal(err)
-	}
-	scheme, err := controller.Scheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(hub.RESTConfig(), client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	hub, c := startHub(t)
 	createFleet(t, c, fleetviewtest.Statuses())
 	const set, allowed = "apps", "ui.example.internal"
 	css := &holdfastv1.ClusterServiceStatus{}
