@@ -193,6 +193,13 @@ type DriftDetail struct {
 	// Detection says how the drift was found; Watch when empty.
 	// +optional
 	Detection DriftDetection `json:"detection,omitempty"`
+	// ResourceVersion is the object's resourceVersion in which the drift was seen: the changed
+	// version, or for a deletion the deletion's as the watch reported it; empty when a
+	// comparison found the object gone. A later report of the same or an older version (a
+	// second watch, a watch behind a comparison) is the same drift, not a new one.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	ResourceVersion string `json:"resourceVersion,omitempty"`
 }
 
 // MaxDriftRecords bounds status.drifts.

@@ -45,6 +45,8 @@ type Verdict struct {
 	// field changed (Drifted is false then): Holdfast's own write, or someone else's under its
 	// field manager name. See ResolveClaim.
 	Claimed []FieldChange
+	// ResourceVersion is the version of the object judged; empty for a missing object.
+	ResourceVersion string
 }
 
 // ResolveClaim returns the verdict once the caller knows whether the write that made a claimed
@@ -56,9 +58,9 @@ func (v Verdict) ResolveClaim(own bool) Verdict {
 	case len(v.Claimed) == 0:
 		return v
 	case own:
-		return Verdict{}
+		return Verdict{ResourceVersion: v.ResourceVersion}
 	}
-	return Verdict{Drifted: true, Fields: v.Claimed, Author: v.Author}
+	return Verdict{Drifted: true, Fields: v.Claimed, Author: v.Author, ResourceVersion: v.ResourceVersion}
 }
 
 // Declared is what an object is compared against: the declaration (Declaration), or, on the
@@ -96,7 +98,9 @@ func Decide(declared Declared, live *unstructured.Unstructured, ignored []string
 		// values alone.
 		sets = fieldset.ManagedSets{Owned: &fieldpath.Set{}, Others: &fieldpath.Set{}}
 	}
-	return decide(declared, observed{obj: live, sets: sets, secret: isSecret(live)}, ignored)
+	v := decide(declared, observed{obj: live, sets: sets, secret: isSecret(live)}, ignored)
+	v.ResourceVersion = live.GetResourceVersion()
+	return v
 }
 
 func decide(declared Declared, live observed, ignored []string) Verdict {

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"holdfast.dev/holdfast/internal/fieldset"
@@ -88,12 +89,44 @@ func (o *OwnWrites) Judge(cluster types.NamespacedName, obj *unstructured.Unstru
 	return NotOwn
 }
 
-// Forget drops what is known of an object that is gone.
+// Superseded reports whether Holdfast wrote the object (of kind gvk, on cluster) after its
+// version rv, a resourceVersion a watch or a comparison reported: that version is gone, put
+// back or replaced by Holdfast's write, so a report of it arriving now (a watch behind, the
+// twin of a record a comparison made before correcting) is no new drift. resourceVersions are
+// compared as the API defines it (resourceversion.CompareResourceVersion, KEP-5504); when
+// either is not a well-formed one, false: the report is taken as new.
+func (o *OwnWrites) Superseded(cluster types.NamespacedName, gvk schema.GroupVersionKind, namespace, name, rv string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	e := o.objects[keyOf(cluster, gvk, namespace, name)]
+	return e != nil && e.writtenAfter(rv)
+}
+
+// writtenAfter reports whether one of the writes e keeps returned a version after rv.
+func (e *ownEntry) writtenAfter(rv string) bool {
+	for _, w := range e.rvs {
+		if NewerVersion(w, rv) {
+			return true
+		}
+	}
+	return false
+}
+
+// NewerVersion reports whether resourceVersion a of an object is after b; false when either
+// is not a well-formed resourceVersion (an empty one included).
+func NewerVersion(a, b string) bool {
+	c, err := resourceversion.CompareResourceVersion(a, b)
+	return err == nil && c > 0
+}
+
+// Forget drops what is known of an object that is gone: obj is the version deleted. What
+// Holdfast wrote after it (it re-created the object before the deletion's watch event
+// arrived) is kept.
 func (o *OwnWrites) Forget(cluster types.NamespacedName, obj *unstructured.Unstructured) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	k := keyOf(cluster, obj.GroupVersionKind(), obj.GetNamespace(), obj.GetName())
-	if e := o.objects[k]; e != nil && e.writing == 0 {
+	if e := o.objects[k]; e != nil && e.writing == 0 && !e.writtenAfter(obj.GetResourceVersion()) {
 		delete(o.objects, k)
 	}
 }

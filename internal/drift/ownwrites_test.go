@@ -61,3 +61,42 @@ func TestOwnWrites(t *testing.T) {
 		t.Errorf("forgotten: %v, %d entries", got, len(o.objects))
 	}
 }
+
+// A version of an object is superseded once Holdfast has written the object after it: a watch
+// report of it arriving later is no new drift. A deletion's watch event must not make Holdfast
+// forget a write it made after that deletion (re-creating the object).
+func TestSuperseded(t *testing.T) {
+	cluster := types.NamespacedName{Namespace: "fleet", Name: "one"}
+	cm := &unstructured.Unstructured{}
+	cm.SetAPIVersion("v1")
+	cm.SetKind("ConfigMap")
+	gvk := cm.GroupVersionKind()
+	o := &OwnWrites{}
+	if o.Superseded(cluster, gvk, "demo", "web", "19") {
+		t.Fatal("never written: superseded")
+	}
+	k := keyOf(cluster, gvk, "demo", "web")
+	o.begin(k)
+	o.end(k, true, "20", "sha256:a")
+	for rv, want := range map[string]bool{"19": true, "9": true, "20": false, "21": false, "100": false, "": false, "x": false, "020": false} {
+		if got := o.Superseded(cluster, gvk, "demo", "web", rv); got != want {
+			t.Errorf("version %q after a write returned 20: superseded %v, want %v", rv, got, want)
+		}
+	}
+	if o.Superseded(types.NamespacedName{Namespace: "fleet", Name: "two"}, gvk, "demo", "web", "19") {
+		t.Error("another cluster's object: superseded")
+	}
+	deleted := cm.DeepCopy()
+	deleted.SetNamespace("demo")
+	deleted.SetName("web")
+	deleted.SetResourceVersion("18") // deleted before Holdfast wrote 20 (re-created it)
+	o.Forget(cluster, deleted)
+	if !o.Superseded(cluster, gvk, "demo", "web", "18") {
+		t.Error("a deletion's event older than Holdfast's write made it forget that write")
+	}
+	deleted.SetResourceVersion("25")
+	o.Forget(cluster, deleted)
+	if len(o.objects) != 0 {
+		t.Errorf("deleted after Holdfast's last write: %d entries kept", len(o.objects))
+	}
+}

@@ -11,7 +11,8 @@ import (
 // DetailOf is the drift record of a verdict, as status keeps it: the type, who made the change
 // (not known for a deletion), at most MaxDriftFields fields, when and how it was detected.
 func DetailOf(v Verdict, detected time.Time, by holdfastv1.DriftDetection) holdfastv1.DriftDetail {
-	d := holdfastv1.DriftDetail{Type: holdfastv1.DriftChanged, DetectedTime: metav1.NewMicroTime(detected), Detection: by}
+	d := holdfastv1.DriftDetail{Type: holdfastv1.DriftChanged, DetectedTime: metav1.NewMicroTime(detected), Detection: by,
+		ResourceVersion: v.ResourceVersion}
 	if v.Deleted {
 		d.Type = holdfastv1.DriftDeleted
 		return d

@@ -22,7 +22,7 @@ var (
 	}, []string{labelKind})
 	driftEventsIgnored = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "holdfast_drift_events_ignored_total",
-		Help: "Changes to labelled objects on target clusters that brought no reconcile, by reason: UnknownOwner (the owner annotation names no status object of the cluster), NotDeclared (not an object the service set declares on the cluster).",
+		Help: "Changes to labelled objects on target clusters that brought no reconcile, by reason: UnknownOwner (the owner annotation names no status object of the cluster), NotDeclared (not an object the service set declares on the cluster), Superseded (a version Holdfast wrote over or a record holds already: a watch behind, a second watch or comparison of one change).",
 	}, []string{"reason"})
 	driftsByUser = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "holdfast_drifts_by_user_total",
@@ -91,6 +91,7 @@ func ObserveCorrection(kind string, d time.Duration) {
 const (
 	IgnoredUnknownOwner = "UnknownOwner"
 	IgnoredNotDeclared  = "NotDeclared"
+	IgnoredSuperseded   = "Superseded"
 )
 
 // DriftEventIgnored counts one change to a labelled object that brought no reconcile.

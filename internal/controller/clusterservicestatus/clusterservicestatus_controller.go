@@ -494,10 +494,15 @@ func (r *Reconciler) onDrift(cluster types.NamespacedName, c drift.Change) {
 		metrics.DriftEventIgnored(metrics.IgnoredNotDeclared)
 		return
 	}
+	c.ResourceVersion = c.Object.GetResourceVersion()
 	rec := holdfastv1.DriftRecord{
 		ResourceRef: fromRef(ref),
 		Service:     service,
 		DriftDetail: drift.DetailOf(c.TrustStamp(attributionInForce(css, c.Object)), r.Clock.Now(), holdfastv1.DriftDetectedByWatch),
+	}
+	if superseded(r.ownWrites, cluster, rec, css.Status.Drifts) {
+		metrics.DriftEventIgnored(metrics.IgnoredSuperseded)
+		return
 	}
 	if !c.Deleted && !c.Author.Time.IsZero() {
 		// The API server records the change's time to the second only.

@@ -6,11 +6,13 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/apply"
 	"holdfast.dev/holdfast/internal/drift"
+	"holdfast.dev/holdfast/internal/metrics"
 )
 
 // objectDrift is what drift handling decided about one drifted object in this reconcile.
@@ -221,6 +223,10 @@ func keepDrifts(s *scope, rendered []renderedService) []holdfastv1.DriftRecord {
 	}
 	var out []holdfastv1.DriftRecord
 	for _, d := range s.drifts {
+		if superseded(s.ownWrites, s.clusterKey(), d, s.css.Status.Drifts) {
+			metrics.DriftEventIgnored(metrics.IgnoredSuperseded)
+			continue
+		}
 		decl, ok := byRef[unversioned(toRef(d.ResourceRef))]
 		switch {
 		case !ok && complete:
@@ -253,6 +259,34 @@ func keepDrifts(s *scope, rendered []renderedService) []holdfastv1.DriftRecord {
 		out = append(out, d)
 	}
 	return out
+}
+
+// superseded reports whether a drift a watch reported is no new one: Holdfast wrote the object
+// after the version reported (the watch runs behind: the version is gone, put back or replaced;
+// or a comparison recorded the change and corrected it before the watch's report came), or one
+// of the records holds the same or a later version of the object (a second watch of the same
+// kind, a comparison that recorded it without correcting). One change, one record.
+func superseded(own *drift.OwnWrites, cluster types.NamespacedName, d holdfastv1.DriftRecord, records []holdfastv1.DriftRecord) bool {
+	if d.ResourceVersion == "" {
+		return false
+	}
+	gvk := schema.GroupVersionKind{Group: d.Group, Version: d.Version, Kind: d.Kind}
+	if own != nil && own.Superseded(cluster, gvk, d.Namespace, d.Name, d.ResourceVersion) {
+		return true
+	}
+	ref := unversioned(toRef(d.ResourceRef))
+	for _, p := range records {
+		if unversioned(toRef(p.ResourceRef)) == ref &&
+			(p.ResourceVersion == d.ResourceVersion || drift.NewerVersion(p.ResourceVersion, d.ResourceVersion)) {
+			return true
+		}
+	}
+	return false
+}
+
+// clusterKey is the key of the Cluster the status object is of.
+func (s *scope) clusterKey() types.NamespacedName {
+	return types.NamespacedName{Namespace: s.css.Namespace, Name: s.css.Spec.Cluster}
 }
 
 // correctsNow reports whether the drift policy of the named service corrects drift now on its
