@@ -67,6 +67,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	if opts.NewQueue == nil {
 		opts.NewQueue = r.newQueue
 	}
+	if opts.RateLimiter == nil {
+		opts.RateLimiter = rateLimiter()
+	}
 	r.routine = newRoutineSlots(opts.MaxConcurrentReconciles)
 	opts.MaxConcurrentReconciles = max(opts.MaxConcurrentReconciles, 1) + DriftWorkers
 	b := ctrl.NewControllerManagedBy(mgr).

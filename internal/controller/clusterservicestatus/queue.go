@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/time/rate"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -230,6 +231,23 @@ func requestOrHub(before, after client.Object) string {
 		return triggerRequest
 	}
 	return triggerHub
+}
+
+// maxErrorBackoff bounds how long a status object whose reconcile failed (the hub unreachable, a
+// status patch refused) waits before it is tried again. controller-runtime's default backoff
+// grows to 1,000 s: drift a watch reported during a hub outage, kept in memory, then waited for
+// as long after the hub was back, since nothing else brings its reconcile (bench/soak: a
+// Report-mode drift made while the hub was down reported 15 s after it was back).
+const maxErrorBackoff = 5 * time.Second
+
+// rateLimiter is controller-runtime's default (per-item exponential backoff from 5 ms, and 10
+// retries a second overall, in bursts of 100) with the per-item backoff capped at
+// maxErrorBackoff.
+func rateLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
+	return workqueue.NewTypedMaxOfRateLimiter(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](5*time.Millisecond, maxErrorBackoff),
+		&workqueue.TypedBucketRateLimiter[reconcile.Request]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
+	)
 }
 
 // newQueue is controller.Options.NewQueue: the controller's queue, kept to note requests on

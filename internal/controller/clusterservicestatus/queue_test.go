@@ -153,3 +153,22 @@ func TestQueueWaitsFromReadiness(t *testing.T) {
 		t.Errorf("a: trigger %s, want hub (more urgent than its requeue)", got)
 	}
 }
+
+// A status object whose reconciles kept failing (the hub was down) is tried again within
+// maxErrorBackoff once it is back, not after controller-runtime's default of up to 1,000 s:
+// drift kept in memory meanwhile waits for that reconcile.
+func TestErrorBackoffIsCapped(t *testing.T) {
+	rl := rateLimiter()
+	item := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "fleet", Name: "web.c1"}}
+	var last time.Duration
+	for range 30 { // 5 ms doubled 30 times is days
+		last = rl.When(item)
+	}
+	if last != maxErrorBackoff {
+		t.Fatalf("after 30 failures: tried again after %s, want %s", last, maxErrorBackoff)
+	}
+	rl.Forget(item)
+	if d := rl.When(item); d > 10*time.Millisecond {
+		t.Fatalf("after a success: %s", d)
+	}
+}
