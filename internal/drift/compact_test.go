@@ -315,3 +315,71 @@ data: {level: `+value+`}
 		t.Fatalf("Holdfast's own write: %+v, want no drift", got)
 	}
 }
+
+// A binary value (a ConfigMap's binaryData) that changed is shown as its decoded size and
+// SHA-256, on both paths that find drift (a watch's snapshots and a comparison), never as its
+// base64 text; a change only past the first bytes is still seen.
+func TestBinaryValuesAreShownAsDigests(t *testing.T) {
+	declared := make([]byte, 3000)
+	edited := append([]byte{}, declared...)
+	edited[2999] = 1
+	binary := func(rv string, b []byte, holdfastFields string, entries ...string) *unstructured.Unstructured {
+		return parse(t, `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: blob
+  namespace: demo
+  uid: b1
+  resourceVersion: "`+rv+`"
+  managedFields:
+  - {manager: holdfast, operation: Apply, apiVersion: v1, fieldsType: FieldsV1, fieldsV1: `+holdfastFields+`}
+`+strings.Join(entries, "")+`binaryData: {firmware: `+base64.StdEncoding.EncodeToString(b)+`}
+`)
+	}
+	s := compactPair(t, binary("1", declared, `{"f:binaryData": {"f:firmware": {}}}`),
+		binary("2", edited, `{"f:metadata": {"f:labels": {}}}`, `  - {manager: kubectl-edit, operation: Update, apiVersion: v1, fieldsType: FieldsV1, fieldsV1: {"f:binaryData": {"f:firmware": {}}}}
+`))
+	p := s.pending.Load()
+	if p == nil || len(p.fields) != 1 {
+		t.Fatalf("change %+v, want .binaryData.firmware", p)
+	}
+	want := FieldChange{Path: ".binaryData.firmware", Old: ShowBinary(base64.StdEncoding.EncodeToString(declared)),
+		New: ShowBinary(base64.StdEncoding.EncodeToString(edited))}
+	if p.fields[0] != want {
+		t.Fatalf("change %+v, want %+v", p.fields[0], want)
+	}
+	if !strings.HasPrefix(want.New, "<binary: 3000 bytes, sha256:") || want.Old == want.New {
+		t.Fatalf("shown %q and %q", want.Old, want.New)
+	}
+	for _, f := range []string{want.Old, want.New, s.values()} {
+		if strings.Contains(f, "AAAA") {
+			t.Fatalf("base64 text shown: %.80s", f)
+		}
+	}
+
+	compared := Compare(binary("1", declared, `{}`), binary("2", edited, `{}`))
+	if len(compared) != 1 || compared[0] != want {
+		t.Fatalf("comparison %+v, want %+v", compared, want)
+	}
+}
+
+func TestShowBinaryText(t *testing.T) {
+	hello := base64.StdEncoding.EncodeToString([]byte("hello"))
+	for shown, want := range map[string]string{
+		"":                      "",
+		`"` + hello + `"`:       "<binary: 5 bytes, sha256:2cf24dba5fb0a30e…>", // sha256sum of "hello"
+		`"` + hello[:3] + "…":   "<binary>",
+		"<binary: 5 bytes, x…>": "<binary: 5 bytes, x…>",
+		`{"a":"` + hello + `"}`: "<binary: 5 bytes, sha256:2cf24dba5fb0a30e…>",
+	} {
+		if got := ShowBinaryText(shown); got != want {
+			t.Errorf("ShowBinaryText(%q) = %q, want %q", shown, got, want)
+		}
+	}
+	for path, want := range map[string]bool{".binaryData.x": true, "/binaryData/x": true, ".binaryData": true, ".binaryDataX": false,
+		".webhooks[name=\"a\"].clientConfig.caBundle": true, ".spec.caBundle": true, ".data.caBundleX": false, ".data.x": false} {
+		if got := BinaryValuePath(path); got != want {
+			t.Errorf("BinaryValuePath(%q) = %v, want %v", path, got, want)
+		}
+	}
+}

@@ -4,8 +4,11 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"hash"
 	"sort"
 	"strings"
 
@@ -89,10 +92,86 @@ func SecretValuePath(path string) bool {
 	return false
 }
 
+// BinaryValuePath reports whether the field at path (structured-merge-diff or JSON pointer
+// notation, as SecretValuePath) holds binary data as base64 text, which a drift shows as its
+// size and digest (ShowBinary), never the text: a ConfigMap's binaryData and anything below
+// it, and a caBundle at any depth (webhook configurations, APIServices, CRD conversion). The
+// rule goes by the path alone, whatever the kind: a field of another kind under that name is
+// only ever shown less.
+func BinaryValuePath(path string) bool {
+	p := strings.TrimLeft(strings.ReplaceAll(path, "/", "."), ".")
+	if rest, ok := strings.CutPrefix(p, "binaryData"); ok && (rest == "" || rest[0] == '.' || rest[0] == '[') {
+		return true
+	}
+	return p == "caBundle" || strings.HasSuffix(p, ".caBundle")
+}
+
+// ShowBinary is what a drift shows of a binary value v (a base64 string, or a map or list of
+// them, as BinaryValuePath's fields hold): its decoded size and SHA-256, which a user can check
+// against a file with sha256sum, e.g. "<binary: 1024 bytes, sha256:5f70bf18a0860070…>". A
+// string that is not base64 is measured as it is.
+func ShowBinary(v any) string {
+	h := sha256.New()
+	n := binaryBytes(h, v)
+	return fmt.Sprintf("<binary: %d bytes, sha256:%s…>", n, hex.EncodeToString(h.Sum(nil))[:binaryDigestShown])
+}
+
+// binaryDigestShown is how many hex digits of a binary value's SHA-256 ShowBinary shows.
+const binaryDigestShown = 16
+
+// binaryBytes writes the bytes of v (decoded from base64 where they are) to h, map values in
+// key order, and returns how many there were.
+func binaryBytes(h hash.Hash, v any) int {
+	switch t := v.(type) {
+	case string:
+		b, err := base64.StdEncoding.DecodeString(t)
+		if err != nil {
+			b = []byte(t)
+		}
+		h.Write(b)
+		return len(b)
+	case map[string]any:
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		n := 0
+		for _, k := range keys {
+			n += binaryBytes(h, t[k])
+		}
+		return n
+	case []any:
+		n := 0
+		for _, e := range t {
+			n += binaryBytes(h, e)
+		}
+		return n
+	}
+	b, _ := json.Marshal(v)
+	h.Write(b)
+	return len(b)
+}
+
+// ShowBinaryText is ShowBinary for a value a drift record already shows as text (its JSON, as
+// FieldChange.Old and New hold): records made before binary values were shown as digests, which
+// the CLI shows the same way. A value cut short ("…") can no longer be measured: "<binary>".
+func ShowBinaryText(shown string) string {
+	var v any
+	switch {
+	case shown == "" || strings.HasPrefix(shown, "<binary"):
+		return shown
+	case json.Unmarshal([]byte(shown), &v) != nil:
+		return "<binary>"
+	}
+	return ShowBinary(v)
+}
+
 // Markers of value encodings that are not the value's JSON.
 const (
 	markRedacted  = "\x01" // a Secret value: its keyed hash only
 	markTruncated = "\x02" // a long value: its hash, then the start shown to users
+	markBinary    = "\x03" // a binary value: what ShowBinary shows, which holds its hash
 )
 
 // hashLen is the length, in hex digits, of the hashes in value encodings (128 bits).
@@ -108,7 +187,7 @@ var secretKey = func() []byte {
 }()
 
 // encodeValue is what a snapshot keeps of one owned field: "" when absent; for a Secret's data
-// (SecretValuePath), a keyed hash; else its JSON when that is at most maxValue bytes, or a hash
+// (SecretValuePath), a keyed hash; for binary data (BinaryValuePath), its size and digest; else its JSON when that is at most maxValue bytes, or a hash
 // of the JSON and its first maxValue bytes. Two values are equal exactly when their encodings
 // are (up to hash collisions), and display(encodeValue(v)) is what a FieldChange shows of v. No
 // encoding holds a NUL byte (JSON escapes control characters).
@@ -125,6 +204,8 @@ func encodeValue(f fieldset.FieldValue, secret bool) string {
 		m := hmac.New(sha256.New, secretKey)
 		m.Write(b)
 		return markRedacted + hex.EncodeToString(m.Sum(nil))[:hashLen]
+	case BinaryValuePath(f.Path):
+		return markBinary + ShowBinary(f.Value)
 	case len(b) <= maxValue:
 		return string(b)
 	default:
@@ -140,6 +221,8 @@ func display(enc string) string {
 		return Redacted
 	case strings.HasPrefix(enc, markTruncated):
 		return enc[len(markTruncated)+hashLen:] + "…"
+	case strings.HasPrefix(enc, markBinary):
+		return enc[len(markBinary):]
 	default:
 		return enc
 	}

@@ -440,7 +440,8 @@ func objectRef(r holdfastv1.ResourceRef) ObjectRef {
 	return ObjectRef{Group: r.Group, Version: r.Version, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}
 }
 
-// driftView converts a drift of the object ref, redacting Secret data.
+// driftView converts a drift of the object ref, redacting Secret data and showing binary data
+// as its size and digest.
 func driftView(ref holdfastv1.ResourceRef, d holdfastv1.DriftDetail, corrected *metav1.MicroTime) Drift {
 	out := Drift{
 		Type: string(d.Type), Manager: d.Manager, Operation: d.Operation, Subresource: d.Subresource, User: d.User,
@@ -451,8 +452,11 @@ func driftView(ref holdfastv1.ResourceRef, d holdfastv1.DriftDetail, corrected *
 	}
 	for _, fc := range d.Fields {
 		c := FieldChange(fc)
-		if secretData(ref, fc.Path) {
+		switch {
+		case secretData(ref, fc.Path):
 			c.Old, c.New = redact(c.Old), redact(c.New)
+		case drift.BinaryValuePath(fc.Path):
+			c.Old, c.New = drift.ShowBinaryText(c.Old), drift.ShowBinaryText(c.New)
 		}
 		out.Fields = append(out.Fields, c)
 	}

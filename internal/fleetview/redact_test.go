@@ -87,3 +87,45 @@ func TestSecretDataFollowsTheDriftRule(t *testing.T) {
 		t.Errorf("the last-applied annotation of a Secret is not redacted")
 	}
 }
+
+// A binary value in a drift record, as a controller before binary values were shown as digests
+// recorded it (its base64 text), is shown as its size and digest in every output of every verb.
+func TestBinaryValuesAreShownAsDigests(t *testing.T) {
+	const blob = "Zmlyb3dhcmUtYmxvYg==" // "firmware-blob"
+	statuses := fleetviewtest.Statuses()
+	c1 := &statuses[2]
+	fields := []holdfastv1.FieldChange{{Path: ".binaryData.firmware", Old: `"` + blob + `"`, New: `"` + blob[:8] + `…`}}
+	for i := range c1.Status.Drifts {
+		c1.Status.Drifts[i].Fields = fields
+	}
+	for i := range c1.Status.Resources {
+		if d := c1.Status.Resources[i].LastDrift; d != nil {
+			copied := *d
+			copied.Fields = fields
+			c1.Status.Resources[i].LastDrift = &copied
+		}
+	}
+	dl := BuildDriftList(statuses, Filter{}, true)
+	h := BuildDriftHistory(statuses, Filter{}, time.Time{}, 0)
+	var buf bytes.Buffer
+	for i, write := range []func() error{
+		func() error { return WriteJSON(&buf, dl) },
+		func() error { return WriteJSON(&buf, h) },
+		func() error { return PrintDriftList(&buf, dl, fleetviewtest.Now) },
+		func() error { return PrintDriftListWide(&buf, dl, fleetviewtest.Now) },
+		func() error { return PrintDriftHistory(&buf, h) },
+		func() error { return PrintDriftHistoryWide(&buf, h) },
+	} {
+		buf.Reset()
+		if err := write(); err != nil {
+			t.Fatal(err)
+		}
+		out := buf.String()
+		if strings.Contains(out, blob[:8]) {
+			t.Errorf("output %d shows the base64 text:\n%s", i, out)
+		}
+		if !strings.Contains(out, "binary") {
+			t.Errorf("output %d does not show the binary value:\n%s", i, out)
+		}
+	}
+}
