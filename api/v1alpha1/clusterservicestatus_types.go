@@ -151,6 +151,18 @@ const (
 	DriftDetectedByComparison DriftDetection = "Comparison"
 )
 
+// DriftResolution says how a drift ended.
+// +kubebuilder:validation:Enum=Corrected;Restored
+type DriftResolution string
+
+const (
+	// DriftCorrected: Holdfast put the object back (a correction, or a deploy of a new revision).
+	DriftCorrected DriftResolution = "Corrected"
+	// DriftRestored: the object was found back as declared without Holdfast's write: someone
+	// else put it back (RestoredBy), e.g. by hand while the drift waited in Report mode.
+	DriftRestored DriftResolution = "Restored"
+)
+
 // DriftRecord is one drift Holdfast saw on the cluster.
 type DriftRecord struct {
 	ResourceRef `json:",inline"`
@@ -158,10 +170,31 @@ type DriftRecord struct {
 	// +optional
 	Service     string `json:"service,omitempty"`
 	DriftDetail `json:",inline"`
-	// CorrectedTime is when the object was found back as declared, mostly because Holdfast put it
-	// back (a correction, or a deploy of a new revision); empty while it is not.
+	// CorrectedTime is when the drift ended: the object was found back as declared, put back
+	// by Holdfast or by someone else (Resolution); empty while it is not.
 	// +optional
 	CorrectedTime *metav1.MicroTime `json:"correctedTime,omitempty"`
+	// Resolution says how the drift ended, once CorrectedTime is set; Corrected when empty.
+	// +optional
+	Resolution DriftResolution `json:"resolution,omitempty"`
+	// RestoredBy is who put the object back, for Restored, as far as its managedFields tell.
+	// +optional
+	RestoredBy *ChangeAuthor `json:"restoredBy,omitempty"`
+}
+
+// ChangeAuthor is who made a change on a cluster.
+type ChangeAuthor struct {
+	// Manager is the field manager, as the API server recorded it.
+	// +optional
+	Manager string `json:"manager,omitempty"`
+	// Operation (Update or Apply) of the change.
+	// +optional
+	Operation string `json:"operation,omitempty"`
+	// User is who made the change, as the target's API server authenticated them, where
+	// drift.attribution is Auto and the object carries the stamp of this very change.
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
+	User string `json:"user,omitempty"`
 }
 
 // DriftDetail says what changed in one drift, and who changed it.

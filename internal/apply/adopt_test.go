@@ -183,7 +183,7 @@ func TestCorrectionOfAReplacedObject(t *testing.T) {
 
 	var asked []string
 	opts := apply.Options{DefaultNamespace: ns, Labels: ownerLabels, Corrections: true,
-		Correct: func(desired *unstructured.Unstructured, _ drift.Verdict) bool {
+		Correct: func(desired, _ *unstructured.Unstructured, _ drift.Verdict) bool {
 			asked = append(asked, desired.GetName())
 			return true
 		}}

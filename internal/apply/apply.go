@@ -280,7 +280,7 @@ func (r *run) applyOne(ctx context.Context, it *item) {
 		}
 		// Declared as before, but the cluster's copy changed or is gone: drift.
 		it.result.Drift = true
-		if !r.opts.DryRun && r.opts.Correct != nil && !r.opts.Correct(it.obj, r.verdict(it, knowsOwn)) {
+		if !r.opts.DryRun && r.opts.Correct != nil && !r.opts.Correct(it.obj, it.live, r.verdict(it, knowsOwn)) {
 			it.result.Action, it.result.Message = Drifted, "differs from the declaration; not corrected now"
 			if it.live == nil {
 				it.result.Action, it.result.Message = Missing, "deleted on the cluster; not recreated now"

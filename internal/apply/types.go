@@ -240,10 +240,10 @@ type Options struct {
 	Ignore func(live *unstructured.Unstructured) bool
 	// Correct, if set, is called for every object whose declaration did not change since the
 	// last apply but whose live copy did or is gone (see ObjectResult.Drift), before it would be
-	// put back, with the declared object and drift.Decide's verdict on the live one (ignoring
-	// the fields IgnoredFields names). false leaves it as it is (Drifted or Missing). Not called
-	// in a dry run. It may be called concurrently.
-	Correct func(desired *unstructured.Unstructured, v drift.Verdict) bool
+	// put back, with the declared object, the live one (nil when gone; not to be changed) and
+	// drift.Decide's verdict on it (ignoring the fields IgnoredFields names). false leaves it as
+	// it is (Drifted or Missing). Not called in a dry run. It may be called concurrently.
+	Correct func(desired, live *unstructured.Unstructured, v drift.Verdict) bool
 	// Recreate, if set, is asked, for a drifted object whose correction the API server refused
 	// because it changes immutable fields, whether to delete the live object and create it as
 	// declared. Not called in a dry run or for declaration changes.

@@ -40,7 +40,9 @@ type Watches struct {
 	OnChange func(cluster types.NamespacedName, c Change)
 	// OnUpdate, if set, is called, from informer goroutines, for every other update of a
 	// watched object: changes to what Holdfast does not own, such as the status its controllers
-	// write, from which its health follows. obj is as Change.Object. It must not block.
+	// write, from which its health follows, or someone putting back a value Holdfast lost to a
+	// drift; and for every object that appears (created, or listed), such as one someone
+	// re-created after its deletion was reported. obj is as Change.Object. It must not block.
 	OnUpdate func(cluster types.NamespacedName, obj *unstructured.Unstructured)
 	// OnSynced, if set, is called once a new handler has seen every object of its kind that
 	// existed when it started (from a goroutine of its own). A change made between the apply
@@ -102,6 +104,11 @@ func (w *Watches) Ensure(ctx context.Context, cluster types.NamespacedName, c ca
 // so the informer holds Snapshots, each carrying the change that made it.
 func (w *Watches) handler(cluster types.NamespacedName) toolscache.ResourceEventHandlerFuncs {
 	return toolscache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if n, ok := obj.(*Snapshot); ok && !n.IsStub() && w.OnUpdate != nil {
+				w.OnUpdate(cluster, n.Object())
+			}
+		},
 		UpdateFunc: func(oldObj, newObj any) {
 			if n, ok := newObj.(*Snapshot); ok && oldObj != newObj {
 				switch p := n.pending.Swap(nil); {

@@ -136,10 +136,14 @@ type Drift struct {
 	// Detection is Watch or Comparison (the time of the change is then not known).
 	Detection    string    `json:"detection"`
 	DetectedTime time.Time `json:"detectedTime"`
-	// CorrectedTime is when Holdfast put the object back; CorrectionLatencySeconds is
-	// CorrectedTime - DetectedTime. Both are absent while the drift is not corrected.
+	// CorrectedTime is when the drift ended, the object back as declared; CorrectionLatencySeconds
+	// is CorrectedTime - DetectedTime. Both are absent while the drift is not over.
 	CorrectedTime            *time.Time `json:"correctedTime,omitempty"`
 	CorrectionLatencySeconds *float64   `json:"correctionLatencySeconds,omitempty"`
+	// Resolution is how it ended: Corrected (by Holdfast) or Restored (by someone else,
+	// RestoredBy: "user via manager", or the manager); absent while it is not over.
+	Resolution string `json:"resolution,omitempty"`
+	RestoredBy string `json:"restoredBy,omitempty"`
 }
 
 // DriftList is `holdfast drift -o json`.
@@ -404,7 +408,7 @@ func BuildDriftList(statuses []holdfastv1.ClusterServiceStatus, f Filter, all bo
 			if rec.CorrectedTime == nil || !f.matchesService(rec.Service) {
 				continue
 			}
-			d := driftView(rec.ResourceRef, rec.DriftDetail, rec.CorrectedTime)
+			d := recordView(rec)
 			corrected = append(corrected, DriftedObject{Location: locationOf(css, rec.Service), Object: objectRef(rec.ResourceRef), State: stateCorrected, Drift: &d})
 		}
 	}
@@ -425,7 +429,7 @@ func BuildDriftHistory(statuses []holdfastv1.ClusterServiceStatus, f Filter, sin
 				continue
 			}
 			out.Items = append(out.Items, DriftHistoryEntry{Location: locationOf(css, rec.Service), Object: objectRef(rec.ResourceRef),
-				Drift: driftView(rec.ResourceRef, rec.DriftDetail, rec.CorrectedTime)})
+				Drift: recordView(rec)})
 		}
 	}
 	sort.SliceStable(out.Items, func(i, j int) bool { return out.Items[i].Drift.DetectedTime.After(out.Items[j].Drift.DetectedTime) })
@@ -438,6 +442,22 @@ func BuildDriftHistory(statuses []holdfastv1.ClusterServiceStatus, f Filter, sin
 
 func objectRef(r holdfastv1.ResourceRef) ObjectRef {
 	return ObjectRef{Group: r.Group, Version: r.Version, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}
+}
+
+// recordView converts a drift record: its drift, and how it ended.
+func recordView(rec holdfastv1.DriftRecord) Drift {
+	d := driftView(rec.ResourceRef, rec.DriftDetail, rec.CorrectedTime)
+	if rec.CorrectedTime == nil {
+		return d
+	}
+	d.Resolution = string(holdfastv1.DriftCorrected)
+	if rec.Resolution == holdfastv1.DriftRestored {
+		d.Resolution = string(rec.Resolution)
+		if by := rec.RestoredBy; by != nil {
+			d.RestoredBy = managerString(&Drift{Manager: by.Manager, User: by.User})
+		}
+	}
+	return d
 }
 
 // driftView converts a drift of the object ref, redacting Secret data and showing binary data

@@ -102,12 +102,28 @@ func PrintDriftList(w io.Writer, dl DriftList, now time.Time) error {
 	return endTable(tw, w, driftSummaryLine(dl))
 }
 
-// stateString is the item's state; for a corrected drift, with the correction latency.
+// stateString is the item's state; for a drift that is over, how it ended and after how long.
 func stateString(it DriftedObject) string {
-	if d := it.Drift; d != nil && it.State == stateCorrected && d.CorrectionLatencySeconds != nil {
-		return it.State + " in " + latencyString(*d.CorrectionLatencySeconds)
+	d := it.Drift
+	if d == nil || it.State != stateCorrected {
+		return it.State
 	}
-	return it.State
+	state := it.State
+	if d.Resolution == string(holdfastv1.DriftRestored) {
+		state = restoredString(d)
+	}
+	if d.CorrectionLatencySeconds != nil {
+		state += " in " + latencyString(*d.CorrectionLatencySeconds)
+	}
+	return state
+}
+
+// restoredString says that someone other than Holdfast put the object back, and who.
+func restoredString(d *Drift) string {
+	if d.RestoredBy == "" {
+		return "Restored by someone else"
+	}
+	return "Restored by " + d.RestoredBy
 }
 
 // writeRows writes the cells and the first of lines as one row, then each further line on a row
@@ -177,6 +193,9 @@ func correctedStrings(d *Drift) (corrected, latency string) {
 	corrected, latency = "-", "-"
 	if d.CorrectedTime != nil {
 		corrected = d.CorrectedTime.Format(time.RFC3339)
+		if d.Resolution == string(holdfastv1.DriftRestored) {
+			corrected += " (" + restoredString(d) + ")"
+		}
 	}
 	if d.CorrectionLatencySeconds != nil {
 		latency = latencyString(*d.CorrectionLatencySeconds)

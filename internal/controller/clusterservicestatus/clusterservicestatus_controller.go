@@ -107,6 +107,9 @@ type Reconciler struct {
 	memory *memory
 	// healthReads coalesces the health re-reads watch events ask for (onUpdate).
 	healthReads delayed
+	// restoreChecks coalesces the comparisons watch events ask for to see whether an object
+	// whose drift waits was put back (onUpdate).
+	restoreChecks delayed
 	// revisions are the rollout revisions decoded lately, by ControllerRevision UID (see
 	// loadRevision).
 	revisions *lru.Cache
@@ -467,7 +470,7 @@ func (r *Reconciler) onDrift(cluster types.NamespacedName, c drift.Change) {
 	if len(c.Claimed) > 0 {
 		switch r.ownWrites.Judge(cluster, c.Object, c.OwnedDigest) {
 		case drift.Own:
-			r.onUpdate(cluster, c.Object)
+			r.onOwnWrite(cluster, c.Object)
 			return
 		case drift.Unsure:
 			if r.ownsDrift(key, owner, cluster) != nil {

@@ -394,13 +394,21 @@ func recordDrifts(s *scope) {
 			}
 		}
 	}
-	if len(seen) == 0 && len(corrected) == 0 && len(inSync) == 0 {
+	restored := s.decisions.restored
+	if len(seen) == 0 && len(corrected) == 0 && len(inSync) == 0 && len(restored) == 0 {
 		return
 	}
 	drifts := make([]holdfastv1.DriftRecord, 0, len(seen)+len(st.Drifts))
 	add := func(d holdfastv1.DriftRecord, correctNow bool) {
-		if correctNow && len(drifts) < holdfastv1.MaxDriftRecords {
-			d.CorrectedTime = &now
+		if len(drifts) >= holdfastv1.MaxDriftRecords {
+			drifts = append(drifts, d)
+			return
+		}
+		ref := unversioned(toRef(d.ResourceRef))
+		if by, ok := restored[ref]; ok && d.CorrectedTime == nil {
+			d.CorrectedTime, d.Resolution, d.RestoredBy = &now, holdfastv1.DriftRestored, &by
+		} else if correctNow {
+			d.CorrectedTime, d.Resolution = &now, holdfastv1.DriftCorrected
 			s.correctedDrifts = append(s.correctedDrifts, len(drifts))
 		}
 		drifts = append(drifts, d)

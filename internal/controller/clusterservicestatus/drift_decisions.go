@@ -40,6 +40,10 @@ type driftDecisions struct {
 	found []holdfastv1.DriftRecord
 	// contested lists objects that became Contested in this reconcile.
 	contested []contestedObject
+	// restored are the objects whose drift waited (Drifted, Missing, Contested, Uncorrectable)
+	// and that this reconcile found back as declared without Holdfast's write, with who put
+	// them back.
+	restored map[apply.Ref]holdfastv1.ChangeAuthor
 }
 
 // contestedObject is an object that became Contested, with its drift and the policy's message.
@@ -64,6 +68,15 @@ func (d *driftDecisions) get(ref apply.Ref) (objectDrift, bool) {
 	return od, ok
 }
 
+func (d *driftDecisions) restore(ref apply.Ref, by holdfastv1.ChangeAuthor) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.restored == nil {
+		d.restored = map[apply.Ref]holdfastv1.ChangeAuthor{}
+	}
+	d.restored[ref] = by
+}
+
 func (d *driftDecisions) addContested(c contestedObject) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -78,15 +91,22 @@ func (d *driftDecisions) add(list *[]holdfastv1.DriftRecord, rec holdfastv1.Drif
 
 // correctFunc returns apply's Correct callback for one service: it asks the service's drift
 // policy what to do about each object drift.Decide judged, and notes the answer and the drift.
-func (r *Reconciler) correctFunc(s *scope, svc string, pol *drift.Policy) func(*unstructured.Unstructured, drift.Verdict) bool {
+func (r *Reconciler) correctFunc(s *scope, svc string, pol *drift.Policy) func(desired, live *unstructured.Unstructured, v drift.Verdict) bool {
 	if !pol.Detect {
 		return nil // drift is simply corrected at full reconciles, as ever
 	}
-	return func(desired *unstructured.Unstructured, v drift.Verdict) bool {
+	return func(desired, live *unstructured.Unstructured, v drift.Verdict) bool {
 		// The live object carries the labels the attribution policy selects as declared, or
 		// else the change that removed them was stamped and later ones are not (too old).
 		v = v.TrustStamp(attributionInForce(s.css, desired))
 		ref := unversioned(apply.RefOf(desired))
+		if prev := s.previous[ref]; !v.Drifted && live != nil && drift.Unresolved(prev.State) {
+			// Put back as declared by someone else while the drift waited: the drift ends,
+			// restored by them. Holdfast applies again all the same, which changes no value
+			// and takes its fields back, so that their next change is seen.
+			s.decisions.restore(ref, restoredBy(live, prev.LastDrift, attributionInForce(s.css, desired)))
+			return true
+		}
 		detail, isNew := s.driftDetail(ref, v, r.Clock.Now())
 		prev := s.previous[ref]
 		resp := pol.Respond(v, drift.Situation{
@@ -110,6 +130,20 @@ func (r *Reconciler) correctFunc(s *scope, svc string, pol *drift.Policy) func(*
 		}
 		return resp.Correct
 	}
+}
+
+// restoredBy is who put live back as declared after drift (the fields it changed, when known):
+// the manager whose managedFields now hold one of those fields, else the latest one
+// (drift.AuthorOf); the stamped user only where the attribution policy is in force.
+func restoredBy(live *unstructured.Unstructured, drifted *holdfastv1.DriftDetail, policyInForce bool) holdfastv1.ChangeAuthor {
+	var fields []drift.FieldChange
+	if drifted != nil {
+		for _, f := range drifted.Fields {
+			fields = append(fields, drift.FieldChange{Path: f.Path})
+		}
+	}
+	a := drift.Verdict{Author: drift.AuthorOf(live, fields)}.TrustStamp(policyInForce).Author
+	return holdfastv1.ChangeAuthor{Manager: a.Manager, Operation: a.Operation, User: a.User}
 }
 
 // objectKey identifies one of the status object's managed objects for fight counting.
