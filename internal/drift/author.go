@@ -157,3 +157,24 @@ func holdsAny(e *metav1.ManagedFieldsEntry, paths map[string]bool) bool {
 	})
 	return found
 }
+
+// RestoredBy returns who put live back as declared after a drift that changed fields (none for
+// a deletion): the manager, other than Holdfast, whose managedFields now hold one of them, else
+// the one with the latest entry (AuthorOf). ok is false when Holdfast's own write did it, as far
+// as managedFields tell: its entry holds every changed field, or, after a deletion, the object
+// is of its apply (a correction whose status was never recorded).
+func RestoredBy(live *unstructured.Unstructured, changed []FieldChange) (a Author, ok bool) {
+	sets, err := fieldset.ParseManagedFields(live, fieldset.FieldManager)
+	if err == nil && sets.Entry != nil {
+		own := true
+		for _, c := range changed {
+			held := false
+			sets.Owned.Leaves().Iterate(func(p fieldpath.Path) { held = held || p.String() == c.Path })
+			own = own && held
+		}
+		if own {
+			return Author{}, false
+		}
+	}
+	return AuthorOf(live, changed), true
+}

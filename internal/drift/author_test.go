@@ -147,3 +147,31 @@ status: {replicas: 5}
 		t.Fatalf("AuthorOf = %+v, want kubectl through scale", a)
 	}
 }
+
+// Who put an object back after a drift: the manager now holding a drifted field; not Holdfast,
+// whose own write (a correction whose status was never recorded) is no restore by anyone.
+func TestRestoredBy(t *testing.T) {
+	changed := []FieldChange{{Path: ".data.value"}}
+	if a, ok := RestoredBy(configMap(t, "u1", "3", "declared", "", kubectlOwnsValue), changed); !ok || a.Manager != "kubectl-edit" {
+		t.Errorf("put back by kubectl-edit: %+v, %v", a, ok)
+	}
+	if a, ok := RestoredBy(configMap(t, "u1", "3", "declared", ""), changed); ok {
+		t.Errorf("Holdfast holds the field again (its own write): restored by %+v", a)
+	}
+	if _, ok := RestoredBy(configMap(t, "u2", "4", "declared", ""), nil); ok {
+		t.Error("re-created by Holdfast's apply: restored by someone else")
+	}
+	recreated := parse(t, `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: web
+  namespace: demo
+  managedFields:
+  - {manager: kubectl-create, operation: Update, apiVersion: v1, fieldsType: FieldsV1, time: "2026-11-23T10:05:00Z",
+     fieldsV1: {"f:data": {"f:value": {}}}}
+data: {value: declared}
+`)
+	if a, ok := RestoredBy(recreated, nil); !ok || a.Manager != "kubectl-create" {
+		t.Errorf("re-created by hand: %+v, %v", a, ok)
+	}
+}

@@ -185,6 +185,17 @@ func (f *Fights) TakeDue(status types.NamespacedName, now time.Time) bool {
 	return due
 }
 
+// Live reports whether k is in a fight that is not over at now: Contested, with a correction
+// waiting for its backoff, corrected less than a window ago (it has not stayed as corrected for
+// a window yet), or left as it is (Stop). While it is, the object shows Contested even when the
+// latest correction put it back.
+func (f *Fights) Live(k ObjectKey, now time.Time) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	e := f.objects[k]
+	return e != nil && e.contested && (!e.next.IsZero() || now.Before(e.quiet) || e.quiet.IsZero())
+}
+
 // Forget drops what is known of an object, after a manual request resumed it.
 func (f *Fights) Forget(k ObjectKey) {
 	f.mu.Lock()

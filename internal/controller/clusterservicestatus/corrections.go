@@ -96,7 +96,7 @@ func (r *Reconciler) correctDrifts(ctx context.Context, s *scope, rendered []ren
 		} else {
 			out.result, out.corrections = res, true
 			prev := resourcesOf(s.resources, rs.svc.Name)
-			s.resources = replaceEntries(s.resources, s.withDriftStates(resourcesFromResult(rs.svc.Name, res, prev)))
+			s.resources = replaceEntries(s.resources, s.withDriftStates(resourcesFromResult(rs.svc.Name, res, prev), r.memory.fights))
 		}
 		s.services = append(s.services, out)
 	}

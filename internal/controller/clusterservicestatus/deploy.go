@@ -137,7 +137,7 @@ func (r *Reconciler) reconcileDeploy(ctx context.Context, s *scope) (ctrl.Result
 				break
 			}
 			s.settleCorrections(res, r.memory.fights)
-			inventory = append(inventory, s.withDriftStates(resourcesFromResult(rs.svc.Name, res, prev))...)
+			inventory = append(inventory, s.withDriftStates(resourcesFromResult(rs.svc.Name, res, prev), r.memory.fights)...)
 			if pol.WaitsForWindows() {
 				s.noteNextWindow(pol.Windows)
 			}
@@ -293,14 +293,22 @@ func (s *scope) noteNextWindow(windows []holdfastv1.CorrectionWindow) {
 }
 
 // withDriftStates gives the drifted objects of entries the state drift handling decided, with
-// the drift that put them there.
-func (s *scope) withDriftStates(entries []holdfastv1.ResourceStatus) []holdfastv1.ResourceStatus {
+// the drift that put them there. An object in sync whose fight is not over (fights.Live: the
+// other manager may change it back any moment) stays Contested, with the drift and the message
+// it had: a fight is visible for as long as it lasts, not only between a change and its
+// correction.
+func (s *scope) withDriftStates(entries []holdfastv1.ResourceStatus, fights *drift.Fights) []holdfastv1.ResourceStatus {
 	for i := range entries {
-		od, ok := s.decisions.get(unversioned(toRef(entries[i].ResourceRef)))
-		if !ok || !od.keepsState() {
+		ref := unversioned(toRef(entries[i].ResourceRef))
+		od, ok := s.decisions.get(ref)
+		if ok && od.keepsState() {
+			entries[i].State, entries[i].Message, entries[i].LastDrift = od.state, od.message, od.detail
 			continue
 		}
-		entries[i].State, entries[i].Message, entries[i].LastDrift = od.state, od.message, od.detail
+		prev := s.previous[ref]
+		if entries[i].State == holdfastv1.ResourceInSync && prev.State == holdfastv1.ResourceContested && fights.Live(s.objectKey(ref), s.now) {
+			entries[i].State, entries[i].Message, entries[i].LastDrift = prev.State, prev.Message, prev.LastDrift
+		}
 	}
 	return entries
 }

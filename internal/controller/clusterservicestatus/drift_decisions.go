@@ -101,10 +101,12 @@ func (r *Reconciler) correctFunc(s *scope, svc string, pol *drift.Policy) func(d
 		v = v.TrustStamp(attributionInForce(s.css, desired))
 		ref := unversioned(apply.RefOf(desired))
 		if prev := s.previous[ref]; !v.Drifted && live != nil && drift.Unresolved(prev.State) {
-			// Put back as declared by someone else while the drift waited: the drift ends,
+			// Put back as declared while the drift waited: by someone else, the drift ends,
 			// restored by them. Holdfast applies again all the same, which changes no value
 			// and takes its fields back, so that their next change is seen.
-			s.decisions.restore(ref, restoredBy(live, prev.LastDrift, attributionInForce(s.css, desired)))
+			if by, ok := restoredBy(live, prev.LastDrift, attributionInForce(s.css, desired)); ok {
+				s.decisions.restore(ref, by)
+			}
 			return true
 		}
 		detail, isNew := s.driftDetail(ref, v, r.Clock.Now())
@@ -132,18 +134,19 @@ func (r *Reconciler) correctFunc(s *scope, svc string, pol *drift.Policy) func(d
 	}
 }
 
-// restoredBy is who put live back as declared after drift (the fields it changed, when known):
-// the manager whose managedFields now hold one of those fields, else the latest one
-// (drift.AuthorOf); the stamped user only where the attribution policy is in force.
-func restoredBy(live *unstructured.Unstructured, drifted *holdfastv1.DriftDetail, policyInForce bool) holdfastv1.ChangeAuthor {
+// restoredBy is who put live back as declared after drift (the fields it changed, when known),
+// as drift.RestoredBy says, with the stamped user only where the attribution policy is in
+// force; false when it was Holdfast's own write.
+func restoredBy(live *unstructured.Unstructured, drifted *holdfastv1.DriftDetail, policyInForce bool) (holdfastv1.ChangeAuthor, bool) {
 	var fields []drift.FieldChange
 	if drifted != nil {
 		for _, f := range drifted.Fields {
 			fields = append(fields, drift.FieldChange{Path: f.Path})
 		}
 	}
-	a := drift.Verdict{Author: drift.AuthorOf(live, fields)}.TrustStamp(policyInForce).Author
-	return holdfastv1.ChangeAuthor{Manager: a.Manager, Operation: a.Operation, User: a.User}
+	a, ok := drift.RestoredBy(live, fields)
+	a = drift.Verdict{Author: a}.TrustStamp(policyInForce).Author
+	return holdfastv1.ChangeAuthor{Manager: a.Manager, Operation: a.Operation, User: a.User}, ok
 }
 
 // objectKey identifies one of the status object's managed objects for fight counting.

@@ -60,7 +60,9 @@ func (r *Reconciler) afterUpdate(cluster types.NamespacedName, obj *unstructured
 const restoreCheckDelay = 250 * time.Millisecond
 
 // driftWaits reports whether css records obj (by kind, namespace and name) in a state whose
-// drift waits for something (drift.Unresolved).
+// drift waits for something (drift.Unresolved), other than Contested: a Contested object is
+// compared when its backoff or fight window ends (drift.Fights.Next), and shows Contested for as
+// long as its fight lasts even when put back.
 func driftWaits(css *holdfastv1.ClusterServiceStatus, obj *unstructured.Unstructured) bool {
 	if css.Status.DriftedCount == 0 && !conditions.IsTrue(css, holdfastv1.DriftedCondition) {
 		return false
@@ -68,7 +70,7 @@ func driftWaits(css *holdfastv1.ClusterServiceStatus, obj *unstructured.Unstruct
 	gvk := obj.GroupVersionKind()
 	for _, rs := range css.Status.Resources {
 		if rs.Kind == gvk.Kind && rs.Group == gvk.Group && rs.Name == obj.GetName() && rs.Namespace == obj.GetNamespace() {
-			return drift.Unresolved(rs.State)
+			return drift.Unresolved(rs.State) && rs.State != holdfastv1.ResourceContested
 		}
 	}
 	return false
