@@ -310,10 +310,10 @@ func (r *run) applyOne(ctx context.Context, it *item) {
 	if err == nil && len(replaced) > 0 {
 		err = r.patchItems(ctx, it, replaced, "remove")
 	}
-	if err != nil && it.result.Drift && len(ImmutableFields(err)) > 0 && r.opts.Recreate != nil && r.opts.Recreate(it.obj) {
+	if fields := ImmutableFields(err); len(fields) > 0 && r.opts.Recreate != nil && r.opts.Recreate(it.obj) {
 		if err = r.recreate(ctx, it, obj); err == nil {
-			it.live, it.result.Recreated = nil, true
-			log.Info("Re-created object to correct immutable fields")
+			it.live, it.result.Recreated, it.result.ImmutableFields = nil, true, fields
+			log.Info("Re-created object: its immutable fields change", "fields", fields, "drift", it.result.Drift)
 		}
 	}
 	if err != nil {

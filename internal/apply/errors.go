@@ -123,7 +123,9 @@ func Message(err error) string {
 		return fmt.Sprintf("namespace %s does not exist on the cluster: create it, or let Holdfast create it (the service's createNamespace); retried until it exists", ns)
 	}
 	if fields := ImmutableFields(err); len(fields) > 0 {
-		return fmt.Sprintf("the change needs immutable fields changed (%s): only deleting and re-creating the object can do it", strings.Join(fields, ", "))
+		return fmt.Sprintf("the change needs immutable fields changed (%s): only deleting and re-creating the object can do it; "+
+			"set spec.drift.immutable.action: Recreate on the service set (or the service) to have Holdfast do that, "+
+			"or delete the object on the cluster and Holdfast creates it as declared", strings.Join(fields, ", "))
 	}
 	if isAPIStatus(err) {
 		return fleet.Redact(err).Error()

@@ -140,9 +140,11 @@ type ObjectResult struct {
 	// Action is Drifted or Missing. Whether the change counts as drift is drift.Decide's
 	// verdict, which Options.Correct receives.
 	Drift bool `json:"drift,omitempty"`
-	// Recreated reports that a drifted object was deleted and created again as declared, because
-	// only that could change its immutable fields (see Options.Recreate).
-	Recreated bool `json:"recreated,omitempty"`
+	// Recreated reports that the object (drifted, or declared anew) was deleted and created
+	// again as declared, because only that could change its immutable fields (see
+	// Options.Recreate), which ImmutableFields names.
+	Recreated       bool     `json:"recreated,omitempty"`
+	ImmutableFields []string `json:"immutableFields,omitempty"`
 	// ConflictWith names the owner Options.Claim reported for a Conflict.
 	ConflictWith string `json:"conflictWith,omitempty"`
 	// Foreign reports a Conflict with an object that exists on the cluster but that Holdfast did
@@ -244,9 +246,10 @@ type Options struct {
 	// drift.Decide's verdict on it (ignoring the fields IgnoredFields names). false leaves it as
 	// it is (Drifted or Missing). Not called in a dry run. It may be called concurrently.
 	Correct func(desired, live *unstructured.Unstructured, v drift.Verdict) bool
-	// Recreate, if set, is asked, for a drifted object whose correction the API server refused
-	// because it changes immutable fields, whether to delete the live object and create it as
-	// declared. Not called in a dry run or for declaration changes.
+	// Recreate, if set, is asked, for an object whose apply the API server refused because it
+	// changes immutable fields, whether to delete the live object and create it as declared: a
+	// drifted object's correction, or a change of its declaration (a new revision). Not called
+	// in a dry run.
 	Recreate func(desired *unstructured.Unstructured) bool
 	// RecreateTimeout bounds the wait for a deleted object to be gone (finalizers) before it is
 	// created again; DefaultRecreateTimeout when zero.

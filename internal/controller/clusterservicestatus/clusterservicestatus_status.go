@@ -350,6 +350,14 @@ func (r *Reconciler) recordTransitions(ctx context.Context, s *scope) {
 		changed -= len(corrected)
 	}
 	r.recordDriftEvents(ctx, s)
+	for _, o := range recreatedDeclarations(s) {
+		log.Info("Re-created object: its declared change needs immutable fields changed", "object", o.Ref.String(), "fields", o.ImmutableFields)
+		if r.Recorder != nil {
+			r.Recorder.Eventf(s.css, nil, corev1.EventTypeNormal, "Recreated", "Apply",
+				"%s deleted and created again: its declared change needs immutable fields changed (%s), and drift.immutable.action is Recreate",
+				o.Ref, strings.Join(o.ImmutableFields, ", "))
+		}
+	}
 	if changed > 0 {
 		log.Info("Cluster changed", "objects", changed)
 		if r.Recorder != nil {

@@ -125,9 +125,9 @@ func (r *Reconciler) reconcileDeploy(ctx context.Context, s *scope) (ctrl.Result
 			s.policyProblems = append(s.policyProblems, pol.Problems...)
 			opts := r.applyOptions(ctx, s, rs.svc, prev)
 			opts.Correct, opts.IgnoredFields = r.correctFunc(s, rs.svc.Name, pol), pol.IgnoredPaths
-			if pol.Detect {
-				opts.Recreate = pol.Recreates
-			}
+			// The immutable policy carries out declared changes too, in any mode: whoever chose
+			// Recreate expects their own change of an immutable field made the same way.
+			opts.Recreate = pol.Recreates
 			r.registerApplying(css, rs.objects, opts.DefaultNamespace)
 			res, err := applier.Apply(ctx, rs.objects, opts)
 			out.result, out.applyErr = res, err

@@ -126,6 +126,23 @@ func correctedObjects(s *scope) []string {
 	return out
 }
 
+// recreatedDeclarations lists the objects this reconcile deleted and created again to carry out
+// a change of their declaration in immutable fields (drift.immutable.action Recreate).
+func recreatedDeclarations(s *scope) []apply.ObjectResult {
+	var out []apply.ObjectResult
+	for _, o := range s.services {
+		if o.result == nil {
+			continue
+		}
+		for _, r := range o.result.Objects {
+			if r.Recreated && !r.Drift {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
+}
+
 // recordDriftEvents emits a Warning for drift left waiting (newly reported in this reconcile) and
 // for objects that became Contested.
 func (r *Reconciler) recordDriftEvents(ctx context.Context, s *scope) {

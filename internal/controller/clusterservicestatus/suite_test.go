@@ -526,11 +526,16 @@ func (f roundTripperFunc) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // warningNotes returns the notes of the Warning Events with reason on a status object.
 func warningNotes(g Gomega, statusName, reason string) []string {
+	return eventNotes(g, statusName, reason, corev1.EventTypeWarning)
+}
+
+// eventNotes returns the notes of the Events of type eventType with reason about a status object.
+func eventNotes(g Gomega, statusName, reason, eventType string) []string {
 	events := &eventsv1.EventList{}
 	g.Expect(hub.List(context.Background(), events, client.InNamespace(clusterNamespace))).To(Succeed())
 	var notes []string
 	for _, e := range events.Items {
-		if e.Regarding.Name == statusName && e.Reason == reason && e.Type == corev1.EventTypeWarning {
+		if e.Regarding.Name == statusName && e.Reason == reason && e.Type == eventType {
 			notes = append(notes, e.Note)
 		}
 	}
