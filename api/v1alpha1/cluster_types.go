@@ -48,6 +48,13 @@ type ClusterStatus struct {
 	// +optional
 	User string `json:"user,omitempty"`
 
+	// ClusterID identifies the cluster the kubeconfig reaches, whatever its address: the UID
+	// of its kube-system namespace. Two Clusters with the same ClusterID are one cluster
+	// registered twice (see the DuplicateRegistration condition). Empty while unknown.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	ClusterID string `json:"clusterID,omitempty"`
+
 	// LastProbeTime is when Holdfast last probed the cluster, successfully or not.
 	// +optional
 	LastProbeTime *metav1.Time `json:"lastProbeTime,omitempty"`

@@ -69,6 +69,24 @@ const (
 	AdmissionPoliciesUnsupportedReason = "AdmissionPoliciesUnsupported"
 )
 
+// The Cluster's DuplicateRegistration condition says whether another Cluster reaches the same
+// cluster (the same status.clusterID): Cluster API discovery beside a hand-made registration, two
+// hubs' worth of objects, a copy-paste. It does not feed Ready: both keep working, and the
+// objects the two registrations declare differently are conflicts in both status objects,
+// which neither rewrites.
+const (
+	// DuplicateRegistrationCondition is True when other Clusters have the same clusterID (the
+	// message names them), False when none has, Unknown while the clusterID is not known.
+	DuplicateRegistrationCondition = "DuplicateRegistration"
+	// RegisteredTwiceReason: other Clusters reach the same cluster.
+	RegisteredTwiceReason = "RegisteredTwice"
+	// RegisteredOnceReason: no other Cluster reaches it.
+	RegisteredOnceReason = "RegisteredOnce"
+	// ClusterIDUnknownReason: the cluster's identity is not known (not connected yet, paused, or
+	// the kubeconfig's identity may not read the kube-system namespace).
+	ClusterIDUnknownReason = "ClusterIDUnknown"
+)
+
 // ClusterServiceStatus and MultiClusterService condition types.
 const (
 	// TargetClusterReadyCondition, on a ClusterServiceStatus or MultiClusterService (not on a

@@ -237,6 +237,14 @@ func (r *run) applyOne(ctx context.Context, it *item) {
 		it.adopted, it.result.Adopted = true, true
 		log.Info("Adopting an object Holdfast did not create", "managers", managers(it.live, 3))
 	}
+	if it.live != nil && r.opts.Contend != nil {
+		if other, ok := r.opts.Contend(it.ref, it.desiredDigest); !ok {
+			it.result.Action, it.result.ConflictWith, it.result.DesiredDigest = Conflict, other, it.desiredDigest
+			it.result.Message = fmt.Sprintf("declared differently by %s: left as it is", other)
+			it.done = true
+			return
+		}
+	}
 	if it.live != nil && r.opts.Claim != nil {
 		if owner, ok := r.opts.Claim(it.live); !ok {
 			it.result.Action, it.result.ConflictWith = Conflict, owner

@@ -145,8 +145,11 @@ type ObjectResult struct {
 	// Options.Recreate), which ImmutableFields names.
 	Recreated       bool     `json:"recreated,omitempty"`
 	ImmutableFields []string `json:"immutableFields,omitempty"`
-	// ConflictWith names the owner Options.Claim reported for a Conflict.
+	// ConflictWith names the owner Options.Claim reported for a Conflict, or the other
+	// declaration Options.Contend did.
 	ConflictWith string `json:"conflictWith,omitempty"`
+	// DesiredDigest is, for a Conflict Options.Contend reported, what this side declares.
+	DesiredDigest string `json:"desiredDigest,omitempty"`
 	// Foreign reports a Conflict with an object that exists on the cluster but that Holdfast did
 	// not create, left untouched because Options.Adopt is off.
 	Foreign bool `json:"foreign,omitempty"`
@@ -237,6 +240,13 @@ type Options struct {
 	// means it belongs to owner: it is reported as Conflict, never written, never pruned, and
 	// left out of the inventory. Claim is not called for objects that do not exist.
 	Claim func(live *unstructured.Unstructured) (owner string, ok bool)
+	// Contend, if set, is called for an object that exists, before it is written, with its
+	// desired digest. ok=false means another declaration of the same object, by another
+	// registration of the same cluster (other names it), differs: it is reported as Conflict
+	// like a Claim's, never written, never pruned, left out of the inventory, and its
+	// ObjectResult carries its DesiredDigest, so that the other side sees what this one declares
+	// and neither rewrites it.
+	Contend func(ref Ref, desiredDigest string) (other string, ok bool)
 	// Ignore, if set, is called with the live object after Claim: true leaves the object as it
 	// is (Ignored), for example when its owner on the cluster exempted it from correction.
 	Ignore func(live *unstructured.Unstructured) bool

@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
 	authenticationv1client "k8s.io/client-go/kubernetes/typed/authentication/v1"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
 )
 
 // admissionGroupVersion, mutatingPolicies and validatingPolicies are the APIs drift attribution
@@ -32,6 +34,11 @@ type Identity struct {
 	// ValidatingAdmissionPolicies reports whether the cluster serves
 	// admissionregistration.k8s.io/v1 validatingadmissionpolicies.
 	ValidatingAdmissionPolicies bool
+	// ClusterID identifies the cluster behind the connection, whatever address or credentials
+	// reach it: the UID of its kube-system namespace, which lives as long as the cluster (the
+	// convention of Cluster API and the multicluster ClusterProperty "cluster.clusterset.k8s.io").
+	// Empty when the connection's identity may not read that namespace.
+	ClusterID string
 }
 
 // identity keeps the answer for the life of the connection: a new kubeconfig is a new
@@ -66,12 +73,34 @@ func (c *Connection) Identity(ctx context.Context) (Identity, error) {
 	if err != nil {
 		return Identity{}, fmt.Errorf("reading the APIs of cluster %s: %w", c.key, err)
 	}
+	clusterID, err := readClusterID(ctx, c.config)
+	if err != nil {
+		return Identity{}, fmt.Errorf("reading the kube-system namespace of cluster %s: %w", c.key, err)
+	}
 	c.identity.known = &Identity{
 		UserName:                    review.Status.UserInfo.Username,
 		MutatingAdmissionPolicies:   served[mutatingPolicies],
 		ValidatingAdmissionPolicies: served[validatingPolicies],
+		ClusterID:                   clusterID,
 	}
 	return *c.identity.known, nil
+}
+
+// readClusterID returns the UID of the cluster's kube-system namespace (Identity.ClusterID); ""
+// when the identity may not read it, or the cluster has no such namespace.
+func readClusterID(ctx context.Context, cfg *rest.Config) (string, error) {
+	core, err := corev1client.NewForConfig(cfg)
+	if err != nil {
+		return "", err
+	}
+	ns, err := core.Namespaces().Get(ctx, metav1.NamespaceSystem, metav1.GetOptions{})
+	switch {
+	case apierrors.IsForbidden(err) || apierrors.IsNotFound(err) || apierrors.IsUnauthorized(err):
+		return "", nil
+	case err != nil:
+		return "", err
+	}
+	return string(ns.UID), nil
 }
 
 // serves returns the resources the API server serves in groupVersion (none when it does not

@@ -36,6 +36,10 @@ type scope struct {
 	// probe (once per connection, fleet.Connection.Identity); admissionErr when that failed.
 	admission    *fleet.Identity
 	admissionErr error
+	// clusterID is the cluster's identity (fleet.Identity.ClusterID, else what status recorded);
+	// duplicates are the other Clusters with the same one, "namespace/name", sorted.
+	clusterID  string
+	duplicates []string
 }
 
 // reasonError is an error with the condition reason it maps to. Its message never holds secret data.

@@ -100,6 +100,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		return ctrl.Result{}, nil
 	}
 	r.reconcileConnection(ctx, s)
+	if err := r.findDuplicates(ctx, s); err != nil {
+		return ctrl.Result{}, err
+	}
 	return ctrl.Result{RequeueAfter: r.requeueAfter(s)}, nil
 }
 

@@ -44,8 +44,12 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 	}); err != nil {
 		return fmt.Errorf("indexing Clusters by kubeconfig Secret: %w", err)
 	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &holdfastv1.Cluster{}, clusterIDIndex, indexClusterID); err != nil {
+		return fmt.Errorf("indexing Clusters by cluster ID: %w", err)
+	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&holdfastv1.Cluster{}, builder.WithPredicates(predicate.GenerationChangedPredicate{}, r.Shard.Predicate(itself))).
+		Watches(&holdfastv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.sameCluster), builder.WithPredicates(clusterIDChanged)).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.clustersForSecret), builder.OnlyMetadata)
 	if r.Shard != nil {
 		// A Cluster handed over to this replica is probed anew: its events went to another.

@@ -35,9 +35,13 @@ func computeStatus(s *scope, grace, heartbeat time.Duration) {
 			c.Status.Initialization = &holdfastv1.ClusterInitializationStatus{Provisioned: ptr.To(true)}
 		}
 	}
+	if s.clusterID != "" {
+		c.Status.ClusterID = s.clusterID
+	}
 	setPaused(s)
 	setConnected(s, grace)
 	setAdmissionPolicies(s)
+	setDuplicateRegistration(s)
 	conditions.SetReady(c, readySummary)
 	c.Status.ObservedGeneration = c.Generation
 	throttleProbeTimes(s, heartbeat)

@@ -565,12 +565,19 @@ func send(ch chan event.TypedGenericEvent[*holdfastv1.ClusterServiceStatus], key
 }
 
 // recheckTakenFrom asks for a reconcile of the status objects of the MultiClusterServices this
-// reconcile took objects from. It never blocks the reconcile.
+// reconcile took objects from, and of those of other registrations of the cluster it found new
+// conflicts with. It never blocks the reconcile.
 func (r *Reconciler) recheckTakenFrom(ctx context.Context, s *scope) {
 	for owner := range s.takenFrom {
 		key := types.NamespacedName{Namespace: s.css.Namespace, Name: naming.StatusName(owner, s.css.Spec.Cluster)}
 		if !r.enqueueRecheck(key, s.css.Spec.Cluster) {
 			ctrl.LoggerFrom(ctx).Info("Recheck queue full; the previous owner reports the conflict at its next reconcile", "owner", owner)
+		}
+	}
+	for key := range s.contended {
+		other := &holdfastv1.ClusterServiceStatus{}
+		if err := r.Client.Get(ctx, key, other); err != nil || !r.enqueueRecheck(key, other.Spec.Cluster) {
+			ctrl.LoggerFrom(ctx).Info("The other registration of the cluster reports the conflict at its next reconcile", "statusObject", key.String())
 		}
 	}
 }

@@ -506,6 +506,7 @@ func (r *Reconciler) applyOptions(ctx context.Context, s *scope, svc holdfastv1.
 		Prune:         true,
 		DryRun:        s.mcs.Spec.SyncMode == holdfastv1.SyncModeDryRun,
 		Claim:         r.claim(ctx, s),
+		Contend:       r.contend(ctx, s),
 		Foreign:       notCreatedByHoldfast,
 		Adopt:         adoptionOf(s.mcs) == holdfastv1.AdoptionAdopt,
 		// Adopted objects say so on the cluster, for other service sets and later declarations.

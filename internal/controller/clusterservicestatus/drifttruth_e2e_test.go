@@ -211,3 +211,65 @@ func TestDeclaredImmutableChange(t *testing.T) {
 		})
 	}
 }
+
+// TestClusterRegisteredTwice (issue 28, point 2): a second Cluster with cluster-1's kubeconfig is
+// the same cluster registered twice. Both Clusters say so (DuplicateRegistration, naming each
+// other, with the cluster's ID, the UID of its kube-system namespace). A service set matching
+// both declares the namespace the same way through both, which both apply; its ConfigMap, whose
+// data names the registration, differently: that is a conflict in both status objects, naming
+// the other registration, and neither keeps rewriting it.
+func TestClusterRegisteredTwice(t *testing.T) {
+	ctx := context.Background()
+	name, ns := objName(t, ""), objName(t, "ns")
+	first := &holdfastv1.Cluster{}
+	NewWithT(t).Expect(hub.Get(ctx, clusterKey("cluster-1"), first)).To(Succeed())
+	again := &holdfastv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: first.Namespace, Name: objName(t, "again"),
+		Labels: map[string]string{"twice": name}}, Spec: first.Spec}
+	NewWithT(t).Expect(hub.Create(ctx, again)).To(Succeed())
+	t.Cleanup(func() { _ = hub.Delete(context.Background(), again) })
+	setClusterLabel(t, "cluster-1", "twice", name)
+	t.Cleanup(func() { setClusterLabel(t, "cluster-1", "twice", "") })
+
+	eventually(t, func(g Gomega) {
+		for _, c := range []struct{ name, other string }{{"cluster-1", again.Name}, {again.Name, "cluster-1"}} {
+			got := &holdfastv1.Cluster{}
+			g.Expect(hub.Get(ctx, clusterKey(c.name), got)).To(Succeed())
+			g.Expect(got.Status.ClusterID).NotTo(BeEmpty())
+			dup := condition(got.Status.Conditions, holdfastv1.DuplicateRegistrationCondition)
+			g.Expect(dup.Status).To(Equal(metav1.ConditionTrue), "Cluster %s", c.name)
+			g.Expect(dup.Message).To(And(ContainSubstring(c.other), ContainSubstring(got.Status.ClusterID)))
+		}
+	})
+
+	createTemplate(t, name, holdfastv1.ServiceTemplateSpec{Templating: holdfastv1.TemplatingGoTemplate, Inline: configMaps(ns, "a")})
+	createServiceSet(t, name, holdfastv1.MultiClusterServiceSpec{
+		ClusterSelector: holdfastv1.ClusterSelector{LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{"twice": name}}},
+		Services:        []holdfastv1.Service{service("web", name, ns)},
+	})
+	eventually(t, func(g Gomega) {
+		for _, c := range []struct{ name, other string }{{"cluster-1", again.Name}, {again.Name, "cluster-1"}} {
+			css := statusOf(g, name, c.name)
+			a := resourceNamed(css.Status.Resources, "ConfigMap", "a")
+			g.Expect(a.State).To(Equal(holdfastv1.ResourceConflict), "status object of %s", c.name)
+			g.Expect(a.ConflictWith).To(And(ContainSubstring(c.other), ContainSubstring("registered twice")))
+			g.Expect(resourceNamed(css.Status.Resources, "Namespace", ns).State).To(Equal(holdfastv1.ResourceInSync), "declared the same way")
+		}
+	})
+	cm := getConfigMap(NewWithT(t), "cluster-1", ns, "a")
+	consistently(t, 5*time.Second, func(g Gomega) {
+		g.Expect(getConfigMap(g, "cluster-1", ns, "a").ResourceVersion).To(Equal(cm.ResourceVersion), "rewritten by one of the two registrations")
+	})
+
+	t.Log("The second registration goes: the first applies its declaration")
+	NewWithT(t).Expect(hub.Delete(ctx, again)).To(Succeed())
+	eventually(t, func(g Gomega) {
+		got := &holdfastv1.Cluster{}
+		g.Expect(hub.Get(ctx, clusterKey("cluster-1"), got)).To(Succeed())
+		g.Expect(condition(got.Status.Conditions, holdfastv1.DuplicateRegistrationCondition).Status).To(Equal(metav1.ConditionFalse))
+	})
+	requestCorrection(t, name, "after-the-copy")
+	eventually(t, func(g Gomega) {
+		g.Expect(getConfigMap(g, "cluster-1", ns, "a").Data).To(HaveKeyWithValue("cluster", "cluster-1"))
+		g.Expect(resourceNamed(statusOf(g, name, "cluster-1").Status.Resources, "ConfigMap", "a").State).To(Equal(holdfastv1.ResourceInSync))
+	})
+}

@@ -22,7 +22,7 @@ func resourcesOf(all []holdfastv1.ResourceStatus, service string) []holdfastv1.R
 func inventoryOf(all []holdfastv1.ResourceStatus, service string) []apply.InventoryEntry {
 	var out []apply.InventoryEntry
 	for _, rs := range all {
-		if rs.Desired == "" || (service != "" && rs.Service != service) {
+		if rs.Desired == "" || rs.State == holdfastv1.ResourceConflict || (service != "" && rs.Service != service) {
 			continue
 		}
 		out = append(out, apply.InventoryEntry{Ref: toRef(rs.ResourceRef), DesiredDigest: rs.Desired, OwnedDigest: rs.Owned, Adopted: rs.Adopted})
@@ -81,7 +81,8 @@ func resourcesFromResult(service string, res *apply.Result, prev []holdfastv1.Re
 			}
 		case apply.Conflict:
 			rs.State, rs.ConflictWith = holdfastv1.ResourceConflict, o.ConflictWith
-			rs.Desired, rs.Owned, rs.Adopted = "", "", false
+			// What this side declares, for the other registration of the cluster to compare.
+			rs.Desired, rs.Owned, rs.Adopted = o.DesiredDigest, "", false
 			if o.Foreign {
 				rs.Message = foreignAdvice(o.Message)
 				break

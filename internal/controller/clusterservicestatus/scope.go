@@ -1,7 +1,10 @@
 package clusterservicestatus
 
 import (
+	"sync"
 	"time"
+
+	"k8s.io/apimachinery/pkg/types"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/apply"
@@ -132,6 +135,10 @@ type scope struct {
 	nextWindow time.Time
 	// takenFrom names the MultiClusterServices whose objects this reconcile took over.
 	takenFrom map[string]bool
+	// contended are the status objects of other registrations of the cluster that this
+	// reconcile found new conflicts with (contend).
+	contended   map[types.NamespacedName]bool
+	contendedMu sync.Mutex
 	// summary is status.resources as stored when the inventory is kept in shards, and shards
 	// those shards as read (see inventory_store.go); inventoryProblem is set when one is
 	// missing: then nothing is deployed, pruned or withdrawn.

@@ -28,7 +28,7 @@ func (r *Reconciler) watchInventory(ctx context.Context, s *scope) {
 	var kinds []schema.GroupVersionKind
 	for _, rs := range s.resources {
 		gvk := schema.GroupVersionKind{Group: rs.Group, Version: rs.Version, Kind: rs.Kind}
-		if rs.Desired == "" {
+		if rs.Desired == "" || rs.State == holdfastv1.ResourceConflict {
 			continue
 		}
 		if _, ok := namespaces[gvk]; !ok {

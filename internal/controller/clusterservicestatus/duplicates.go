@@ -1,0 +1,96 @@
+package clusterservicestatus
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/apply"
+	"holdfast.dev/holdfast/internal/conditions"
+	"holdfast.dev/holdfast/internal/naming"
+)
+
+// otherDeclaration is what another registration of the same cluster declares for an object.
+type otherDeclaration struct {
+	registration string
+	status       types.NamespacedName
+	digest       string
+}
+
+// contend returns apply's Contend callback for a status object whose Cluster reaches a cluster
+// other Clusters reach too (its DuplicateRegistration condition is True): an object the same
+// service set declares differently through another registration is a conflict, on both sides,
+// which neither writes; one declared the same way is applied by both, which changes nothing.
+// The other registrations' declarations are their status objects' inventories, read once per
+// reconcile, when the first object is asked about. nil when the cluster is registered once.
+func (r *Reconciler) contend(ctx context.Context, s *scope) func(apply.Ref, string) (string, bool) {
+	if s.cluster == nil || s.cluster.Status.ClusterID == "" || !conditions.IsTrue(s.cluster, holdfastv1.DuplicateRegistrationCondition) {
+		return nil
+	}
+	var once sync.Once
+	var others map[apply.Ref]otherDeclaration
+	return func(ref apply.Ref, digest string) (string, bool) {
+		once.Do(func() { others = r.otherDeclarations(ctx, s) })
+		k := unversioned(ref)
+		o, ok := others[k]
+		if !ok || o.digest == digest {
+			return "", true
+		}
+		if s.previous[k].State != holdfastv1.ResourceConflict {
+			// A new conflict: the other side sees it once this status is recorded.
+			s.noteContended(o.status)
+		}
+		return o.registration, false
+	}
+}
+
+// noteContended remembers a status object of another registration of the cluster that this
+// reconcile found a new conflict with (recheckOthers). Apply calls it concurrently.
+func (s *scope) noteContended(status types.NamespacedName) {
+	s.contendedMu.Lock()
+	defer s.contendedMu.Unlock()
+	if s.contended == nil {
+		s.contended = map[types.NamespacedName]bool{}
+	}
+	s.contended[status] = true
+}
+
+// otherDeclarations reads what the service set declares through the other Clusters with the same
+// clusterID: the desired digests in their status objects' inventories.
+func (r *Reconciler) otherDeclarations(ctx context.Context, s *scope) map[apply.Ref]otherDeclaration {
+	log := ctrl.LoggerFrom(ctx)
+	clusters := &holdfastv1.ClusterList{}
+	if err := r.Client.List(ctx, clusters); err != nil {
+		log.Error(err, "Cannot list the Clusters that reach the same cluster; objects are applied as declared here")
+		return nil
+	}
+	out := map[apply.Ref]otherDeclaration{}
+	for i := range clusters.Items {
+		c := &clusters.Items[i]
+		if c.Status.ClusterID != s.cluster.Status.ClusterID || (c.Namespace == s.cluster.Namespace && c.Name == s.cluster.Name) {
+			continue
+		}
+		other := &holdfastv1.ClusterServiceStatus{}
+		key := client.ObjectKey{Namespace: c.Namespace, Name: naming.StatusName(s.mcs.Name, c.Name)}
+		if err := r.Client.Get(ctx, key, other); err != nil || !statusOf(other, s.mcs.Name, client.ObjectKeyFromObject(c)) {
+			continue
+		}
+		entries, err := r.inventoryOfStatus(ctx, other)
+		if err != nil {
+			log.Error(err, "Cannot read the inventory of another registration of the cluster", "statusObject", key.String())
+			continue
+		}
+		registration := fmt.Sprintf("Cluster %s/%s (the same cluster, registered twice)", c.Namespace, c.Name)
+		for _, rs := range entries {
+			if rs.Desired != "" {
+				out[unversioned(toRef(rs.ResourceRef))] = otherDeclaration{registration: registration, status: key, digest: rs.Desired}
+			}
+		}
+	}
+	return out
+}
