@@ -14,6 +14,7 @@ import (
 	"holdfast.dev/holdfast/internal/apply"
 	"holdfast.dev/holdfast/internal/conditions"
 	"holdfast.dev/holdfast/internal/drift"
+	"holdfast.dev/holdfast/internal/metrics"
 )
 
 // maxListed bounds how many objects a condition message names.
@@ -449,13 +450,24 @@ func recordDrifts(s *scope) {
 //     comparison found it gone before the watch event arrived (bench/soak saw both recorded
 //     while a terminating namespace refused the correction).
 //
-// Without the status entries from before (no deploy or correction ran) nothing is dropped.
+//   - those a record holds already (see superseded), judged again against the records as they
+//     are now: the status object the reconcile began with may have been read before the
+//     previous reconcile's records reached the cache. (Holdfast's own writes are not asked
+//     again: this reconcile's corrections are newer than the drifts they correct.)
+//
+// Without the status entries from before (no deploy or correction ran) only superseded ones are
+// dropped.
 func newDrifts(s *scope) []holdfastv1.DriftRecord {
-	if s.previous == nil {
-		return s.drifts
-	}
 	var out []holdfastv1.DriftRecord
 	for _, d := range s.drifts {
+		if superseded(nil, s.clusterKey(), d, s.css.Status.Drifts) {
+			metrics.DriftEventIgnored(metrics.IgnoredSuperseded)
+			continue
+		}
+		if s.previous == nil {
+			out = append(out, d)
+			continue
+		}
 		prev := s.previous[unversioned(toRef(d.ResourceRef))]
 		stillGone := prev.LastDrift != nil && prev.LastDrift.Type == holdfastv1.DriftDeleted && prev.State != holdfastv1.ResourceInSync
 		if d.Type == holdfastv1.DriftDeleted && (prev.Desired == "" || stillGone) {
