@@ -105,7 +105,8 @@ func dedupe(items []string) []string {
 	return out
 }
 
-// correctedObjects lists the objects this reconcile put back after drift.
+// correctedObjects lists the objects this reconcile put back after drift (not those someone
+// else had put back already).
 func correctedObjects(s *scope) []string {
 	var out []string
 	for _, o := range s.services {
@@ -115,6 +116,9 @@ func correctedObjects(s *scope) []string {
 		for _, r := range o.result.Objects {
 			if !r.Drift || !r.Applied || (r.Action != apply.Created && r.Action != apply.Configured) {
 				continue
+			}
+			if _, ok := s.decisions.restored[unversioned(r.Ref)]; ok {
+				continue // someone else put it back; the apply only took Holdfast's fields back
 			}
 			verb := "restored"
 			if r.Action == apply.Created {

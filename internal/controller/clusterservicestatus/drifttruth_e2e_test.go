@@ -167,7 +167,7 @@ spec:
 func TestDeclaredImmutableChange(t *testing.T) {
 	ctx := context.Background()
 	for _, recreate := range []bool{true, false} {
-		t.Run(fmt.Sprintf("recreate=%v", recreate), func(t *testing.T) {
+		t.Run(map[bool]string{true: "recreate", false: "report"}[recreate], func(t *testing.T) {
 			name, ns := objName(t, ""), objName(t, "ns")
 			inline := func(label string) string {
 				return fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n---\n%s", ns, selectorDeployment(ns, label))

@@ -7,8 +7,10 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/apply"
 	"holdfast.dev/holdfast/internal/conditions"
 	"holdfast.dev/holdfast/internal/drift"
 	"holdfast.dev/holdfast/internal/naming"
@@ -46,7 +48,9 @@ func (r *Reconciler) afterUpdate(cluster types.NamespacedName, obj *unstructured
 	if err := r.Client.Get(context.Background(), key, css); err != nil || !statusOf(css, owner, cluster) {
 		return
 	}
-	if !own && driftWaits(css, obj) {
+	if !own && r.driftWaits(key, css, obj) {
+		ctrl.Log.WithName("drift").V(1).Info("An object whose drift waits changed; comparing", "statusObject", key.String(),
+			"kind", obj.GetKind(), "namespace", obj.GetNamespace(), "name", obj.GetName())
 		r.restoreChecks.after(key, restoreCheckDelay, func() { r.enqueueRecheck(key, cluster.Name) })
 	}
 	if healthPending(css) {
@@ -59,18 +63,26 @@ func (r *Reconciler) afterUpdate(cluster types.NamespacedName, obj *unstructured
 // controllers of a drifted Deployment write its status many times.
 const restoreCheckDelay = 250 * time.Millisecond
 
-// driftWaits reports whether css records obj (by kind, namespace and name) in a state whose
-// drift waits for something (drift.Unresolved), other than Contested: a Contested object is
-// compared when its backoff or fight window ends (drift.Fights.Next), and shows Contested for as
-// long as its fight lasts even when put back.
-func driftWaits(css *holdfastv1.ClusterServiceStatus, obj *unstructured.Unstructured) bool {
+// driftWaits reports whether the status object records obj in a state whose drift waits for
+// something (drift.Unresolved), other than Contested: a Contested object is compared when its
+// backoff or fight window ends (drift.Fights.Next), and shows Contested for as long as its fight
+// lasts even when put back. What this process recorded last is asked first: the hub cache may
+// not hold the status object that says so yet.
+func (r *Reconciler) driftWaits(key types.NamespacedName, css *holdfastv1.ClusterServiceStatus, obj *unstructured.Unstructured) bool {
+	gvk := obj.GroupVersionKind()
+	ref := apply.Ref{Group: gvk.Group, Kind: gvk.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName()}
+	waits := func(state holdfastv1.ResourceState) bool {
+		return drift.Unresolved(state) && state != holdfastv1.ResourceContested
+	}
+	if rec := r.memory.recordedAt(key, css.ResourceVersion); rec != nil {
+		return waits(rec.unusual[ref].State)
+	}
 	if css.Status.DriftedCount == 0 && !conditions.IsTrue(css, holdfastv1.DriftedCondition) {
 		return false
 	}
-	gvk := obj.GroupVersionKind()
 	for _, rs := range css.Status.Resources {
-		if rs.Kind == gvk.Kind && rs.Group == gvk.Group && rs.Name == obj.GetName() && rs.Namespace == obj.GetNamespace() {
-			return drift.Unresolved(rs.State) && rs.State != holdfastv1.ResourceContested
+		if unversioned(toRef(rs.ResourceRef)) == ref {
+			return waits(rs.State)
 		}
 	}
 	return false
