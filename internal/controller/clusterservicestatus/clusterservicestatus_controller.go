@@ -503,7 +503,8 @@ func (r *Reconciler) onDrift(cluster types.NamespacedName, c drift.Change) {
 		Service:     service,
 		DriftDetail: drift.DetailOf(c.TrustStamp(attributionInForce(css, c.Object)), r.Clock.Now(), holdfastv1.DriftDetectedByWatch),
 	}
-	if superseded(r.ownWrites, cluster, rec, css.Status.Drifts) {
+	// The records are asked when the report is taken (the hub cache holds no drift history).
+	if superseded(r.ownWrites, cluster, rec, nil) {
 		metrics.DriftEventIgnored(metrics.IgnoredSuperseded)
 		return
 	}
@@ -574,6 +575,7 @@ func (r *Reconciler) recheckTakenFrom(ctx context.Context, s *scope) {
 			ctrl.LoggerFrom(ctx).Info("Recheck queue full; the previous owner reports the conflict at its next reconcile", "owner", owner)
 		}
 	}
+	r.recheckOtherRegistrations(ctx, s)
 	for key := range s.contended {
 		other := &holdfastv1.ClusterServiceStatus{}
 		if err := r.Client.Get(ctx, key, other); err != nil || !r.enqueueRecheck(key, other.Spec.Cluster) {
