@@ -440,7 +440,11 @@ func recordDrifts(s *scope) {
 	st.Drifts = drifts
 }
 
-// newDrifts returns the drifts watches saw but deletions that are none, or none new:
+// newDrifts returns the drifts watches saw that are new. Left out are those a record holds
+// already (see superseded), judged again against the records as they are now: the status object
+// the reconcile began with may have been read before the previous reconcile's records were
+// there (Holdfast's own writes are not asked again: this reconcile's corrections are newer than
+// the drifts they correct). Left out too are deletions that are none, or none new:
 //   - of an object this status object never applied: it did not drift from anything deployed.
 //     That is how a deletion Holdfast began itself ends when a cluster is unmatched and matched
 //     again at once: the namespace the withdrawal deleted is still terminating when the new
@@ -450,13 +454,7 @@ func recordDrifts(s *scope) {
 //     comparison found it gone before the watch event arrived (bench/soak saw both recorded
 //     while a terminating namespace refused the correction).
 //
-//   - those a record holds already (see superseded), judged again against the records as they
-//     are now: the status object the reconcile began with may have been read before the
-//     previous reconcile's records reached the cache. (Holdfast's own writes are not asked
-//     again: this reconcile's corrections are newer than the drifts they correct.)
-//
-// Without the status entries from before (no deploy or correction ran) only superseded ones are
-// dropped.
+// Without the status entries from before (no deploy or correction ran) no deletion is left out.
 func newDrifts(s *scope) []holdfastv1.DriftRecord {
 	var out []holdfastv1.DriftRecord
 	for _, d := range s.drifts {
