@@ -3,6 +3,10 @@ package clusterservicestatus_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -272,4 +276,53 @@ func TestClusterRegisteredTwice(t *testing.T) {
 		g.Expect(getConfigMap(g, "cluster-1", ns, "a").Data).To(HaveKeyWithValue("cluster", "cluster-1"))
 		g.Expect(resourceNamed(statusOf(g, name, "cluster-1").Status.Resources, "ConfigMap", "a").State).To(Equal(holdfastv1.ResourceInSync))
 	})
+}
+
+// TestBinaryValuesShownAsDigests (issue 28, point 4): an edit of a ConfigMap's binaryData is
+// recorded with the value's size and SHA-256, never its base64 text, in status.drifts, the
+// entry's lastDrift, and `holdfast drift` and `holdfast history` in every output.
+func TestBinaryValuesShownAsDigests(t *testing.T) {
+	ctx := context.Background()
+	name, ns := objName(t, ""), objName(t, "ns")
+	declared := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{0xfe, 0xed}, 512))
+	createTemplate(t, name, holdfastv1.ServiceTemplateSpec{Inline: fmt.Sprintf(
+		"apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %[1]s\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: blob\n  namespace: %[1]s\nbinaryData:\n  firmware: %[2]s\n", ns, declared)})
+	createServiceSet(t, name, holdfastv1.MultiClusterServiceSpec{
+		ClusterSelector: selectEnv("dev"), SyncMode: holdfastv1.SyncModeContinuousWithDriftDetection,
+		Drift:    &holdfastv1.DriftPolicy{Action: holdfastv1.DriftActionReport},
+		Services: []holdfastv1.Service{service("web", name, ns)},
+	})
+	expectReady(t, name, "cluster-1")
+
+	edited := bytes.Repeat([]byte{0xba, 0xad}, 700)
+	eventually(t, func(g Gomega) {
+		cm := getConfigMap(g, "cluster-1", ns, "blob")
+		cm.BinaryData["firmware"] = edited
+		g.Expect(targets["cluster-1"].Update(ctx, cm, client.FieldOwner("kubectl-edit"))).To(Succeed())
+	})
+	sum := sha256.Sum256(edited)
+	want := fmt.Sprintf("<binary: 1400 bytes, sha256:%s…>", hex.EncodeToString(sum[:])[:16])
+	var css *holdfastv1.ClusterServiceStatus
+	eventually(t, func(g Gomega) {
+		css = statusOf(g, name, "cluster-1")
+		blob := resourceNamed(css.Status.Resources, "ConfigMap", "blob")
+		g.Expect(blob.State).To(Equal(holdfastv1.ResourceDrifted))
+		g.Expect(blob.LastDrift).NotTo(BeNil())
+		g.Expect(blob.LastDrift.Fields).To(ContainElement(And(HaveField("Path", ".binaryData.firmware"), HaveField("New", want),
+			HaveField("Old", HavePrefix("<binary: 1024 bytes, sha256:")))))
+		g.Expect(css.Status.Drifts).To(ContainElement(HaveField("Fields", ContainElement(HaveField("New", want)))))
+	})
+	statuses := []holdfastv1.ClusterServiceStatus{*css}
+	var out bytes.Buffer
+	g := NewWithT(t)
+	g.Expect(fleetview.WriteJSON(&out, fleetview.BuildDriftList(statuses, fleetview.Filter{}, true))).To(Succeed())
+	g.Expect(fleetview.PrintDriftListWide(&out, fleetview.BuildDriftList(statuses, fleetview.Filter{}, true), time.Now())).To(Succeed())
+	g.Expect(fleetview.PrintDriftHistoryWide(&out, fleetview.BuildDriftHistory(statuses, fleetview.Filter{}, time.Time{}, 0))).To(Succeed())
+	raw, err := json.Marshal(css.Status)
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, text := range []string{out.String(), string(raw)} {
+		g.Expect(text).To(ContainSubstring(want))
+		g.Expect(text).NotTo(ContainSubstring(base64.StdEncoding.EncodeToString(edited)[:24]), "base64 text of the edited value")
+		g.Expect(text).NotTo(ContainSubstring(declared[:24]), "base64 text of the declared value")
+	}
 }
