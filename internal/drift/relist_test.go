@@ -273,6 +273,20 @@ func TestUpdatesThatAreNotDrift(t *testing.T) {
 		t.Fatal("informer did not sync")
 	}
 	<-server.opened
+	// Objects that appear (here, the first list) are reported too: one re-created by hand
+	// after its deletion was reported may end that drift.
+	appeared := map[string]bool{}
+	for range 2 {
+		select {
+		case u := <-updates:
+			appeared[u] = true
+		case <-time.After(10 * time.Second):
+			t.Fatal("the objects listed were not reported to OnUpdate")
+		}
+	}
+	if !appeared["a of shop"] || !appeared["b of shop"] {
+		t.Fatalf("listed objects reported: %v, want a and b of shop", appeared)
+	}
 
 	server.set(named(configMap(t, "", "", "declared", "", otherOwnsTheirs), "b"), true)
 	select {
