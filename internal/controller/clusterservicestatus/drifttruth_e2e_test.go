@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -321,7 +322,7 @@ func TestBinaryValuesShownAsDigests(t *testing.T) {
 	raw, err := json.Marshal(css.Status)
 	g.Expect(err).NotTo(HaveOccurred())
 	for _, text := range []string{out.String(), string(raw)} {
-		g.Expect(text).To(ContainSubstring(want))
+		g.Expect(text).To(ContainSubstring(strings.Trim(want, "<>"))) // JSON escapes < and >
 		g.Expect(text).NotTo(ContainSubstring(base64.StdEncoding.EncodeToString(edited)[:24]), "base64 text of the edited value")
 		g.Expect(text).NotTo(ContainSubstring(declared[:24]), "base64 text of the declared value")
 	}
