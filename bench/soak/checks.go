@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -614,7 +615,18 @@ func (s *soak) explain(rec seenRecord) (verdict, detail string, cause *faultEven
 	wantDelete := rec.rec.Type == holdfastv1.DriftDeleted
 	var f *faultEvent
 	s.eventsMu.Lock()
-	for i := len(s.events) - 1; i >= 0; i-- {
+	// A record names the object's version it saw drifted: the change of this program that made
+	// that version is the cause, whenever it was sent (a comparison may read a version a later
+	// edit has replaced by the time it is recorded). Else the last change before detectedTime.
+	if rv, err := strconv.ParseInt(rec.rec.ResourceVersion, 10, 64); err == nil && rv > 0 && !wantDelete {
+		for i := len(s.events) - 1; i >= 0; i-- {
+			if e := s.events[i]; e.cluster == rec.cluster && e.ref == r && e.rv == rv && e.canCause(wantDelete) {
+				f = &e
+				break
+			}
+		}
+	}
+	for i := len(s.events) - 1; f == nil && i >= 0; i-- {
 		e := s.events[i]
 		if e.cluster != rec.cluster || e.kind == fUnmatch || e.at.After(causeBefore(rec)) || !(e.whole || e.ref == r) {
 			continue
