@@ -24,38 +24,8 @@ func TestLastAppliedOfSecretIsRedacted(t *testing.T) {
 		{Path: ".metadata.annotations", Old: `{"kubectl.kubernetes.io/last-applied-configuration":` + applied + `}`},
 		{Path: ".metadata.labels.tier", Old: `"gold"`, New: `"silver"`},
 	}
-	for i := range c1.Status.Drifts {
-		if c1.Status.Drifts[i].ResourceRef == fleetviewtest.SecretRef {
-			c1.Status.Drifts[i].Fields = fields
-		}
-	}
-	for i := range c1.Status.Resources {
-		if d := c1.Status.Resources[i].LastDrift; d != nil && c1.Status.Resources[i].ResourceRef == fleetviewtest.SecretRef {
-			copied := *d
-			copied.Fields = fields
-			c1.Status.Resources[i].LastDrift = &copied
-		}
-	}
-
-	dl := BuildDriftList(statuses, Filter{}, true)
-	h := BuildDriftHistory(statuses, Filter{}, time.Time{}, 0)
-	var outputs []string
-	var buf bytes.Buffer
-	for _, write := range []func() error{
-		func() error { return WriteJSON(&buf, dl) },
-		func() error { return WriteJSON(&buf, h) },
-		func() error { return PrintDriftList(&buf, dl, fleetviewtest.Now) },
-		func() error { return PrintDriftListWide(&buf, dl, fleetviewtest.Now) },
-		func() error { return PrintDriftHistory(&buf, h) },
-		func() error { return PrintDriftHistoryWide(&buf, h) },
-	} {
-		buf.Reset()
-		if err := write(); err != nil {
-			t.Fatal(err)
-		}
-		outputs = append(outputs, buf.String())
-	}
-	for i, out := range outputs {
+	setDriftFields(c1, fields, func(r holdfastv1.ResourceRef) bool { return r == fleetviewtest.SecretRef })
+	for i, out := range driftOutputs(t, statuses) {
 		if strings.Contains(out, marker) {
 			t.Errorf("output %d shows the Secret's last-applied annotation:\n%s", i, out)
 		}
@@ -95,20 +65,42 @@ func TestBinaryValuesAreShownAsDigests(t *testing.T) {
 	statuses := fleetviewtest.Statuses()
 	c1 := &statuses[2]
 	fields := []holdfastv1.FieldChange{{Path: ".binaryData.firmware", Old: `"` + blob + `"`, New: `"` + blob[:8] + `…`}}
-	for i := range c1.Status.Drifts {
-		c1.Status.Drifts[i].Fields = fields
-	}
-	for i := range c1.Status.Resources {
-		if d := c1.Status.Resources[i].LastDrift; d != nil {
-			copied := *d
-			copied.Fields = fields
-			c1.Status.Resources[i].LastDrift = &copied
+	setDriftFields(c1, fields, func(holdfastv1.ResourceRef) bool { return true })
+	for i, out := range driftOutputs(t, statuses) {
+		if strings.Contains(out, blob[:8]) {
+			t.Errorf("output %d shows the base64 text:\n%s", i, out)
+		}
+		if !strings.Contains(out, "binary") {
+			t.Errorf("output %d does not show the binary value:\n%s", i, out)
 		}
 	}
+}
+
+// setDriftFields gives the drift records and last drifts of css's objects that match the fields.
+func setDriftFields(css *holdfastv1.ClusterServiceStatus, fields []holdfastv1.FieldChange, match func(holdfastv1.ResourceRef) bool) {
+	for i := range css.Status.Drifts {
+		if match(css.Status.Drifts[i].ResourceRef) {
+			css.Status.Drifts[i].Fields = fields
+		}
+	}
+	for i := range css.Status.Resources {
+		if d := css.Status.Resources[i].LastDrift; d != nil && match(css.Status.Resources[i].ResourceRef) {
+			copied := *d
+			copied.Fields = fields
+			css.Status.Resources[i].LastDrift = &copied
+		}
+	}
+}
+
+// driftOutputs is every output of `holdfast drift --all` and `holdfast history` for statuses:
+// JSON, table and wide table of each.
+func driftOutputs(t *testing.T, statuses []holdfastv1.ClusterServiceStatus) []string {
+	t.Helper()
 	dl := BuildDriftList(statuses, Filter{}, true)
 	h := BuildDriftHistory(statuses, Filter{}, time.Time{}, 0)
+	var outputs []string
 	var buf bytes.Buffer
-	for i, write := range []func() error{
+	for _, write := range []func() error{
 		func() error { return WriteJSON(&buf, dl) },
 		func() error { return WriteJSON(&buf, h) },
 		func() error { return PrintDriftList(&buf, dl, fleetviewtest.Now) },
@@ -120,12 +112,7 @@ func TestBinaryValuesAreShownAsDigests(t *testing.T) {
 		if err := write(); err != nil {
 			t.Fatal(err)
 		}
-		out := buf.String()
-		if strings.Contains(out, blob[:8]) {
-			t.Errorf("output %d shows the base64 text:\n%s", i, out)
-		}
-		if !strings.Contains(out, "binary") {
-			t.Errorf("output %d does not show the binary value:\n%s", i, out)
-		}
+		outputs = append(outputs, buf.String())
 	}
+	return outputs
 }

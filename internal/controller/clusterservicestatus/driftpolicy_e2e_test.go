@@ -167,7 +167,10 @@ func TestCorrectionWindow(t *testing.T) {
 
 // deploymentYAML is a Deployment with replicas, for the ignore rule that leaves them to an
 // autoscaler.
-func deploymentYAML(ns, name string) string {
+func deploymentYAML(ns, name string) string { return labelledDeployment(ns, name, name) }
+
+// labelledDeployment is deploymentYAML whose selector and pod labels say app: label.
+func labelledDeployment(ns, name, label string) string {
 	return fmt.Sprintf(`apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -176,15 +179,15 @@ metadata:
 spec:
   replicas: 2
   selector:
-    matchLabels: {app: %[2]s}
+    matchLabels: {app: %[3]s}
   template:
     metadata:
-      labels: {app: %[2]s}
+      labels: {app: %[3]s}
     spec:
       containers:
       - name: app
         image: registry.example/app:1
-`, ns, name)
+`, ns, name, label)
 }
 
 // TestIgnoredFieldsAndOptedOutService: an ignored field changed by another manager (an

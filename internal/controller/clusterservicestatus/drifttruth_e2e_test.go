@@ -144,27 +144,6 @@ func TestFightStaysVisible(t *testing.T) {
 	})
 }
 
-// selectorDeployment is a Deployment whose selector and pod labels say app: label.
-func selectorDeployment(ns, label string) string {
-	return fmt.Sprintf(`apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-  namespace: %[1]s
-spec:
-  replicas: 1
-  selector:
-    matchLabels: {app: %[2]s}
-  template:
-    metadata:
-      labels: {app: %[2]s}
-    spec:
-      containers:
-      - name: app
-        image: registry.example/app:1
-`, ns, label)
-}
-
 // TestDeclaredImmutableChange (issue 28, point 5): a template change of a Deployment's selector,
 // which the API server refuses to apply, is carried out by deleting and re-creating the object
 // where the service set's drift.immutable.action is Recreate, with a Normal Event; where it is
@@ -175,7 +154,7 @@ func TestDeclaredImmutableChange(t *testing.T) {
 		t.Run(map[bool]string{true: "recreate", false: "report"}[recreate], func(t *testing.T) {
 			name, ns := objName(t, ""), objName(t, "ns")
 			inline := func(label string) string {
-				return fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n---\n%s", ns, selectorDeployment(ns, label))
+				return fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n---\n%s", ns, labelledDeployment(ns, "web", label))
 			}
 			createTemplate(t, name, holdfastv1.ServiceTemplateSpec{Inline: inline("web-1")})
 			spec := holdfastv1.MultiClusterServiceSpec{ClusterSelector: selectEnv("dev"),
