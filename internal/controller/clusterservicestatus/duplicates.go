@@ -3,7 +3,6 @@ package clusterservicestatus
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -27,17 +26,17 @@ type otherDeclaration struct {
 // service set declares differently through another registration is a conflict, on both sides,
 // which neither writes; one declared the same way is applied by both, which changes nothing.
 // The other registrations' declarations are their status objects' inventories, read once per
-// reconcile, when the first object is asked about. nil when the cluster is registered once.
+// reconcile (scope.others), when the first object is asked about. nil when the cluster is
+// registered once.
 func (r *Reconciler) contend(ctx context.Context, s *scope) func(apply.Ref, string) (string, bool) {
-	if s.cluster == nil || s.cluster.Status.ClusterID == "" || !conditions.IsTrue(s.cluster, holdfastv1.DuplicateRegistrationCondition) {
+	if !registeredTwice(s) {
 		return nil
 	}
-	var once sync.Once
-	var others map[apply.Ref]otherDeclaration
 	return func(ref apply.Ref, digest string) (string, bool) {
-		once.Do(func() { others = r.otherDeclarations(ctx, s) })
+		// Read once per reconcile, whichever service asks first.
+		s.othersOnce.Do(func() { s.others = r.otherDeclarations(ctx, s) })
 		k := unversioned(ref)
-		o, ok := others[k]
+		o, ok := s.others[k]
 		if !ok || o.digest == digest {
 			return "", true
 		}
@@ -47,6 +46,13 @@ func (r *Reconciler) contend(ctx context.Context, s *scope) func(apply.Ref, stri
 		}
 		return o.registration, false
 	}
+}
+
+// registeredTwice reports whether the status object's Cluster reaches a cluster other Clusters
+// reach too (its DuplicateRegistration condition is True).
+func registeredTwice(s *scope) bool {
+	return s.cluster != nil && s.mcs != nil && s.cluster.Status.ClusterID != "" &&
+		conditions.IsTrue(s.cluster, holdfastv1.DuplicateRegistrationCondition)
 }
 
 // recheckOtherRegistrations asks the status objects of the service set on the other
@@ -82,7 +88,7 @@ func (s *scope) noteContended(status types.NamespacedName) {
 // otherRegistrations returns the status objects of the service set on the other Clusters with
 // the cluster's clusterID; none when it is registered once.
 func (r *Reconciler) otherRegistrations(ctx context.Context, s *scope) []*holdfastv1.ClusterServiceStatus {
-	if s.cluster == nil || s.mcs == nil || s.cluster.Status.ClusterID == "" || !conditions.IsTrue(s.cluster, holdfastv1.DuplicateRegistrationCondition) {
+	if !registeredTwice(s) {
 		return nil
 	}
 	clusters := &holdfastv1.ClusterList{}

@@ -139,6 +139,10 @@ type scope struct {
 	// reconcile found new conflicts with (contend).
 	contended   map[types.NamespacedName]bool
 	contendedMu sync.Mutex
+	// others are what the service set declares through the other registrations of the cluster
+	// (otherDeclarations), read once per reconcile.
+	others     map[apply.Ref]otherDeclaration
+	othersOnce sync.Once
 	// summary is status.resources as stored when the inventory is kept in shards, and shards
 	// those shards as read (see inventory_store.go); inventoryProblem is set when one is
 	// missing: then nothing is deployed, pruned or withdrawn.
