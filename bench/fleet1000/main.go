@@ -63,7 +63,10 @@
 // of one during drift injection (issue 14's goal: each replica holds about half the clusters;
 // every drift still corrected, none twice; hand-over ≤ 15 s): see handover.go.
 //
-// Usage: go run ./bench/fleet1000 [-clusters 100,300,1000] [-servers 3] [-objects 20]
+// With -bystander the Holdfast edits are made on one more cluster that the template change does
+// not reach (bystander.go).
+//
+// Usage: go run ./bench/fleet1000 [-clusters 100,300,1000] [-servers 3] [-objects 20] [-bystander]
 //
 //	go run ./bench/fleet1000 -clusters 60 -replicas 2 [-editors 4] [-kill-after 20s] [-after-kill 45s]
 package main
@@ -136,6 +139,9 @@ type config struct {
 	// afterKill after the kill.
 	replicas, editors    int
 	killAfter, afterKill time.Duration
+	// bystander adds one cluster the template change does not reach, and makes every Holdfast
+	// edit there (bystander.go).
+	bystander bool
 }
 
 func main() {
@@ -164,6 +170,7 @@ func main() {
 	flag.IntVar(&cfg.editors, "editors", 4, "with -replicas: edits made at once during the drift injection, each waiting for its correction")
 	flag.DurationVar(&cfg.killAfter, "kill-after", 20*time.Second, "with -replicas: editing before the last replica is killed")
 	flag.DurationVar(&cfg.afterKill, "after-kill", 45*time.Second, "with -replicas: editing after the kill")
+	flag.BoolVar(&cfg.bystander, "bystander", false, "add one cluster with a service set of its own that the template change does not reach, and make every Holdfast edit there (issue 28: drift beside a rollout)")
 	measure.ParseFlags(measure.AtLeast("servers", 1), measure.AtLeast("objects", 4), measure.AtLeast("edits", 1), measure.AtLeast("rollout-edits", 1), measure.AtLeast("concurrency", 1),
 		measure.AtLeast("replicas", 1), measure.AtLeast("editors", 1))
 	measure.Main(func(ctx context.Context) error { return run(ctx, cfg) })
@@ -212,6 +219,9 @@ type bench struct {
 	obs    []*measure.Observer
 	ideals []*measure.Ideal
 	rng    *rand.Rand
+	// bystander is the cluster outside the rollout with -bystander ("" without); it is not in
+	// Sims.
+	bystander string
 }
 
 // configMapNames are the ConfigMaps the template declares (the edits pick among them).
@@ -228,11 +238,18 @@ func (b *bench) configMapNames() []string {
 // correctors (setUp). stop ends it all.
 func startBench(ctx context.Context, cfg config, n int) (_ *bench, stop func() error, _ error) {
 	fmt.Fprintf(os.Stderr, "%d clusters: starting a hub and %d API servers\n", n, cfg.servers)
-	f, err := measure.StartSimFleet(ctx, measure.SimFleetOptions{Servers: cfg.servers, Clusters: n})
+	opts := measure.SimFleetOptions{Servers: cfg.servers, Clusters: n}
+	if cfg.bystander {
+		opts.Clusters, opts.Labels = n+1, bystanderLabels(n)
+	}
+	f, err := measure.StartSimFleet(ctx, opts)
 	if err != nil {
 		return nil, nil, err
 	}
 	b := &bench{SimFleet: f, cfg: cfg, n: n, rng: rand.New(rand.NewPCG(cfg.seed, uint64(n)))}
+	if cfg.bystander {
+		b.bystander = b.Sims[n] // taken out of Sims once every Cluster is Ready
+	}
 	watchCtx, stopWatches := context.WithCancel(ctx)
 	stop = func() error {
 		stopWatches()
@@ -269,6 +286,7 @@ func measureSize(ctx context.Context, cfg config, n int) (_ *result, retErr erro
 		return nil, err
 	}
 	r.clustersReady = time.Since(h.Started)
+	b.Sims = b.Sims[:n]
 	fmt.Fprintf(os.Stderr, "%d clusters: all Ready %s after the controller started\n", n, r.clustersReady.Round(time.Millisecond))
 
 	// The ideal rollout, alone: before Holdfast's, which it must not compete with.
@@ -283,6 +301,9 @@ func measureSize(ctx context.Context, cfg config, n int) (_ *result, retErr erro
 	}
 	for _, s := range b.Sims {
 		h.Statuses[naming.StatusName(setName, s)] = s
+	}
+	if b.bystander != "" {
+		h.Statuses[naming.StatusName(bystanderSet, b.bystander)] = b.bystander
 	}
 	h.Counter.Reset()
 	var stopProfile func() error
@@ -334,7 +355,11 @@ func measureSize(ctx context.Context, cfg config, n int) (_ *result, retErr erro
 	fmt.Fprintf(os.Stderr, "%d clusters: %d edits per corrector at rest\n", n, cfg.edits)
 	r.restHoldfast, r.restIdeal = b.edits(ctx, cfg.edits, nil)
 
-	// Template change, with edits while it rolls out.
+	// Template change, with edits while it rolls out (the bystander's status object stays as it
+	// is: the change does not reach it).
+	if b.bystander != "" {
+		delete(h.Statuses, naming.StatusName(bystanderSet, b.bystander))
+	}
 	revisions, err := b.revisions(ctx)
 	if err != nil {
 		return nil, err
@@ -452,35 +477,53 @@ metadata:
 }
 
 // createTemplate creates the template at revision 1, a Go template (each object's namespace is
-// the cluster's name).
+// the cluster's name), and with -bystander the bystander's copy of it.
 func (b *bench) createTemplate(ctx context.Context) error {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: templateNamespace}}
 	if err := b.Hub.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating namespace %s: %w", templateNamespace, err)
 	}
-	tpl := &holdfastv1.ServiceTemplate{
-		ObjectMeta: metav1.ObjectMeta{Namespace: templateNamespace, Name: templateName},
-		Spec:       holdfastv1.ServiceTemplateSpec{Inline: b.manifests(1), Templating: holdfastv1.TemplatingGoTemplate},
+	names := []string{templateName}
+	if b.bystander != "" {
+		names = append(names, bystanderSet)
 	}
-	if err := b.Hub.Create(ctx, tpl); err != nil {
-		return fmt.Errorf("creating ServiceTemplate %s/%s: %w", templateNamespace, templateName, err)
+	for _, name := range names {
+		tpl := &holdfastv1.ServiceTemplate{
+			ObjectMeta: metav1.ObjectMeta{Namespace: templateNamespace, Name: name},
+			Spec:       holdfastv1.ServiceTemplateSpec{Inline: b.manifests(1), Templating: holdfastv1.TemplatingGoTemplate},
+		}
+		if err := b.Hub.Create(ctx, tpl); err != nil {
+			return fmt.Errorf("creating ServiceTemplate %s/%s: %w", templateNamespace, name, err)
+		}
 	}
 	return nil
 }
 
+// createServiceSet creates the service set of the simulated fleet, and with -bystander the
+// bystander's (fleetSelector and bystanderSelector keep them apart).
 func (b *bench) createServiceSet(ctx context.Context) error {
-	mcs := &holdfastv1.MultiClusterService{
-		ObjectMeta: metav1.ObjectMeta{Name: setName},
-		Spec: holdfastv1.MultiClusterServiceSpec{
-			ClusterSelector: holdfastv1.ClusterSelector{LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{measure.SimFleetLabel: measure.SimFleetValue}}},
-			SyncMode:        holdfastv1.SyncModeContinuousWithDriftDetection,
-			Services: []holdfastv1.Service{{Name: serviceName, CreateNamespace: new(false),
-				Template: holdfastv1.TemplateReference{Name: templateName, Namespace: templateNamespace}}},
-			Drift: &holdfastv1.DriftPolicy{Fight: &holdfastv1.FightPolicy{MaxCorrections: fightMax}},
-		},
+	sets := map[string]metav1.LabelSelector{setName: fleetSelector(b.bystander != "")}
+	if b.bystander != "" {
+		sets[bystanderSet] = bystanderSelector()
 	}
-	if err := b.Hub.Create(ctx, mcs); err != nil {
-		return fmt.Errorf("creating MultiClusterService %s: %w", setName, err)
+	for name, selector := range sets {
+		template := templateName
+		if name == bystanderSet {
+			template = bystanderSet
+		}
+		mcs := &holdfastv1.MultiClusterService{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: holdfastv1.MultiClusterServiceSpec{
+				ClusterSelector: holdfastv1.ClusterSelector{LabelSelector: selector},
+				SyncMode:        holdfastv1.SyncModeContinuousWithDriftDetection,
+				Services: []holdfastv1.Service{{Name: serviceName, CreateNamespace: new(false),
+					Template: holdfastv1.TemplateReference{Name: template, Namespace: templateNamespace}}},
+				Drift: &holdfastv1.DriftPolicy{Fight: &holdfastv1.FightPolicy{MaxCorrections: fightMax}},
+			},
+		}
+		if err := b.Hub.Create(ctx, mcs); err != nil {
+			return fmt.Errorf("creating MultiClusterService %s: %w", name, err)
+		}
 	}
 	return nil
 }
@@ -527,6 +570,9 @@ func (b *bench) edits(ctx context.Context, n int, done <-chan struct{}) (holdfas
 			return holdfast, ideal
 		}
 		sim := b.Sims[b.rng.IntN(len(b.Sims))]
+		if b.bystander != "" {
+			sim = b.bystander
+		}
 		name := names[b.rng.IntN(len(names))]
 		k := b.Server[sim]
 		holdfast = append(holdfast, measure.Edit(ctx, b.Clientsets[k], b.obs[k], editor, sim, name, seq, b.cfg.correctTimeout))

@@ -62,16 +62,21 @@ func ratio(holdfast, ideal time.Duration) float64 {
 
 // p99Ratio is Holdfast's p99 correction latency over the ideal's.
 func p99Ratio(holdfast, ideal []*measure.EditRun) (h, i time.Duration, ratio float64) {
-	hd, _, _ := measure.Latencies(holdfast)
-	id, _, _ := measure.Latencies(ideal)
-	if len(hd) == 0 || len(id) == 0 {
+	return percentileRatio(holdfast, ideal, 99)
+}
+
+// percentileRatio is the p-th percentile correction latency of a over b's, with both.
+func percentileRatio(a, b []*measure.EditRun, p float64) (pa, pb time.Duration, ratio float64) {
+	ad, _, _ := measure.Latencies(a)
+	bd, _, _ := measure.Latencies(b)
+	if len(ad) == 0 || len(bd) == 0 {
 		return 0, 0, 0
 	}
-	h, i = measure.Percentile(hd, 99), measure.Percentile(id, 99)
-	if i <= 0 {
-		return h, i, 0
+	pa, pb = measure.Percentile(ad, p), measure.Percentile(bd, p)
+	if pb <= 0 {
+		return pa, pb, 0
 	}
-	return h, i, float64(h) / float64(i)
+	return pa, pb, float64(pa) / float64(pb)
 }
 
 func latencyRows(t *measure.Table, what string, holdfast, ideal []*measure.EditRun) {
@@ -138,6 +143,9 @@ func (r *result) print(cfg config) {
 		fmt.Printf("p99 %s: Holdfast %s, ideal %s: %.2f×.\n", c.what, measure.Millis(h), measure.Millis(i), ratio)
 	}
 	fmt.Println()
+	if cfg.bystander {
+		r.printBystander()
+	}
 	if len(r.idealFailures) > 0 {
 		fmt.Printf("The ideal corrector's applies that failed: %s\n\n", strings.Join(r.idealFailures, "; "))
 	}

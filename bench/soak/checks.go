@@ -646,11 +646,11 @@ func (s *soak) explain(rec seenRecord) (verdict, detail string, cause *faultEven
 	obs := s.tl.observations(rec.cluster, r)
 	threshold := f.rv
 	if f.deleted {
-		i := slices.IndexFunc(obs, func(o observation) bool { return !o.exists && !o.at.Before(f.at) })
-		if i < 0 {
+		o, ok := deletionOf(obs, f.at)
+		if !ok {
 			return "inconclusive", "this program's watch did not see the deletion", f
 		}
-		threshold = obs[i].rv
+		threshold = o.rv
 	}
 	revs := s.revisionsIn(templateOf(r), f.at.Add(-30*time.Second), detected)
 	for _, o := range obs {
@@ -689,11 +689,11 @@ func (s *soak) checkRecord(rec seenRecord) (verdict, detail string) {
 		from = f.at
 		cause = fmt.Sprintf("%s sent %s", f.kind, stamp(f.at))
 		if f.deleted {
-			i := slices.IndexFunc(obs, func(o observation) bool { return !o.exists && !o.at.Before(f.at) })
-			if i < 0 {
+			o, ok := deletionOf(obs, f.at)
+			if !ok {
 				return "inconclusive", cause + ", but this program's watch did not see the deletion"
 			}
-			threshold = obs[i].rv
+			threshold = o.rv
 		} else {
 			if f.rv <= 0 {
 				return "inconclusive", cause + ", revision unknown"
@@ -766,6 +766,26 @@ func (s *soak) checkRecord(rec seenRecord) (verdict, detail string) {
 	}
 	return "fail", fmt.Sprintf("the object was not as template %s revisions %v declare it by correctedTime + %s (drift: %s); versions seen: %s",
 		templateOf(r), revs, s.cfg.tolerance, cause, orNone(seen))
+}
+
+// deletionOf is the observed deletion a deletion this program sent at sent brought (of the
+// object, or of its namespace): the object's absence already seen before sent (deleted earlier,
+// by another change; the namespace's deletion then changes nothing of it), else the first
+// deletion seen after. A later deletion (of the object Holdfast recreated meanwhile) is not it.
+func deletionOf(obs []observation, sent time.Time) (observation, bool) {
+	i := slices.IndexFunc(obs, func(o observation) bool { return !o.at.Before(sent) })
+	if i < 0 {
+		i = len(obs)
+	}
+	if i > 0 && !obs[i-1].exists {
+		return obs[i-1], true
+	}
+	for _, o := range obs[i:] {
+		if !o.exists {
+			return o, true
+		}
+	}
+	return observation{}, false
 }
 
 // deletedByUs says whether a deletion of the object seen at to, after a version seen at from, is
