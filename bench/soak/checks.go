@@ -490,6 +490,28 @@ func (s *soak) checkReported(ctx context.Context) {
 
 // lastFault is the last change this program made to an object on a cluster before t (a
 // withdrawal excepted): the drift a record detected at t is about.
+// causeOf is the change of this program a record is about, nil when none is found. A record
+// names the object's version it saw drifted: the change that made that version is the cause,
+// whenever it was sent (a comparison may read a version a later change replaced by the time it
+// records it, and a change sent just after a comparison read the object is not what it found).
+// Else, for a deletion or where the version is not one this program wrote, the last change
+// that can cause it before causeBefore.
+func (s *soak) causeOf(rec seenRecord) *faultEvent {
+	r := objRef{rec.rec.Kind, rec.rec.Name}
+	wantDelete := rec.rec.Type == holdfastv1.DriftDeleted
+	if rv, err := strconv.ParseInt(rec.rec.ResourceVersion, 10, 64); err == nil && rv > 0 && !wantDelete {
+		s.eventsMu.Lock()
+		for i := len(s.events) - 1; i >= 0; i-- {
+			if e := s.events[i]; e.cluster == rec.cluster && e.ref == r && e.rv == rv && e.canCause(wantDelete) {
+				s.eventsMu.Unlock()
+				return &e
+			}
+		}
+		s.eventsMu.Unlock()
+	}
+	return s.lastFault(rec.cluster, r, causeBefore(rec), wantDelete)
+}
+
 func (s *soak) lastFault(cluster string, r objRef, t time.Time, wantDelete bool) *faultEvent {
 	s.eventsMu.Lock()
 	defer s.eventsMu.Unlock()
@@ -613,30 +635,7 @@ func (s *soak) explain(rec seenRecord) (verdict, detail string, cause *faultEven
 	}
 	detected := rec.rec.DetectedTime.Time
 	wantDelete := rec.rec.Type == holdfastv1.DriftDeleted
-	var f *faultEvent
-	s.eventsMu.Lock()
-	// A record names the object's version it saw drifted: the change of this program that made
-	// that version is the cause, whenever it was sent (a comparison may read a version a later
-	// edit has replaced by the time it is recorded). Else the last change before detectedTime.
-	if rv, err := strconv.ParseInt(rec.rec.ResourceVersion, 10, 64); err == nil && rv > 0 && !wantDelete {
-		for i := len(s.events) - 1; i >= 0; i-- {
-			if e := s.events[i]; e.cluster == rec.cluster && e.ref == r && e.rv == rv && e.canCause(wantDelete) {
-				f = &e
-				break
-			}
-		}
-	}
-	for i := len(s.events) - 1; f == nil && i >= 0; i-- {
-		e := s.events[i]
-		if e.cluster != rec.cluster || e.kind == fUnmatch || e.at.After(causeBefore(rec)) || !(e.whole || e.ref == r) {
-			continue
-		}
-		if e.canCause(wantDelete) {
-			f = &e
-			break
-		}
-	}
-	s.eventsMu.Unlock()
+	f := s.causeOf(rec)
 	if f == nil {
 		return "fail", fmt.Sprintf("no %s of it by this program before detectedTime (a false drift?)%s", map[bool]string{true: "deletion", false: "change"}[wantDelete], s.context(rec.cluster, r, detected)), nil
 	}
@@ -681,7 +680,7 @@ func (s *soak) checkRecord(rec seenRecord) (verdict, detail string) {
 	detected, corrected := rec.rec.DetectedTime.Time, rec.rec.CorrectedTime.Time
 	limit := corrected.Add(s.cfg.tolerance)
 	obs := s.tl.observations(rec.cluster, r)
-	f := s.lastFault(rec.cluster, r, causeBefore(rec), rec.rec.Type == holdfastv1.DriftDeleted)
+	f := s.causeOf(rec)
 	from := detected.Add(-time.Second)
 	threshold := int64(0)
 	cause := "no change by this program before detectedTime"
