@@ -213,6 +213,11 @@ func retryUncorrectable(s *scope) time.Duration {
 // from the verdict on the live object (isNew: it goes into the history if it counts), detected
 // at compared, when the comparison was made: a reconcile can read an object changed after it
 // began, so its start (s.now) could precede the change.
+//
+// A drift a record holds is not new, even when the object's status entry no longer says so: an
+// apply that failed (the cluster unreachable) leaves the entry Failed, without its drift, and
+// the object found still drifted afterwards is the same change (bench/soak saw it recorded twice,
+// by a watch and by the comparison after the cluster came back).
 func (s *scope) driftDetail(ref apply.Ref, v drift.Verdict, compared time.Time) (detail *holdfastv1.DriftDetail, isNew bool) {
 	for i := len(s.drifts) - 1; i >= 0; i-- {
 		if unversioned(toRef(s.drifts[i].ResourceRef)) == ref {
@@ -223,8 +228,26 @@ func (s *scope) driftDetail(ref apply.Ref, v drift.Verdict, compared time.Time) 
 	if prev, ok := s.previous[ref]; ok && prev.LastDrift != nil {
 		return prev.LastDrift, false
 	}
+	if rec := recordOfVersion(s.css.Status.Drifts, ref, v.ResourceVersion); rec != nil {
+		d := rec.DriftDetail
+		return &d, false
+	}
 	d := drift.DetailOf(v, compared, holdfastv1.DriftDetectedByComparison)
 	return &d, true
+}
+
+// recordOfVersion returns the newest record of ref about version resourceVersion, nil if none
+// (or the version is unknown).
+func recordOfVersion(records []holdfastv1.DriftRecord, ref apply.Ref, resourceVersion string) *holdfastv1.DriftRecord {
+	if resourceVersion == "" {
+		return nil
+	}
+	for i := range records { // newest first
+		if rec := &records[i]; rec.ResourceVersion == resourceVersion && unversioned(toRef(rec.ResourceRef)) == ref {
+			return rec
+		}
+	}
+	return nil
 }
 
 // keepDrifts drops the drifts watches reported that the policy exempts: all of them outside

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -12,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/apply"
 	"holdfast.dev/holdfast/internal/drift"
 )
 
@@ -119,5 +121,34 @@ func TestOneChangeOneRecord(t *testing.T) {
 	s.ownWrites = r.ownWrites
 	if kept := keepDrifts(s, rendered); len(kept) != 0 {
 		t.Errorf("a report of a version Holdfast has written over since: kept %+v", kept)
+	}
+}
+
+// A comparison that finds an object still drifted after an apply failed (the cluster was
+// unreachable, and the status entry lost its drift) records nothing new for the change a record
+// holds: bench/soak saw one change recorded by a watch, then by the comparison once the cluster
+// was back. A later version is a new drift.
+func TestComparisonOfARecordedChange(t *testing.T) {
+	ref := unversioned(apply.Ref{Version: "v1", Kind: "ConfigMap", Namespace: "demo", Name: "settings"})
+	css := statusObject("fleet", "web.c1", "web", "c1")
+	css.Status.Drifts = []holdfastv1.DriftRecord{
+		{ResourceRef: fromRef(ref), DriftDetail: holdfastv1.DriftDetail{Type: holdfastv1.DriftChanged,
+			Detection: holdfastv1.DriftDetectedByWatch, Manager: "kubectl-edit", ResourceVersion: "30"}},
+		{ResourceRef: fromRef(ref), DriftDetail: holdfastv1.DriftDetail{Type: holdfastv1.DriftChanged,
+			Detection: holdfastv1.DriftDetectedByWatch, Manager: "older-edit", ResourceVersion: "20"}},
+	}
+	s := &scope{css: css, previous: map[apply.Ref]holdfastv1.ResourceStatus{
+		ref: {ResourceRef: fromRef(ref), State: holdfastv1.ResourceFailed, Message: "connection refused"}}}
+	now := time.Now()
+
+	d, isNew := s.driftDetail(ref, drift.Verdict{Drifted: true, ResourceVersion: "30"}, now)
+	if isNew || d.Manager != "kubectl-edit" || d.Detection != holdfastv1.DriftDetectedByWatch {
+		t.Errorf("the version a record holds: new %v, detail %+v; want the watch's record", isNew, d)
+	}
+	if d, isNew := s.driftDetail(ref, drift.Verdict{Drifted: true, ResourceVersion: "31"}, now); !isNew || d.Detection != holdfastv1.DriftDetectedByComparison {
+		t.Errorf("a later version: new %v, detail %+v; want a new comparison record", isNew, d)
+	}
+	if _, isNew := s.driftDetail(ref, drift.Verdict{Drifted: true}, now); !isNew {
+		t.Error("a verdict without a version matched a record")
 	}
 }
