@@ -175,11 +175,11 @@ func (s *soak) twice(f faultEvent, r objRef, recs []seenRecord) (verdict, why st
 	threshold := f.rv
 	obs := s.tl.observations(f.cluster, r)
 	if f.deleted {
-		i := slices.IndexFunc(obs, func(o observation) bool { return !o.exists && !o.at.Before(f.at) })
-		if i < 0 {
+		o, ok := deletionOf(obs, f.at)
+		if !ok {
 			return "inconclusive", "this program's watch did not see the deletion; records: " + describeRecords(recs)
 		}
-		threshold = obs[i].rv
+		threshold = o.rv
 	}
 	later := second.rec.DetectedTime.Time
 	revs := s.revisionsIn(templateOf(r), f.at.Add(-30*time.Second), later)
