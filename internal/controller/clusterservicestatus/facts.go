@@ -39,7 +39,7 @@ func (r *Reconciler) gatherFacts(ctx context.Context, s *scope) (facts, []render
 		declared, f.declarations = r.renderAll(ctx, s), fromRendering
 	}
 	s.drifts = keepDrifts(s, declared)
-	f.drifts = len(s.drifts) > 0
+	f.drifts, f.containers = len(s.drifts) > 0, deletedContainers(s.drifts)
 	if f.declarations != asDeployed {
 		// As deployed, the declarations are not what the service set declares now.
 		f.changed = declarationChanged(s.css, s.mcs, declared)
