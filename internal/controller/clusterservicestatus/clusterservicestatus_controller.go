@@ -107,6 +107,8 @@ type Reconciler struct {
 	memory *memory
 	// healthReads coalesces the health re-reads watch events ask for (onUpdate).
 	healthReads delayed
+	// recordings are the drift corrections being recorded in the background (recordings.go).
+	recordings recordings
 	// restoreChecks coalesces the comparisons watch events ask for to see whether an object
 	// whose drift waits was put back (onUpdate).
 	restoreChecks delayed
@@ -156,7 +158,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	if !ok {
 		return ctrl.Result{}, nil
 	}
-	defer leave()
+	// A recording in the background (recordInBackground) holds the cluster until it is written.
+	background := false
+	defer func() {
+		if !background {
+			leave()
+		}
+	}()
 	s := &scope{css: css, before: css.DeepCopy(), now: r.Clock.Now(), drifts: r.memory.takeDrifts(req.NamespacedName), ownWrites: r.ownWrites}
 	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("multiClusterService", css.Spec.MultiClusterService, "cluster", css.Spec.Cluster))
 	defer func() {
@@ -172,23 +180,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 			res, retErr = ctrl.Result{}, err
 			return
 		}
-		// The work was done in time: its status is written even if the deadline passes while
-		// it is (a slow hub), else what was applied would never be recorded, retry after retry.
-		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), statusPatchTimeout)
-		defer cancel()
-		if err := r.patchStatus(pctx, s); err != nil {
-			if apierrors.IsConflict(err) {
-				// The cache was behind our own last write: nothing is lost (the drifts were put
-				// back, and the next reconcile compares with the cluster again, as this one's
-				// findings were not written); read again shortly, without an error's backoff and
-				// log.
-				if s.deployed {
-					r.memory.markRecheck(req.NamespacedName, css.Spec.Cluster)
-				}
-				res, retErr = ctrl.Result{RequeueAfter: 50 * time.Millisecond}, nil
-				return
-			}
+		if s.corrections && retErr == nil && r.recordings.inBackground(req.NamespacedName) {
+			background = true
+			r.recordInBackground(ctx, s, leave)
+			return
+		}
+		again, err := r.record(ctx, s)
+		switch {
+		case err != nil:
 			retErr = kerrors.NewAggregate([]error{retErr, err})
+		case !again:
+			r.recordings.recorded(req.NamespacedName)
+		case again:
+			res, retErr = ctrl.Result{RequeueAfter: conflictRetry}, nil
 		}
 	}()
 	// Runs before the status patch above, which may still ask to come back at once, with the
@@ -341,6 +345,66 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 	return ctrl.Result{}, nil
 }
 
+// conflictRetry is how soon a status object whose status patch met a newer version is
+// reconciled again.
+const conflictRetry = 50 * time.Millisecond
+
+// record patches the status of the scope once the work is done (patchStatus). again is true
+// when the patch met a newer version of the status object: nothing is lost (the drifts were put
+// back, and the next reconcile compares with the cluster again, as this one's findings were not
+// written); it is read again shortly, without an error's backoff and log.
+func (r *Reconciler) record(ctx context.Context, s *scope) (again bool, _ error) {
+	// The work was done in time: its status is written even if the deadline passes while it is
+	// (a slow hub), else what was applied would never be recorded, retry after retry.
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), statusPatchTimeout)
+	defer cancel()
+	if s.settle != nil {
+		if err := s.settle(pctx); err != nil {
+			r.memory.returnDrifts(client.ObjectKeyFromObject(s.css), s.css.Spec.Cluster, s.drifts)
+			return false, err
+		}
+	}
+	err := r.patchStatus(pctx, s)
+	if apierrors.IsConflict(err) {
+		if s.deployed {
+			r.memory.markRecheck(client.ObjectKeyFromObject(s.css), s.css.Spec.Cluster)
+		}
+		return true, nil
+	}
+	return false, err
+}
+
+// recordInBackground records a reconcile that only corrected drifts without holding its status
+// object (recordings.go); leave gives the cluster's share back once it is written. What the
+// queue would have done with the outcome, it is asked to: a conflict comes back shortly, an
+// error with the usual backoff.
+func (r *Reconciler) recordInBackground(ctx context.Context, s *scope, leave func()) {
+	key := client.ObjectKeyFromObject(s.css)
+	prev, end := r.recordings.begin(key)
+	s.recording = true
+	go func() {
+		defer leave()
+		defer end()
+		if prev != nil {
+			<-prev
+		}
+		again, err := r.record(ctx, s)
+		q := r.queue.Load()
+		req := ctrl.Request{NamespacedName: key}
+		switch {
+		case err != nil:
+			// The next reconcile records in the foreground, where an error gets the backoff.
+			ctrl.LoggerFrom(ctx).Error(err, "Recording a drift correction failed; the next reconcile records in the foreground")
+			r.recordings.fail(key)
+			if q != nil {
+				q.AddRateLimited(req)
+			}
+		case again && q != nil:
+			q.AddAfter(req, conflictRetry)
+		}
+	}()
+}
+
 // patchStatus computes the status from the scope and patches it once.
 func (r *Reconciler) patchStatus(ctx context.Context, s *scope) error {
 	if s.gone {
@@ -411,8 +475,18 @@ func (r *Reconciler) readWhole(ctx context.Context, s *scope) error {
 		return nil
 	}
 	key := client.ObjectKeyFromObject(s.css)
+	// After the recordings in flight, and no older than what they wrote.
+	if !s.recording {
+		if err := r.recordings.wait(ctx, key); err != nil {
+			return fmt.Errorf("waiting for the last status patch of ClusterServiceStatus %s: %w", klog.KObj(s.css), err)
+		}
+	}
+	atLeast := s.css.ResourceVersion
+	if rec := r.memory.recordedAt(key, atLeast); rec != nil {
+		atLeast = rec.resourceVersion
+	}
 	css := &holdfastv1.ClusterServiceStatus{}
-	if err := r.APIReader.Get(ctx, key, css, &client.GetOptions{Raw: &metav1.GetOptions{ResourceVersion: s.css.ResourceVersion}}); err != nil {
+	if err := r.APIReader.Get(ctx, key, css, &client.GetOptions{Raw: &metav1.GetOptions{ResourceVersion: atLeast}}); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.forgetStatus(key)
 		}
