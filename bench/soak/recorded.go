@@ -175,11 +175,11 @@ func (s *soak) twice(f faultEvent, r objRef, recs []seenRecord) (verdict, why st
 	threshold := f.rv
 	obs := s.tl.observations(f.cluster, r)
 	if f.deleted {
-		i := slices.IndexFunc(obs, func(o observation) bool { return !o.exists && !o.at.Before(f.at) })
-		if i < 0 {
+		o, ok := deletionOf(obs, f.at)
+		if !ok {
 			return "inconclusive", "this program's watch did not see the deletion; records: " + describeRecords(recs)
 		}
-		threshold = obs[i].rv
+		threshold = o.rv
 	}
 	later := second.rec.DetectedTime.Time
 	revs := s.revisionsIn(templateOf(r), f.at.Add(-30*time.Second), later)
@@ -258,8 +258,8 @@ func (s *soak) expectRecord(f faultEvent) (verdict, why string) {
 	what := "this program's watch saw it stay drifted until the end of the window"
 	threshold := f.rv
 	if f.deleted {
-		if i := slices.IndexFunc(obs, func(o observation) bool { return !o.exists && !o.at.Before(f.at) }); i >= 0 {
-			threshold = obs[i].rv
+		if o, ok := deletionOf(obs, f.at); ok {
+			threshold = o.rv
 		}
 	}
 	revs := s.revisionsIn(templateOf(f.ref), f.at.Add(-30*time.Second), end)
@@ -297,11 +297,11 @@ func (s *soak) recordMayBeMissing(f faultEvent, end time.Time) string {
 	obs := s.tl.observations(f.cluster, r)
 	threshold := f.rv
 	if f.deleted {
-		i := slices.IndexFunc(obs, func(o observation) bool { return !o.exists && !o.at.Before(f.at) })
-		if i < 0 {
+		o, ok := deletionOf(obs, f.at)
+		if !ok {
 			return "this program's watch did not see the deletion"
 		}
-		threshold = obs[i].rv
+		threshold = o.rv
 	} else if f.rv <= 0 {
 		return "its revision is unknown"
 	}

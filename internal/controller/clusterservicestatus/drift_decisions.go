@@ -228,7 +228,7 @@ func (s *scope) driftDetail(ref apply.Ref, v drift.Verdict, compared time.Time) 
 	if prev, ok := s.previous[ref]; ok && prev.LastDrift != nil {
 		return prev.LastDrift, false
 	}
-	if rec := recordOfVersion(s.css.Status.Drifts, ref, v.ResourceVersion); rec != nil {
+	if rec := s.recordOfVersion(ref, v.ResourceVersion); rec != nil {
 		d := rec.DriftDetail
 		return &d, false
 	}
@@ -237,11 +237,12 @@ func (s *scope) driftDetail(ref apply.Ref, v drift.Verdict, compared time.Time) 
 }
 
 // recordOfVersion returns the newest record of ref about version resourceVersion, nil if none
-// (or the version is unknown).
-func recordOfVersion(records []holdfastv1.DriftRecord, ref apply.Ref, resourceVersion string) *holdfastv1.DriftRecord {
-	if resourceVersion == "" {
+// (or the version is unknown, or no status object was read).
+func (s *scope) recordOfVersion(ref apply.Ref, resourceVersion string) *holdfastv1.DriftRecord {
+	if resourceVersion == "" || s.css == nil {
 		return nil
 	}
+	records := s.css.Status.Drifts
 	for i := range records { // newest first
 		if rec := &records[i]; rec.ResourceVersion == resourceVersion && unversioned(toRef(rec.ResourceRef)) == ref {
 			return rec
