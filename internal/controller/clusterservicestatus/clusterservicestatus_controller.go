@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/lru"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
@@ -182,7 +183,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		}
 		if s.corrections && retErr == nil && r.recordings.inBackground(req.NamespacedName) {
 			background = true
-			r.recordInBackground(ctx, s, leave)
+			r.recordInBackground(ctx, s, leave, res.RequeueAfter)
 			return
 		}
 		again, err := r.record(ctx, s)
@@ -377,8 +378,10 @@ func (r *Reconciler) record(ctx context.Context, s *scope) (again bool, _ error)
 // recordInBackground records a reconcile that only corrected drifts without holding its status
 // object (recordings.go); leave gives the cluster's share back once it is written. What the
 // queue would have done with the outcome, it is asked to: a conflict comes back shortly, an
-// error with the usual backoff.
-func (r *Reconciler) recordInBackground(ctx context.Context, s *scope, leave func()) {
+// error with the usual backoff, and a visit sooner than requeue, the wait the reconcile
+// returned, when what the recording took in asks for one (comeBackAfter: the retry of a
+// refused correction, a health read), which the reconcile could not know when it returned.
+func (r *Reconciler) recordInBackground(ctx context.Context, s *scope, leave func(), requeue time.Duration) {
 	key := client.ObjectKeyFromObject(s.css)
 	prev, end := r.recordings.begin(key)
 	s.recording = true
@@ -399,8 +402,13 @@ func (r *Reconciler) recordInBackground(ctx context.Context, s *scope, leave fun
 			if q != nil {
 				q.AddRateLimited(req)
 			}
-		case again && q != nil:
+		case q == nil:
+		case again:
 			q.AddAfter(req, conflictRetry)
+		case requeue > 0:
+			if after := r.comeBackAfter(s, requeue); after < requeue {
+				q.AddWithOpts(priorityqueue.AddOpts{After: after, Priority: new(routinePriority)}, req)
+			}
 		}
 	}()
 }
