@@ -77,6 +77,14 @@ test: control-plane chromium
 	HOLDFAST_CHROMIUM="$$(bash hack/install-chromium.sh | tail -n1)" HOLDFAST_REQUIRE_BINARIES=1 \
 		go test $(GO_TEST_FLAGS) ./...
 
+## bench: every benchmark (bench/) once at tiny sizes, seconds each, one after another,
+## asserting only that each completes, so that none rots unseen; the measurements themselves are
+## run by hand (bench/README.md). .ci/run runs it after the tests.
+bench: control-plane chromium
+	HOLDFAST_BIN_DIR="$$(bash hack/build-control-plane.sh | tail -n1)" \
+	HOLDFAST_CHROMIUM="$$(bash hack/install-chromium.sh | tail -n1)" HOLDFAST_REQUIRE_BINARIES=1 \
+	HOLDFAST_BENCH_SMOKE=1 go test -count=1 -p 1 -timeout 30m -run '^TestSmoke$$' ./bench/...
+
 ## demo: a hub and two target clusters on this machine, with Holdfast managing them.
 demo: control-plane build
 	HOLDFAST_BIN_DIR="$$(bash hack/build-control-plane.sh | tail -n1)" $(BIN) demo

@@ -107,25 +107,6 @@ func preventionPolicy(p Prevention, mode holdfastv1.PreventionMode, services []P
 	if err != nil {
 		return nil, err
 	}
-	conditions := []admissionv1.MatchCondition{{
-		Name:       "not-holdfast",
-		Expression: "!(request.userInfo.username in " + celList(p.Holdfast) + ")",
-	}, {
-		Name: "not-the-clusters-own-controllers",
-		Expression: "!(request.userInfo.username in " + celList(ClusterControllerUsers) + ") && " +
-			"!(has(request.userInfo.groups) && request.userInfo.groups.exists(g, g in " + celList(ClusterControllerGroups) + "))",
-	}, {
-		Name:       "not-exempt-on-the-cluster",
-		Expression: "!(" + hasKey("oldObject.metadata.annotations", holdfastv1.DriftIgnoreAnnotation) + " && oldObject.metadata.annotations[" + strconv.Quote(holdfastv1.DriftIgnoreAnnotation) + `] == "true")`,
-	}}
-	if users := celList(p.BreakGlass.Users); users != "[]" {
-		conditions = append(conditions, admissionv1.MatchCondition{Name: "not-break-glass-user",
-			Expression: "!(request.userInfo.username in " + users + ")"})
-	}
-	if groups := celList(p.BreakGlass.Groups); groups != "[]" {
-		conditions = append(conditions, admissionv1.MatchCondition{Name: "not-break-glass-group",
-			Expression: "!(has(request.userInfo.groups) && request.userInfo.groups.exists(g, g in " + groups + "))"})
-	}
 	messages := preventionMessages[mode]
 	about := `request.kind.kind + " " + (has(oldObject.metadata.namespace) && oldObject.metadata.namespace != "" ? oldObject.metadata.namespace + "/" : "") + request.name + ` +
 		strconv.Quote(" is managed by Holdfast (service set "+p.ServiceSet+", service ") + ` + variables.service + "): "`
@@ -138,7 +119,7 @@ func preventionPolicy(p Prevention, mode holdfastv1.PreventionMode, services []P
 				ObjectSelector: ownedBy(p.ServiceSet),
 				MatchPolicy:    ptr.To(admissionv1.Equivalent),
 			},
-			MatchConditions: conditions,
+			MatchConditions: preventionExemptions(p),
 			Variables: []admissionv1.Variable{
 				{Name: "service", Expression: hasKey("oldObject.metadata.labels", holdfastv1.ServiceLabel) +
 					" ? oldObject.metadata.labels[" + strconv.Quote(holdfastv1.ServiceLabel) + `] : ""`},
@@ -177,6 +158,31 @@ func preventionPolicy(p Prevention, mode holdfastv1.PreventionMode, services []P
 		},
 	}
 	return toUnstructured(policy, binding)
+}
+
+// preventionExemptions are who a prevention policy lets through: Holdfast itself, the cluster's
+// own controllers, objects exempt on the cluster, and the break-glass users and groups.
+func preventionExemptions(p Prevention) []admissionv1.MatchCondition {
+	conditions := []admissionv1.MatchCondition{{
+		Name:       "not-holdfast",
+		Expression: "!(request.userInfo.username in " + celList(p.Holdfast) + ")",
+	}, {
+		Name: "not-the-clusters-own-controllers",
+		Expression: "!(request.userInfo.username in " + celList(ClusterControllerUsers) + ") && " +
+			"!(has(request.userInfo.groups) && request.userInfo.groups.exists(g, g in " + celList(ClusterControllerGroups) + "))",
+	}, {
+		Name:       "not-exempt-on-the-cluster",
+		Expression: "!(" + hasKey("oldObject.metadata.annotations", holdfastv1.DriftIgnoreAnnotation) + " && oldObject.metadata.annotations[" + strconv.Quote(holdfastv1.DriftIgnoreAnnotation) + `] == "true")`,
+	}}
+	if users := celList(p.BreakGlass.Users); users != "[]" {
+		conditions = append(conditions, admissionv1.MatchCondition{Name: "not-break-glass-user",
+			Expression: "!(request.userInfo.username in " + users + ")"})
+	}
+	if groups := celList(p.BreakGlass.Groups); groups != "[]" {
+		conditions = append(conditions, admissionv1.MatchCondition{Name: "not-break-glass-group",
+			Expression: "!(has(request.userInfo.groups) && request.userInfo.groups.exists(g, g in " + groups + "))"})
+	}
+	return conditions
 }
 
 // claimsHoldfast is the CEL condition that a request writes under Holdfast's field manager

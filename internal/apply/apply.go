@@ -7,8 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"holdfast.dev/holdfast/internal/drift"
-
 	"github.com/fluxcd/cli-utils/pkg/kstatus/polling"
 	"github.com/fluxcd/pkg/ssa"
 	"github.com/fluxcd/pkg/ssa/utils"
@@ -20,6 +18,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"holdfast.dev/holdfast/internal/drift"
 	"holdfast.dev/holdfast/internal/fieldset"
 )
 
@@ -227,12 +226,26 @@ func (r *run) applyOne(ctx context.Context, it *item) {
 			return
 		}
 	}
+	if r.leftAsIs(it, log) || r.asApplied(ctx, it, log) {
+		return
+	}
+	if r.opts.DryRun {
+		r.dryRunOne(ctx, it)
+		return
+	}
+	r.write(ctx, it, log)
+}
+
+// leftAsIs reports whether the live object is not Holdfast's to write, and says why in its
+// result: created by someone else (unless adopted), declared differently by another service
+// set, owned by one, exempt on the cluster, or on its way out.
+func (r *run) leftAsIs(it *item, log logr.Logger) bool {
 	if r.foreign(it) {
 		if !r.opts.Adopt {
 			it.result.Action, it.result.Foreign = Conflict, true
 			it.result.Message = foreignMessage(it.live)
 			it.done = true
-			return
+			return true
 		}
 		it.adopted, it.result.Adopted = true, true
 		log.Info("Adopting an object Holdfast did not create", "managers", managers(it.live, 3))
@@ -242,7 +255,7 @@ func (r *run) applyOne(ctx context.Context, it *item) {
 			it.result.Action, it.result.ConflictWith, it.result.DesiredDigest = Conflict, other, it.desiredDigest
 			it.result.Message = fmt.Sprintf("declared differently by %s: left as it is", other)
 			it.done = true
-			return
+			return true
 		}
 	}
 	if it.live != nil && r.opts.Claim != nil {
@@ -250,21 +263,28 @@ func (r *run) applyOne(ctx context.Context, it *item) {
 			it.result.Action, it.result.ConflictWith = Conflict, owner
 			it.result.Message = fmt.Sprintf("owned by %s: left untouched", owner)
 			it.done = true
-			return
+			return true
 		}
 	}
 	if it.live != nil && r.opts.Ignore != nil && r.opts.Ignore(it.live) {
 		it.result.Action, it.result.Message = Ignored, "exempt on the cluster: left as it is"
 		it.done = true
-		return
+		return true
 	}
 	if it.live != nil && it.live.GetDeletionTimestamp() != nil && !r.opts.DryRun {
 		// Applying to an object on its way out changes nothing lasting: it is written again
 		// once it is gone.
 		it.fail(fmt.Errorf("%w: %s since %s; applied again once it is gone", ErrBeingDeleted,
 			it.ref.Kind, it.live.GetDeletionTimestamp().UTC().Format(time.RFC3339)))
-		return
+		return true
 	}
+	return false
+}
+
+// asApplied reports whether the object is declared as at the last apply and is left as it is:
+// the live object is as Holdfast left it (Unchanged), or it drifted and the drift policy does
+// not correct it now (Drifted, Missing).
+func (r *run) asApplied(ctx context.Context, it *item, log logr.Logger) bool {
 	if prev, ok := r.previous(it); ok && !r.opts.Force && prev.DesiredDigest == it.desiredDigest {
 		// Whether Holdfast knows what its last write left: then a change under its field
 		// manager's name since is not its own (drift.Verdict.ResolveClaim).
@@ -280,7 +300,7 @@ func (r *run) applyOne(ctx context.Context, it *item) {
 				it.result.Health = r.health(it.live)
 				it.entry = r.entry(it, owned)
 				r.markAdopted(ctx, it, it.live)
-				return
+				return true
 			}
 			if err != nil {
 				log.V(1).Info("Cannot compute owned digest, re-applying", "error", err.Error())
@@ -294,14 +314,15 @@ func (r *run) applyOne(ctx context.Context, it *item) {
 				it.result.Action, it.result.Message = Missing, "deleted on the cluster; not recreated now"
 			}
 			it.done = true
-			return
+			return true
 		}
 	}
-	if r.opts.DryRun {
-		r.dryRunOne(ctx, it)
-		return
-	}
+	return false
+}
 
+// write applies the object with Holdfast's field manager (fields another manager is left
+// leaves out), re-creating it when the policy says so and an immutable field changes.
+func (r *run) write(ctx context.Context, it *item, log logr.Logger) {
 	obj := it.obj.DeepCopy()
 	if it.live != nil && r.opts.IgnoredFields != nil {
 		if dropped := leaveOut(obj, it.live, r.opts.IgnoredFields(it.obj)); len(dropped) > 0 {

@@ -231,17 +231,11 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 		hub = rest.CopyConfig(hub)
 		hub.QPS, hub.Burst = 50, 100
 	}
-	if opts.LeaderElectionID == "" {
-		opts.LeaderElectionID = "holdfast.dev"
-	}
 	if opts.DriftMetricsMaxUsers < 0 {
 		return nil, nil, fmt.Errorf("--drift-metrics-max-users must not be negative, got %d", opts.DriftMetricsMaxUsers)
 	}
 	metrics.SetMaxDriftUsers(opts.DriftMetricsMaxUsers)
-	metricsOpts, certs, err := metricsServerOptions(opts)
-	if err != nil {
-		return nil, nil, err
-	}
+	opts = opts.withDefaults()
 	egress, err := netpolicy.New(netpolicy.Options{DenyPrivate: opts.EgressDenyPrivate, AllowedHosts: opts.EgressAllowedHosts})
 	if err != nil {
 		return nil, nil, fmt.Errorf("--egress-allowed-hosts: %w", err)
@@ -250,6 +244,58 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 	platform, err := tenancy.PlatformNamespaces(opts.PlatformNamespaces, own)
 	if err != nil {
 		return nil, nil, err
+	}
+	mgr, err := newHubManager(hub, scheme, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	w := wiring{
+		tenants: tenancy.Policy{PlatformNamespaces: platform, TenantServiceAccount: opts.TenantServiceAccount},
+		// What Holdfast applied to each target: the target caches keep only those objects in full.
+		applied: drift.NewApplied(),
+		egress:  egress,
+		own:     own,
+	}
+	w.registry = newRegistry(scheme, opts, w.tenants, w.applied)
+	if err := mgr.Add(runnable(w.registry, opts.Shard)); err != nil {
+		return nil, nil, fmt.Errorf("adding the fleet registry: %w", err)
+	}
+	if err := setupControllers(ctx, mgr, opts, w); err != nil {
+		return nil, nil, err
+	}
+	return mgr, w.registry, nil
+}
+
+// wiring is what NewManager hands the controllers it sets up.
+type wiring struct {
+	registry *fleet.Registry
+	tenants  tenancy.Policy
+	applied  *drift.Applied
+	egress   *netpolicy.Policy
+	// own is the namespace the controller runs in.
+	own string
+}
+
+// withDefaults fills in what opts leaves unset.
+func (opts Options) withDefaults() Options {
+	if opts.LeaderElectionID == "" {
+		opts.LeaderElectionID = "holdfast.dev"
+	}
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = 10
+	}
+	if opts.ReconcileTimeout == 0 {
+		opts.ReconcileTimeout = DefaultReconcileTimeout
+	}
+	return opts
+}
+
+// newHubManager is the manager of the hub's controllers, with its metrics server and health
+// checks.
+func newHubManager(hub *rest.Config, scheme *runtime.Scheme, opts Options) (ctrl.Manager, error) {
+	metricsOpts, certs, err := metricsServerOptions(opts)
+	if err != nil {
+		return nil, err
 	}
 	mgr, err := ctrl.NewManager(hub, ctrl.Options{
 		Scheme:                        scheme,
@@ -267,26 +313,28 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 		},
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("creating the manager: %w", err)
+		return nil, fmt.Errorf("creating the manager: %w", err)
 	}
 	if certs != nil {
 		if err := mgr.Add(certs); err != nil {
-			return nil, nil, fmt.Errorf("adding the metrics certificate watcher: %w", err)
+			return nil, fmt.Errorf("adding the metrics certificate watcher: %w", err)
 		}
 	}
 	if opts.HealthAddr != "0" && opts.HealthAddr != "" {
 		if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
-			return nil, nil, fmt.Errorf("adding the health check: %w", err)
+			return nil, fmt.Errorf("adding the health check: %w", err)
 		}
 		if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
-			return nil, nil, fmt.Errorf("adding the ready check: %w", err)
+			return nil, fmt.Errorf("adding the ready check: %w", err)
 		}
 	}
+	return mgr, nil
+}
 
-	tenants := tenancy.Policy{PlatformNamespaces: platform, TenantServiceAccount: opts.TenantServiceAccount}
-	// What Holdfast applied to each target: the target caches keep only those objects in full.
-	applied := drift.NewApplied()
-	registry := fleet.NewRegistry(fleet.Options{
+// newRegistry is the fleet's connections: one per Cluster, with target caches that keep what
+// the drift watches need.
+func newRegistry(scheme *runtime.Scheme, opts Options, tenants tenancy.Policy, applied *drift.Applied) *fleet.Registry {
+	return fleet.NewRegistry(fleet.Options{
 		Scheme:        scheme,
 		CacheSelector: labels.SelectorFromSet(labels.Set{holdfastv1.ManagedByLabel: holdfastv1.ManagedByValue}),
 		WrapTransport: opts.TargetTransport,
@@ -311,33 +359,28 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 			AmbientCredentials:          func(ns string) bool { return tenants.AmbientCredentials(ns, opts.ExecPluginNamespaces) },
 			ForbidInsecureSkipTLSVerify: opts.ForbidInsecureSkipTLSVerify},
 	})
-	if err := mgr.Add(runnable(registry, opts.Shard)); err != nil {
-		return nil, nil, fmt.Errorf("adding the fleet registry: %w", err)
-	}
+}
 
-	if opts.Concurrency <= 0 {
-		opts.Concurrency = 10
-	}
-	if opts.ReconcileTimeout == 0 {
-		opts.ReconcileTimeout = DefaultReconcileTimeout
-	}
+// setupControllers sets up the controllers: the per-cluster ones (Clusters, status objects) on
+// the leader, or on every replica for its share when sharded, the others on the leader.
+func setupControllers(ctx context.Context, mgr ctrl.Manager, opts Options, w wiring) error {
 	ctrlOpts := controller.Options{MaxConcurrentReconciles: opts.Concurrency, ReconciliationTimeout: max(opts.ReconcileTimeout, 0)}
 	if opts.SkipNameValidation {
 		ctrlOpts.SkipNameValidation = ptr.To(true)
 	}
-	// The per-cluster controllers: on the leader, or on every replica for its share.
 	perCluster := ctrlOpts
 	var shard *sharding.Coordinator
 	if opts.Shard {
-		if shard, err = newShard(mgr, registry, opts); err != nil {
-			return nil, nil, err
+		var err error
+		if shard, err = newShard(mgr, w.registry, opts); err != nil {
+			return err
 		}
 		perCluster.NeedLeaderElection = ptr.To(false)
 	}
 	if err := (&clustercontroller.Reconciler{
 		Client:             mgr.GetClient(),
 		APIReader:          mgr.GetAPIReader(),
-		Fleet:              registry,
+		Fleet:              w.registry,
 		Recorder:           eventRecorder(mgr, "holdfast-cluster"),
 		Clock:              opts.Clock,
 		ProbeInterval:      opts.ProbeInterval,
@@ -346,45 +389,51 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 		StatusHeartbeat:    opts.StatusHeartbeat,
 		Shard:              shard,
 	}).SetupWithManager(ctx, mgr, perCluster); err != nil {
-		return nil, nil, fmt.Errorf("setting up the Cluster controller: %w", err)
+		return fmt.Errorf("setting up the Cluster controller: %w", err)
 	}
 
 	if opts.ClusterAPIDiscovery {
 		gvk, ok := clusterapi.ServedKind(mgr.GetRESTMapper())
 		if !ok {
-			return nil, nil, fmt.Errorf("--cluster-api-discovery: the hub serves no %s Cluster kind; install Cluster API first", clusterapi.Group)
+			return fmt.Errorf("--cluster-api-discovery: the hub serves no %s Cluster kind; install Cluster API first", clusterapi.Group)
 		}
 		if err := (&clusterapi.Reconciler{Client: mgr.GetClient(), GVK: gvk}).SetupWithManager(mgr, ctrlOpts); err != nil {
-			return nil, nil, fmt.Errorf("setting up Cluster API discovery: %w", err)
+			return fmt.Errorf("setting up Cluster API discovery: %w", err)
 		}
 	}
+	return setupServiceControllers(ctx, mgr, opts, w, ctrlOpts, perCluster, shard)
+}
+
+// setupServiceControllers sets up the controllers of service sets, their templates and their
+// status objects, and the notification dispatcher they share.
+func setupServiceControllers(ctx context.Context, mgr ctrl.Manager, opts Options, w wiring, ctrlOpts, perCluster controller.Options, shard *sharding.Coordinator) error {
 	if err := index.Setup(ctx, mgr); err != nil {
-		return nil, nil, err
+		return err
 	}
-	notifier := notify.New(notify.Options{HTTPClient: notify.NewHTTPClient(egress)})
+	notifier := notify.New(notify.Options{HTTPClient: notify.NewHTTPClient(w.egress)})
 	if err := mgr.Add(runnable(notifier, opts.Shard)); err != nil {
-		return nil, nil, fmt.Errorf("adding the notification dispatcher: %w", err)
+		return fmt.Errorf("adding the notification dispatcher: %w", err)
 	}
 	if err := (&multiclusterservice.Reconciler{
 		Client:   mgr.GetClient(),
 		Recorder: eventRecorder(mgr, "holdfast-multiclusterservice"),
-		Tenancy:  tenants,
+		Tenancy:  w.tenants,
 		Clock:    opts.Clock,
 		Notifier: notifier,
 		// Secrets (notification targets) are read from the API server, never cached.
 		APIReader: mgr.GetAPIReader(),
 	}).SetupWithManager(mgr, ctrlOpts); err != nil {
-		return nil, nil, fmt.Errorf("setting up the MultiClusterService controller: %w", err)
+		return fmt.Errorf("setting up the MultiClusterService controller: %w", err)
 	}
 	if err := (&serviceset.Reconciler{
 		Client:   mgr.GetClient(),
 		Recorder: eventRecorder(mgr, "holdfast-serviceset"),
-		Tenancy:  tenants,
+		Tenancy:  w.tenants,
 	}).SetupWithManager(mgr, ctrlOpts); err != nil {
-		return nil, nil, fmt.Errorf("setting up the ServiceSet controller: %w", err)
+		return fmt.Errorf("setting up the ServiceSet controller: %w", err)
 	}
 	if opts.Charts == nil {
-		opts.Charts = chartsource.New(chartsource.Options{Egress: egress, ForbidInsecureSkipTLSVerify: opts.ForbidInsecureSkipTLSVerify})
+		opts.Charts = chartsource.New(chartsource.Options{Egress: w.egress, ForbidInsecureSkipTLSVerify: opts.ForbidInsecureSkipTLSVerify})
 	}
 	if a, ok := opts.Charts.(templatesource.Artifacts); ok && opts.Artifacts == nil {
 		opts.Artifacts = a
@@ -392,26 +441,26 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 	if err := (&servicetemplate.Reconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Charts: opts.Charts, Artifacts: opts.Artifacts,
 	}).SetupWithManager(mgr, ctrlOpts); err != nil {
-		return nil, nil, fmt.Errorf("setting up the ServiceTemplate controller: %w", err)
+		return fmt.Errorf("setting up the ServiceTemplate controller: %w", err)
 	}
 	if err := (&clusterservicestatus.Reconciler{
 		Notifier:  notifier,
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
-		Fleet:     registry,
+		Fleet:     w.registry,
 		Charts:    opts.Charts,
 		Artifacts: opts.Artifacts,
 		Recorder:  eventRecorder(mgr, "holdfast-deploy"),
 		Clock:     opts.Clock,
-		Tenancy:   tenants,
+		Tenancy:   w.tenants,
 		Shard:     shard,
-		Applied:   applied,
+		Applied:   w.applied,
 
 		BreakGlass:          opts.BreakGlass,
 		InventoryShardSize:  opts.InventoryShardSize,
-		RenderingsNamespace: own,
+		RenderingsNamespace: w.own,
 	}).SetupWithManager(mgr, perCluster); err != nil {
-		return nil, nil, fmt.Errorf("setting up the ClusterServiceStatus controller: %w", err)
+		return fmt.Errorf("setting up the ClusterServiceStatus controller: %w", err)
 	}
-	return mgr, registry, nil
+	return nil
 }

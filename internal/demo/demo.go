@@ -104,18 +104,36 @@ func (o *Options) run(ctx context.Context, out io.Writer) (retErr error) {
 		timed("Cluster health (outage, broken kubeconfig)", start)
 	}
 
+	if err := o.services(ctx, out, f, step, timed); err != nil {
+		return err
+	}
+
+	step("Timings")
+	if err := printTimings(out, timings, begin); err != nil {
+		return err
+	}
+
+	if o.KeepRunning {
+		return o.keepRunning(ctx, out, f, step)
+	}
+	return nil
+}
+
+// services shows what Holdfast does with the service sets: deploys them, and handles drift in
+// Correct and in Report mode and with prevention.
+func (o *Options) services(ctx context.Context, out io.Writer, f *localfleet.Fleet, step func(string, ...any), timed func(string, time.Time)) error {
 	d, err := newServiceDemo(ctx, out, f, step, o.WaitTimeout, o.RunVerb)
-	d.nodes = o.Nodes
 	if err != nil {
 		return err
 	}
+	d.nodes = o.Nodes
 	defer d.close()
 	if err := d.run(ctx, timed); err != nil {
 		return err
 	}
 
 	step("Drift: someone changes a cluster by hand")
-	start = time.Now()
+	start := time.Now()
 	if err := d.drift(ctx, timed); err != nil {
 		return err
 	}
@@ -127,24 +145,17 @@ func (o *Options) run(ctx context.Context, out io.Writer) (retErr error) {
 	}
 
 	step("Prevention: the target's API server refuses the change; break-glass may, and is named")
-	if err := d.prevent(ctx, timed); err != nil {
-		return err
-	}
+	return d.prevent(ctx, timed)
+}
 
-	step("Timings")
+// printTimings prints how long each part of the demo took, and the whole since begin.
+func printTimings(out io.Writer, timings []timing, begin time.Time) error {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	for _, t := range timings {
 		fmt.Fprintf(tw, "%s\t%s\n", t.what, fleetview.RoundDuration(t.took))
 	}
 	fmt.Fprintf(tw, "Total, before stopping\t%s\n", since(begin))
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-
-	if o.KeepRunning {
-		return o.keepRunning(ctx, out, f, step)
-	}
-	return nil
+	return tw.Flush()
 }
 
 // keepRunning serves the web view of the fleet, says where, and waits for ctx to end.

@@ -47,7 +47,6 @@ const (
 // once; then a change Holdfast does not own, left alone; then the DriftCorrected Events.
 func (d *serviceDemo) drift(ctx context.Context, timed func(string, time.Time)) error {
 	cluster := d.clusters[0].Name
-	c := d.targets[cluster]
 	statusName := naming.StatusName(appsSet, cluster)
 	css := &holdfastv1.ClusterServiceStatus{}
 	if err := d.hub.Get(ctx, client.ObjectKey{Namespace: d.f.Namespace, Name: statusName}, css); err != nil {
@@ -61,10 +60,25 @@ func (d *serviceDemo) drift(ctx context.Context, timed func(string, time.Time)) 
 	fmt.Fprintf(d.out, "finds the declared value.\n\n")
 
 	web := client.ObjectKey{Namespace: demoAppNamespace, Name: webSettingsName}
-	hello := client.ObjectKey{Namespace: demoAppNamespace, Name: helloConfigMapName}
-	dep := client.ObjectKey{Namespace: demoAppNamespace, Name: webDeploymentName}
+	if err := d.editValue(ctx, cluster, web, timed); err != nil {
+		return err
+	}
+	if err := d.deleteObject(ctx, cluster, client.ObjectKey{Namespace: demoAppNamespace, Name: helloConfigMapName}, timed); err != nil {
+		return err
+	}
+	if err := d.scaleReplicas(ctx, cluster, client.ObjectKey{Namespace: demoAppNamespace, Name: webDeploymentName}, timed); err != nil {
+		return err
+	}
+	// 4. A field Holdfast does not own, added: not drift.
+	if err := d.addLabelNotDrift(ctx, cluster, web); err != nil {
+		return err
+	}
+	return d.printDriftEvents(ctx, statusName)
+}
 
-	// 1. A value Holdfast set, edited.
+// editValue: 1. a value Holdfast set, edited, put back.
+func (d *serviceDemo) editValue(ctx context.Context, cluster string, web client.ObjectKey, timed func(string, time.Time)) error {
+	c := d.targets[cluster]
 	cm := &corev1.ConfigMap{}
 	if err := c.Get(ctx, web, cm); err != nil {
 		return fmt.Errorf("reading ConfigMap %s on %s: %w", web, cluster, err)
@@ -87,26 +101,37 @@ func (d *serviceDemo) drift(ctx context.Context, timed func(string, time.Time)) 
 	timed("Drift: edited ConfigMap value restored", time.Now().Add(-took))
 	fmt.Fprintf(d.out, "  restored to %q after %s; managers now: %s\n", declared, fleetview.RoundDuration(took), managersString(restored))
 
-	// 2. A managed object, deleted.
-	cm = &corev1.ConfigMap{}
+	return nil
+}
+
+// deleteObject: 2. a managed object, deleted, recreated.
+func (d *serviceDemo) deleteObject(ctx context.Context, cluster string, hello client.ObjectKey, timed func(string, time.Time)) error {
+	c := d.targets[cluster]
+	cm := &corev1.ConfigMap{}
 	if err := c.Get(ctx, hello, cm); err != nil {
 		return fmt.Errorf("reading ConfigMap %s on %s: %w", hello, cluster, err)
 	}
 	oldUID, message := cm.UID, cm.Data["message"]
-	start = time.Now()
+	start := time.Now()
 	if err := c.Delete(ctx, cm); err != nil {
 		return fmt.Errorf("deleting ConfigMap %s on %s: %w", hello, cluster, err)
 	}
 	fmt.Fprintf(d.out, "ConfigMap %s (service greeter, Helm chart hello): deleted (the API server records no manager for a deletion)\n", hello)
-	restored = &corev1.ConfigMap{}
-	took, err = d.waitCorrected(ctx, c, hello, restored, start, func() bool { return restored.UID != oldUID && restored.Data["message"] == message })
+	restored := &corev1.ConfigMap{}
+	took, err := d.waitCorrected(ctx, c, hello, restored, start, func() bool { return restored.UID != oldUID && restored.Data["message"] == message })
 	if err != nil {
 		return fmt.Errorf("ConfigMap %s on %s, deleted: %w", hello, cluster, err)
 	}
 	timed("Drift: deleted ConfigMap recreated", time.Now().Add(-took))
 	fmt.Fprintf(d.out, "  recreated after %s (new UID %s, message %q)\n", fleetview.RoundDuration(took), shortUID(restored.UID), message)
 
-	// 3. The replicas, scaled through the scale subresource as kubectl scale does.
+	return nil
+}
+
+// scaleReplicas: 3. the replicas, scaled through the scale subresource as kubectl scale does,
+// put back.
+func (d *serviceDemo) scaleReplicas(ctx context.Context, cluster string, dep client.ObjectKey, timed func(string, time.Time)) error {
+	c := d.targets[cluster]
 	deployment := &appsv1.Deployment{}
 	if err := c.Get(ctx, dep, deployment); err != nil {
 		return fmt.Errorf("reading Deployment %s on %s: %w", dep, cluster, err)
@@ -114,25 +139,20 @@ func (d *serviceDemo) drift(ctx context.Context, timed func(string, time.Time)) 
 	replicas := ptrOr(deployment.Spec.Replicas, 1)
 	scaled := replicas + 2
 	scale := &autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Name: dep.Name, Namespace: dep.Namespace}, Spec: autoscalingv1.ScaleSpec{Replicas: scaled}}
-	start = time.Now()
+	start := time.Now()
 	if err := c.SubResource("scale").Update(ctx, deployment, client.WithSubResourceBody(scale), client.FieldOwner(scaleManager)); err != nil {
 		return fmt.Errorf("scaling Deployment %s on %s: %w", dep, cluster, err)
 	}
 	fmt.Fprintf(d.out, "Deployment %s: spec.replicas %d -> %d by %s (Update of subresource scale)\n", dep, replicas, scaled, scaleManager)
 	restoredDep := &appsv1.Deployment{}
-	took, err = d.waitCorrected(ctx, c, dep, restoredDep, start, func() bool { return ptrOr(restoredDep.Spec.Replicas, 1) == replicas })
+	took, err := d.waitCorrected(ctx, c, dep, restoredDep, start, func() bool { return ptrOr(restoredDep.Spec.Replicas, 1) == replicas })
 	if err != nil {
 		return fmt.Errorf("restoring Deployment %s on %s, scaled by %s: %w (replicas now %d)", dep, cluster, scaleManager, err, ptrOr(restoredDep.Spec.Replicas, 1))
 	}
 	timed("Drift: scaled Deployment replicas restored", time.Now().Add(-took))
 	fmt.Fprintf(d.out, "  restored to %d after %s; managers now: %s\n", replicas, fleetview.RoundDuration(took), managersString(restoredDep))
 
-	// 4. A field Holdfast does not own, added: not drift.
-	if err := d.addLabelNotDrift(ctx, cluster, web); err != nil {
-		return err
-	}
-
-	return d.printDriftEvents(ctx, statusName)
+	return nil
 }
 
 // waitCorrected reads key into obj every driftPoll until corrected reports true, and returns

@@ -37,6 +37,44 @@ const (
 func (d *serviceDemo) prevent(ctx context.Context, timed func(string, time.Time)) error {
 	cluster := d.clusters[0].Name
 	statusKey := client.ObjectKey{Namespace: d.f.Namespace, Name: naming.StatusName(appsSet, cluster)}
+	if err := d.preventionOn(ctx, statusKey, timed); err != nil {
+		return err
+	}
+	alice, err := d.impersonating(cluster, demoUser)
+	if err != nil {
+		return err
+	}
+	bob, err := d.impersonating(cluster, demoOnCall, demoOnCallTeam)
+	if err != nil {
+		return err
+	}
+	web := client.ObjectKey{Namespace: demoAppNamespace, Name: webSettingsName}
+	edit := func(c client.Client, value string) (declared string, err error) {
+		cm := &corev1.ConfigMap{}
+		if err := d.targets[cluster].Get(ctx, web, cm); err != nil {
+			return "", err
+		}
+		declared = cm.Data["logLevel"]
+		cm.Data["logLevel"] = value
+		return declared, c.Update(ctx, cm, client.FieldOwner(editManager))
+	}
+
+	if err := d.refusedEdit(ctx, cluster, edit, alice); err != nil {
+		return err
+	}
+	if err := d.breakGlassEdit(ctx, cluster, statusKey, edit, bob, timed); err != nil {
+		return err
+	}
+	return d.preventionOff(ctx, cluster)
+}
+
+// demoEdit changes data.logLevel of the web settings ConfigMap on the cluster as the client's
+// user, and returns the value declared before.
+type demoEdit func(c client.Client, value string) (declared string, err error)
+
+// preventionOn turns prevention and attribution on, and waits until the status object says both
+// are active on the target.
+func (d *serviceDemo) preventionOn(ctx context.Context, statusKey client.ObjectKey, timed func(string, time.Time)) error {
 	start := time.Now()
 	if err := d.patchDrift(ctx, func(p *holdfastv1.DriftPolicy) {
 		p.Action = holdfastv1.DriftActionCorrect
@@ -64,26 +102,13 @@ func (d *serviceDemo) prevent(ctx context.Context, timed func(string, time.Time)
 		return err
 	}
 	timed("Prevention and attribution active on the target", start)
+	return nil
+}
 
-	alice, err := d.impersonating(cluster, demoUser)
-	if err != nil {
-		return err
-	}
-	bob, err := d.impersonating(cluster, demoOnCall, demoOnCallTeam)
-	if err != nil {
-		return err
-	}
+// refusedEdit shows the target's API server refusing an edit by someone outside the
+// break-glass group.
+func (d *serviceDemo) refusedEdit(ctx context.Context, cluster string, edit demoEdit, alice client.Client) error {
 	web := client.ObjectKey{Namespace: demoAppNamespace, Name: webSettingsName}
-	edit := func(c client.Client, value string) (declared string, err error) {
-		cm := &corev1.ConfigMap{}
-		if err := d.targets[cluster].Get(ctx, web, cm); err != nil {
-			return "", err
-		}
-		declared = cm.Data["logLevel"]
-		cm.Data["logLevel"] = value
-		return declared, c.Update(ctx, cm, client.FieldOwner(editManager))
-	}
-
 	// The API server enforces a new policy a moment after it is created; until then an edit
 	// goes through and is simply drift, put back.
 	var refused error
@@ -102,9 +127,15 @@ func (d *serviceDemo) prevent(ctx context.Context, timed func(string, time.Time)
 		return fmt.Errorf("waiting for the target to refuse %s's edit of ConfigMap %s: %w", demoUser, web, err)
 	}
 	fmt.Fprintf(d.out, "%s edits ConfigMap %s on %s (data.logLevel) with kubectl edit. The API server answers:\n\n  %v\n\n", demoUser, web, cluster, refused)
+	return nil
+}
 
+// breakGlassEdit shows an edit by someone in the break-glass group go through, recorded with
+// their name and put back.
+func (d *serviceDemo) breakGlassEdit(ctx context.Context, cluster string, statusKey client.ObjectKey, edit demoEdit, bob client.Client, timed func(string, time.Time)) error {
+	web := client.ObjectKey{Namespace: demoAppNamespace, Name: webSettingsName}
 	var declared string
-	err = retry.RetryOnConflict(retry.DefaultRetry, func() (err error) {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() (err error) {
 		declared, err = edit(bob, "trace-by-bob")
 		return err
 	})
@@ -132,7 +163,12 @@ func (d *serviceDemo) prevent(ctx context.Context, timed func(string, time.Time)
 	timed("Break-glass edit recorded and put back", changed)
 	fmt.Fprintf(d.out, "  recorded as changed by %s via %s (%s), put back to %q %s after the edit.\n\n", record.User, record.Manager, record.Operation,
 		declared, fleetview.RoundDuration(record.CorrectedTime.Sub(changed)))
+	return nil
+}
 
+// preventionOff turns prevention off, and waits until Holdfast removed the policy from the
+// target.
+func (d *serviceDemo) preventionOff(ctx context.Context, cluster string) error {
 	if err := d.patchDrift(ctx, func(p *holdfastv1.DriftPolicy) { p.Prevention = holdfastv1.PreventionOff }); err != nil {
 		return err
 	}

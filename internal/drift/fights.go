@@ -166,6 +166,19 @@ func (f *Fights) Next(status types.NamespacedName) time.Time {
 	return next
 }
 
+// Due reports whether something is due at now about a Contested object of status (see Next),
+// without taking it (TakeDue).
+func (f *Fights) Due(status types.NamespacedName, now time.Time) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for k, e := range f.objects {
+		if k.Status == status && !e.due().IsZero() && !now.Before(e.due()) {
+			return true
+		}
+	}
+	return false
+}
+
 // TakeDue reports whether something is due at now about a Contested object of status (see
 // Next): the caller then compares the cluster with the declaration, which corrects the waiting
 // objects and finds the others back in sync. Fights that are over are forgotten.

@@ -86,6 +86,9 @@ func TestFightsBackOff(t *testing.T) {
 		t.Fatalf("%+v, want the waiting correction", d)
 	}
 	quiet := f.Next(k.Status)
+	if f.Due(k.Status, quiet.Add(-time.Millisecond)) || !f.Due(k.Status, quiet) || f.tracked() != 1 {
+		t.Fatal("Due does not say the end of the fight is due exactly a window after the last correction, or forgot the fight")
+	}
 	if f.TakeDue(k.Status, quiet.Add(-time.Millisecond)) || !f.TakeDue(k.Status, quiet) || f.tracked() != 0 {
 		t.Fatal("the end of the fight is not due exactly a window after the last correction, or the fight was not forgotten then")
 	}

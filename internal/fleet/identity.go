@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -14,13 +15,27 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// admissionGroupVersion, mutatingPolicies and validatingPolicies are the APIs drift attribution
-// and prevention need on a target: MutatingAdmissionPolicy (stable and on by default from
-// Kubernetes 1.36) and ValidatingAdmissionPolicy (stable from 1.30).
-const (
-	admissionGroupVersion = "admissionregistration.k8s.io/v1"
-	mutatingPolicies      = "mutatingadmissionpolicies"
-	validatingPolicies    = "validatingadmissionpolicies"
+// AdmissionPolicyAPI is an admission policy API of admissionregistration.k8s.io/v1 that drift
+// attribution or prevention needs on a target, and the Kubernetes release that serves it stable
+// and on by default: the one statement of it that conditions and messages quote.
+type AdmissionPolicyAPI struct {
+	Resource, Since string
+}
+
+// String is the API as a condition names it missing, after AdmissionGroupVersion:
+// "mutatingadmissionpolicies (Kubernetes 1.36 or later)".
+func (a AdmissionPolicyAPI) String() string {
+	return a.Resource + " (Kubernetes " + a.Since + " or later)"
+}
+
+// AdmissionGroupVersion is the group and version of the admission policy APIs.
+const AdmissionGroupVersion = "admissionregistration.k8s.io/v1"
+
+var (
+	// MutatingPolicyAPI is what drift attribution needs.
+	MutatingPolicyAPI = AdmissionPolicyAPI{Resource: "mutatingadmissionpolicies", Since: "1.36"}
+	// ValidatingPolicyAPI is what drift prevention needs.
+	ValidatingPolicyAPI = AdmissionPolicyAPI{Resource: "validatingadmissionpolicies", Since: "1.30"}
 )
 
 // Identity is who Holdfast is on a target cluster and what the cluster can do for attribution.
@@ -57,19 +72,15 @@ func (c *Connection) Identity(ctx context.Context) (Identity, error) {
 	if c.identity.known != nil {
 		return *c.identity.known, nil
 	}
-	authn, err := authenticationv1client.NewForConfig(c.config)
+	user, err := c.userName(ctx)
 	if err != nil {
-		return Identity{}, fmt.Errorf("building the authentication client of cluster %s: %w", c.key, err)
-	}
-	review, err := authn.SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
-	if err != nil {
-		return Identity{}, fmt.Errorf("asking cluster %s who Holdfast is there (SelfSubjectReview): %w", c.key, err)
+		return Identity{}, err
 	}
 	disc, err := discovery.NewDiscoveryClientForConfig(c.config)
 	if err != nil {
 		return Identity{}, fmt.Errorf("building the discovery client of cluster %s: %w", c.key, err)
 	}
-	served, err := serves(disc, admissionGroupVersion)
+	served, err := serves(disc, AdmissionGroupVersion)
 	if err != nil {
 		return Identity{}, fmt.Errorf("reading the APIs of cluster %s: %w", c.key, err)
 	}
@@ -78,12 +89,29 @@ func (c *Connection) Identity(ctx context.Context) (Identity, error) {
 		return Identity{}, fmt.Errorf("reading the kube-system namespace of cluster %s: %w", c.key, err)
 	}
 	c.identity.known = &Identity{
-		UserName:                    review.Status.UserInfo.Username,
-		MutatingAdmissionPolicies:   served[mutatingPolicies],
-		ValidatingAdmissionPolicies: served[validatingPolicies],
+		UserName:                    user,
+		MutatingAdmissionPolicies:   served[MutatingPolicyAPI.Resource],
+		ValidatingAdmissionPolicies: served[ValidatingPolicyAPI.Resource],
 		ClusterID:                   clusterID,
 	}
 	return *c.identity.known, nil
+}
+
+// userName is who the connection's credentials are on the cluster: what the probe's last
+// SelfSubjectReview found while it is known (probe.go), else a review of its own.
+func (c *Connection) userName(ctx context.Context) (string, error) {
+	if user, ok := c.reviewed.get(time.Now()); ok && user != "" {
+		return user, nil
+	}
+	authn, err := authenticationv1client.NewForConfig(c.config)
+	if err != nil {
+		return "", fmt.Errorf("building the authentication client of cluster %s: %w", c.key, err)
+	}
+	review, err := authn.SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil {
+		return "", fmt.Errorf("asking cluster %s who Holdfast is there (SelfSubjectReview): %w", c.key, err)
+	}
+	return review.Status.UserInfo.Username, nil
 }
 
 // readClusterID returns the UID of the cluster's kube-system namespace (Identity.ClusterID); ""

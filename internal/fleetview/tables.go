@@ -3,6 +3,8 @@ package fleetview
 import (
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -54,7 +56,7 @@ func PrintFleetStatus(w io.Writer, fs FleetStatus, now time.Time) error {
 	for _, r := range fs.Items {
 		mode := modeString(r)
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", clusterString(r.Location), r.ServiceSet, OrDash(r.Service),
-			r.Ready, OrDash(r.Reason), OrDash(r.Health), mode, r.Objects, r.DriftedObjects, ago(r.LastDriftTime, now),
+			r.Ready, OrDash(r.Reason), OrDash(r.Health), mode, r.Objects, r.DriftedObjects, Ago(r.LastDriftTime, now),
 			OrDash(Truncate(serviceMessage(r.Message, r.HealthMessage), 60)))
 	}
 	return endTable(tw, w, fleetSummaryLine(fs.Summary))
@@ -113,7 +115,7 @@ func stateString(it DriftedObject) string {
 		state = restoredString(d)
 	}
 	if d.CorrectionLatencySeconds != nil {
-		state += " in " + latencyString(*d.CorrectionLatencySeconds)
+		state += " in " + Latency(*d.CorrectionLatencySeconds)
 	}
 	return state
 }
@@ -198,7 +200,7 @@ func correctedStrings(d *Drift) (corrected, latency string) {
 		}
 	}
 	if d.CorrectionLatencySeconds != nil {
-		latency = latencyString(*d.CorrectionLatencySeconds)
+		latency = Latency(*d.CorrectionLatencySeconds)
 	}
 	return corrected, latency
 }
@@ -268,23 +270,32 @@ func valueString(v string, width int) string {
 }
 
 func detectedAgo(d *Drift, now time.Time) string {
-	s := ago(&d.DetectedTime, now)
+	s := Ago(&d.DetectedTime, now)
 	if d.Detection == string(holdfastv1.DriftDetectedByComparison) {
 		s += " (comparison)"
 	}
 	return s
 }
 
-// ago is kubectl's age of t ("3m12s ago"), or "-".
-func ago(t *time.Time, now time.Time) string {
+// Ago is kubectl's age of t ("3m12s ago"), or "-": the CLI's and the web view's.
+func Ago(t *time.Time, now time.Time) string {
 	if t == nil {
 		return "-"
 	}
 	return duration.HumanDuration(now.Sub(*t)) + " ago"
 }
 
-func latencyString(seconds float64) string {
-	return RoundDuration(time.Duration(seconds * float64(time.Second))).String()
+// Latency prints a latency in seconds the way people read latencies, to the millisecond (a
+// tenth of one below 10ms): 2.5ms, 25ms, 1.202s. The CLI's and the web view's.
+func Latency(seconds float64) string {
+	if seconds < 0.01 {
+		return strconv.FormatFloat(math.Round(seconds*10000)/10, 'f', -1, 64) + "ms"
+	}
+	ms := math.Round(seconds * 1000)
+	if ms < 1000 {
+		return strconv.FormatFloat(ms, 'f', -1, 64) + "ms"
+	}
+	return strconv.FormatFloat(ms/1000, 'f', -1, 64) + "s"
 }
 
 // Count is "1 noun" or "N nouns".

@@ -28,8 +28,8 @@ func PrintFleetStatusWide(w io.Writer, fs FleetStatus, now time.Time) error {
 			generation = strconv.FormatInt(r.ObservedServiceSetGeneration, 10)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", clusterString(r.Location), r.ServiceSet, OrDash(r.Service),
-			r.Ready, OrDash(r.Reason), OrDash(r.Health), mode, r.Objects, r.DriftedObjects, ago(r.LastDriftTime, now),
-			ShortDigest(r.Revision), ago(r.LastAppliedTime, now), ago(r.LastFullReconcileTime, now), generation,
+			r.Ready, OrDash(r.Reason), OrDash(r.Health), mode, r.Objects, r.DriftedObjects, Ago(r.LastDriftTime, now),
+			ShortDigest(r.Revision), Ago(r.LastAppliedTime, now), Ago(r.LastFullReconcileTime, now), generation,
 			OrDash(oneLine(serviceMessage(r.Message, r.HealthMessage))))
 	}
 	return endTable(tw, w, fleetSummaryLine(fs.Summary))
@@ -48,7 +48,7 @@ func PrintDriftListWide(w io.Writer, dl DriftList, now time.Time) error {
 		detected, detection, manager, operation := "-", "-", "-", "-"
 		var lines []string
 		if d := it.Drift; d != nil {
-			detected, detection, lines = ago(&d.DetectedTime, now), d.Detection, diffLines(d, 0)
+			detected, detection, lines = Ago(&d.DetectedTime, now), d.Detection, diffLines(d, 0)
 			manager, operation = managerString(d), operationString(d)
 		}
 		if it.Message != "" {

@@ -117,6 +117,16 @@ func (b *budget) limitFuncs(base template.FuncMap) template.FuncMap {
 // capFuncs replaces, in f, the functions whose result size an argument
 // decides by versions that check the size first.
 func (b *budget) capFuncs(f template.FuncMap) {
+	b.capTextFuncs(f)
+	b.capRangeFuncs(f)
+	b.capRegexFuncs(f)
+	b.capListFuncs(f)
+}
+
+// capTextFuncs caps the functions that make a string longer than their
+// arguments: repetition, indentation, random strings, wrapping, replacing,
+// joining.
+func (b *budget) capTextFuncs(f template.FuncMap) {
 	if orig, ok := f["repeat"].(func(int, string) string); ok {
 		f["repeat"] = func(count int, s string) (string, error) {
 			if count > 0 && len(s) > 0 && count > MaxValueBytes/len(s) {
@@ -134,21 +144,6 @@ func (b *budget) capFuncs(f template.FuncMap) {
 				return orig(spaces, s), nil
 			}
 		}
-	}
-	if _, ok := f["until"]; ok {
-		f["until"] = func(count int) ([]int, error) {
-			step := 1
-			if count < 0 {
-				step = -1
-			}
-			return b.untilStep("until", 0, count, step)
-		}
-	}
-	if _, ok := f["untilStep"]; ok {
-		f["untilStep"] = func(start, stop, step int) ([]int, error) { return b.untilStep("untilStep", start, stop, step) }
-	}
-	if _, ok := f["seq"]; ok {
-		f["seq"] = b.seq
 	}
 	for _, name := range []string{"randAlphaNum", "randAlpha", "randAscii", "randNumeric"} {
 		if orig, ok := f[name].(func(int) string); ok {
@@ -187,6 +182,43 @@ func (b *budget) capFuncs(f template.FuncMap) {
 			return orig(old, repl, src), nil
 		}
 	}
+	if orig, ok := f["join"].(func(string, any) string); ok {
+		f["join"] = func(sep string, v any) (string, error) {
+			rv := reflect.ValueOf(v)
+			n := 1
+			if rv.Kind() == reflect.Slice || rv.Kind() == reflect.Array {
+				n = rv.Len()
+			}
+			if n > 0 && len(sep) > maxTransientBytes/n || sizeOf(rv, maxTransientBytes)+n*len(sep) > maxTransientBytes {
+				return "", b.fail(valueTooLarge("join"))
+			}
+			return orig(sep, v), nil
+		}
+	}
+}
+
+// capRangeFuncs caps the functions that make a list of numbers.
+func (b *budget) capRangeFuncs(f template.FuncMap) {
+	if _, ok := f["until"]; ok {
+		f["until"] = func(count int) ([]int, error) {
+			step := 1
+			if count < 0 {
+				step = -1
+			}
+			return b.untilStep("until", 0, count, step)
+		}
+	}
+	if _, ok := f["untilStep"]; ok {
+		f["untilStep"] = func(start, stop, step int) ([]int, error) { return b.untilStep("untilStep", start, stop, step) }
+	}
+	if _, ok := f["seq"]; ok {
+		f["seq"] = b.seq
+	}
+}
+
+// capRegexFuncs caps the regular expression functions whose work or result
+// grows with the matches.
+func (b *budget) capRegexFuncs(f template.FuncMap) {
 	for _, name := range []string{"regexReplaceAll", "regexReplaceAllLiteral"} {
 		literal := name == "regexReplaceAllLiteral"
 		if orig, ok := f[name].(func(string, string, string) string); ok {
@@ -207,19 +239,30 @@ func (b *budget) capFuncs(f template.FuncMap) {
 			}
 		}
 	}
-	if orig, ok := f["join"].(func(string, any) string); ok {
-		f["join"] = func(sep string, v any) (string, error) {
-			rv := reflect.ValueOf(v)
-			n := 1
-			if rv.Kind() == reflect.Slice || rv.Kind() == reflect.Array {
-				n = rv.Len()
+	for _, name := range []string{"regexSplit", "regexFindAll"} {
+		if orig, ok := f[name].(func(string, string, int) []string); ok {
+			f[name] = func(regex, s string, n int) ([]string, error) {
+				if err := b.regexCountBound(name, regex, s, n); err != nil {
+					return nil, err
+				}
+				return orig(regex, s, n), nil
 			}
-			if n > 0 && len(sep) > maxTransientBytes/n || sizeOf(rv, maxTransientBytes)+n*len(sep) > maxTransientBytes {
-				return "", b.fail(valueTooLarge("join"))
+		}
+		must := "must" + strings.ToUpper(name[:1]) + name[1:]
+		if orig, ok := f[must].(func(string, string, int) ([]string, error)); ok {
+			f[must] = func(regex, s string, n int) ([]string, error) {
+				if err := b.regexCountBound(must, regex, s, n); err != nil {
+					return nil, err
+				}
+				return orig(regex, s, n)
 			}
-			return orig(sep, v), nil
 		}
 	}
+}
+
+// capListFuncs caps the functions that split a string into a list, and those
+// that compare every element of a list with every other.
+func (b *budget) capListFuncs(f template.FuncMap) {
 	if orig, ok := f["splitList"].(func(string, string) []string); ok {
 		f["splitList"] = func(sep, s string) ([]string, error) {
 			if pieces(sep, s) > MaxListLength {
@@ -242,25 +285,6 @@ func (b *budget) capFuncs(f template.FuncMap) {
 				return nil, b.fail(listTooLong("splitn"))
 			}
 			return orig(sep, n, s), nil
-		}
-	}
-	for _, name := range []string{"regexSplit", "regexFindAll"} {
-		if orig, ok := f[name].(func(string, string, int) []string); ok {
-			f[name] = func(regex, s string, n int) ([]string, error) {
-				if err := b.regexCountBound(name, regex, s, n); err != nil {
-					return nil, err
-				}
-				return orig(regex, s, n), nil
-			}
-		}
-		must := "must" + strings.ToUpper(name[:1]) + name[1:]
-		if orig, ok := f[must].(func(string, string, int) ([]string, error)); ok {
-			f[must] = func(regex, s string, n int) ([]string, error) {
-				if err := b.regexCountBound(must, regex, s, n); err != nil {
-					return nil, err
-				}
-				return orig(regex, s, n)
-			}
 		}
 	}
 	// uniq and without compare every element with every other.

@@ -58,12 +58,41 @@ func renderHelm(ctx context.Context, req Request, values map[string]any, charts 
 	if charts == nil {
 		return nil, "", errors.New("render: a Helm source needs a ChartSource, and none was given")
 	}
+	install, err := newHelmInstall(req, b)
+	if err != nil {
+		return nil, "", err
+	}
+	ch, err := loadChart(ctx, charts, h, b)
+	if err != nil {
+		return nil, "", err
+	}
+	origin := fmt.Sprintf("chart %s %s", ch.Name(), ch.Metadata.Version)
+	if err := instrumentChart(ch); err != nil {
+		return nil, "", newError(ReasonRenderLimitExceeded, origin,
+			"the render limits cannot be applied to the chart's "+err.Error()+"; Holdfast does not render it", err)
+	}
+	rel, err := runHelmInstall(ctx, install, ch, values, origin, b)
+	if err != nil {
+		return nil, "", err
+	}
+	items, err := releaseItems(origin, rel)
+	if err != nil {
+		return nil, "", err
+	}
+	return items, ch.Metadata.Version, nil
+}
+
+// newHelmInstall is a client-side dry-run install of the service's release: its name (the
+// service's by default), namespace and Kubernetes version checked, with the budget's template
+// functions.
+func newHelmInstall(req Request, b *budget) (*action.Install, error) {
+	h := *req.Source.Helm
 	releaseName := h.ReleaseName
 	if releaseName == "" {
 		releaseName = req.Service
 	}
 	if err := chartutil.ValidateReleaseName(releaseName); err != nil {
-		return nil, "", newError(ReasonInvalidSource, "helm source", fmt.Sprintf("release name %q is not valid: %v", releaseName, err), err)
+		return nil, newError(ReasonInvalidSource, "helm source", fmt.Sprintf("release name %q is not valid: %v", releaseName, err), err)
 	}
 	kv := req.KubeVersion
 	if kv == "" {
@@ -71,32 +100,12 @@ func renderHelm(ctx context.Context, req Request, values map[string]any, charts 
 	}
 	kubeVersion, err := common.ParseKubeVersion(kv)
 	if err != nil {
-		return nil, "", newError(ReasonInvalidSource, "helm source", fmt.Sprintf("Kubernetes version %q is not valid: %v", kv, err), err)
+		return nil, newError(ReasonInvalidSource, "helm source", fmt.Sprintf("Kubernetes version %q is not valid: %v", kv, err), err)
 	}
 	namespace := req.TargetNamespace
 	if namespace == "" {
 		namespace = "default"
 	}
-
-	fetchStart := time.Now()
-	ch, err := charts.Load(ctx, h)
-	b.extend(time.Since(fetchStart))
-	if err != nil {
-		var re *Error
-		if errors.As(err, &re) {
-			return nil, "", err
-		}
-		if ctx.Err() != nil {
-			return nil, "", ctx.Err()
-		}
-		return nil, "", newError(ReasonChartFetchFailed, ChartRef(h), "fetching the chart failed: "+err.Error(), err)
-	}
-	origin := fmt.Sprintf("chart %s %s", ch.Name(), ch.Metadata.Version)
-	if err := instrumentChart(ch); err != nil {
-		return nil, "", newError(ReasonRenderLimitExceeded, origin,
-			"the render limits cannot be applied to the chart's "+err.Error()+"; Holdfast does not render it", err)
-	}
-
 	cfg := action.NewConfiguration(action.ConfigurationSetLogger(slog.DiscardHandler))
 	cfg.CustomTemplateFuncs = b.helmFuncs()
 	install := action.NewInstall(cfg)
@@ -106,34 +115,62 @@ func renderHelm(ctx context.Context, req Request, values map[string]any, charts 
 	install.KubeVersion = kubeVersion
 	install.IncludeCRDs = h.IncludeCRDs
 	install.Replace = true
+	return install, nil
+}
 
+// loadChart fetches the chart, its time not counted in the render's budget.
+func loadChart(ctx context.Context, charts ChartSource, h Helm, b *budget) (*chart.Chart, error) {
+	fetchStart := time.Now()
+	ch, err := charts.Load(ctx, h)
+	b.extend(time.Since(fetchStart))
+	if err != nil {
+		var re *Error
+		if errors.As(err, &re) {
+			return nil, err
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, newError(ReasonChartFetchFailed, ChartRef(h), "fetching the chart failed: "+err.Error(), err)
+	}
+	return ch, nil
+}
+
+// runHelmInstall renders the chart within the budget; its output, hooks included, may not
+// exceed the limit for one render.
+func runHelmInstall(ctx context.Context, install *action.Install, ch *chart.Chart, values map[string]any, origin string, b *budget) (*release.Release, error) {
 	var rr ri.Releaser
 	var runErr error
-	err = b.run(func() { rr, runErr = install.RunWithContext(ctx, ch, values) })
+	err := b.run(func() { rr, runErr = install.RunWithContext(ctx, ch, values) })
 	if err == nil {
 		err = runErr
 	}
 	if v := b.violation(); v != nil {
-		return nil, "", limitExceeded(origin, helmLocation(err), v)
+		return nil, limitExceeded(origin, helmLocation(err), v)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, "", ctx.Err()
+			return nil, ctx.Err()
 		}
-		return nil, "", helmError(origin, err)
+		return nil, helmError(origin, err)
 	}
 	rel, ok := rr.(*release.Release)
 	if !ok {
-		return nil, "", newError(ReasonInvalidSource, origin, fmt.Sprintf("Helm returned an unexpected release type %T", rr), nil)
+		return nil, newError(ReasonInvalidSource, origin, fmt.Sprintf("Helm returned an unexpected release type %T", rr), nil)
 	}
 	total := len(rel.Manifest)
 	for _, hk := range rel.Hooks {
 		total += len(hk.Manifest)
 	}
 	if total > b.limits.MaxOutputBytes {
-		return nil, "", limitExceeded(origin, "", b.fail(fmt.Sprintf("the chart rendered more than %s, the limit for one render; turn parts of the chart off through values or split the service", byteSize(b.limits.MaxOutputBytes))))
+		return nil, limitExceeded(origin, "", b.fail(fmt.Sprintf("the chart rendered more than %s, the limit for one render; turn parts of the chart off through values or split the service", byteSize(b.limits.MaxOutputBytes))))
 	}
+	return rel, nil
+}
 
+// releaseItems are the objects of a release in the order they are applied: the pre-install
+// hooks, the manifest, the post-install hooks.
+func releaseItems(origin string, rel *release.Release) ([]item, error) {
 	var pre, post []*release.Hook
 	for _, hk := range rel.Hooks {
 		switch {
@@ -147,23 +184,23 @@ func renderHelm(ctx context.Context, req Request, values map[string]any, charts 
 	for _, hk := range sortHooks(pre) {
 		it, err := parseHelmStream(fmt.Sprintf("%s, pre-install hook", origin), hk.Manifest, hk.Path)
 		if err != nil {
-			return nil, "", err
+			return nil, err
 		}
 		items = append(items, it...)
 	}
 	it, err := parseHelmStream(origin, rel.Manifest, "")
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	items = append(items, it...)
 	for _, hk := range sortHooks(post) {
 		it, err := parseHelmStream(fmt.Sprintf("%s, post-install hook", origin), hk.Manifest, hk.Path)
 		if err != nil {
-			return nil, "", err
+			return nil, err
 		}
 		items = append(items, it...)
 	}
-	return items, ch.Metadata.Version, nil
+	return items, nil
 }
 
 // instrumentChart instruments the templates of c and of its subcharts

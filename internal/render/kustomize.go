@@ -40,9 +40,33 @@ func renderKustomize(k *Kustomize, goTemplate bool, data templateData, b *budget
 	if strings.HasPrefix(path.Clean(k.Path), "..") {
 		return nil, newError(ReasonInvalidSource, origin, fmt.Sprintf("path %q leaves the overlay's files", k.Path), nil)
 	}
+	files, sensitive, err := overlayFiles(k, origin, goTemplate, data, b)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkKustomizations(origin, files, sensitive); err != nil {
+		return nil, err
+	}
+	fs := filesys.MakeFsInMemory()
+	for name, content := range files {
+		if err := fs.WriteFile(name, content); err != nil {
+			return nil, newError(ReasonInvalidSource, origin, fmt.Sprintf("file %q: %v", strings.TrimPrefix(name, "/"), err), err)
+		}
+	}
+	out, err := buildKustomization(fs, dir, origin, withheldFiles(sensitive), b)
+	if err != nil {
+		return nil, err
+	}
+	// Line numbers of kustomize's output mean nothing to the user.
+	return parseStream(origin, out, false, len(sensitive) > 0)
+}
 
-	files := make(map[string][]byte, len(k.Files))
-	sensitive := map[string]bool{} // by the names of files, from SensitiveFiles
+// overlayFiles are the overlay's files by their absolute paths in the in-memory file system,
+// executed as Go templates when goTemplate, and the names of those read from a Secret
+// (SensitiveFiles), whose template errors are withheld.
+func overlayFiles(k *Kustomize, origin string, goTemplate bool, data templateData, b *budget) (files map[string][]byte, sensitive map[string]bool, _ error) {
+	files = make(map[string][]byte, len(k.Files))
+	sensitive = map[string]bool{}
 	names := make([]string, 0, len(k.Files))
 	for name := range k.Files {
 		names = append(names, name)
@@ -51,7 +75,7 @@ func renderKustomize(k *Kustomize, goTemplate bool, data templateData, b *budget
 	for _, name := range names {
 		clean := path.Clean(name)
 		if name == "" || path.IsAbs(name) || clean == "." || strings.HasPrefix(clean, "../") || clean == ".." {
-			return nil, newError(ReasonInvalidSource, origin, fmt.Sprintf("file %q is not a relative path inside the overlay", name), nil)
+			return nil, nil, newError(ReasonInvalidSource, origin, fmt.Sprintf("file %q is not a relative path inside the overlay", name), nil)
 		}
 		content := k.Files[name]
 		if k.SensitiveFiles[name] {
@@ -63,38 +87,39 @@ func renderKustomize(k *Kustomize, goTemplate bool, data templateData, b *budget
 				if sensitive["/"+clean] {
 					err = withholdTemplateError(err)
 				}
-				return nil, err
+				return nil, nil, err
 			}
 			content = out
 		}
 		files["/"+clean] = content
 	}
-	if err := checkKustomizations(origin, files, sensitive); err != nil {
-		return nil, err
+	return files, sensitive, nil
+}
+
+// withheldFiles is what kustomize's messages say instead of themselves when files of the
+// overlay are read from a Secret: its messages and its output may quote any file, so they say
+// which files and no more. "" when none is.
+func withheldFiles(sensitive map[string]bool) string {
+	if len(sensitive) == 0 {
+		return ""
 	}
-	// kustomize's messages and its output may quote any file: with one read from
-	// a Secret, they say which files and no more.
-	var withheldFiles string
-	if len(sensitive) > 0 {
-		secretFiles := make([]string, 0, len(sensitive))
-		for name := range sensitive {
-			secretFiles = append(secretFiles, strings.TrimPrefix(name, "/"))
-		}
-		sort.Strings(secretFiles)
-		withheldFiles = "details withheld because files of the overlay are read from a Secret (" + strings.Join(secretFiles, ", ") + ")"
+	secretFiles := make([]string, 0, len(sensitive))
+	for name := range sensitive {
+		secretFiles = append(secretFiles, strings.TrimPrefix(name, "/"))
 	}
+	sort.Strings(secretFiles)
+	return "details withheld because files of the overlay are read from a Secret (" + strings.Join(secretFiles, ", ") + ")"
+}
+
+// buildKustomization builds the kustomization in dir of fs, one build at a time in the process
+// (kustomizeSlot), within the budget, plugins off and files outside the overlay out of reach.
+// withheld, if not "", replaces kustomize's messages.
+func buildKustomization(fs filesys.FileSystem, dir, origin, withheld string, b *budget) ([]byte, error) {
 	failed := func(what string, err error) error {
-		if withheldFiles != "" {
-			return newError(ReasonKustomizeFailed, origin, what+": "+withheldFiles, nil)
+		if withheld != "" {
+			return newError(ReasonKustomizeFailed, origin, what+": "+withheld, nil)
 		}
 		return newError(ReasonKustomizeFailed, origin, what+": "+err.Error(), err)
-	}
-
-	fs := filesys.MakeFsInMemory()
-	for name, content := range files {
-		if err := fs.WriteFile(name, content); err != nil {
-			return nil, newError(ReasonInvalidSource, origin, fmt.Sprintf("file %q: %v", strings.TrimPrefix(name, "/"), err), err)
-		}
 	}
 	opts := krusty.MakeDefaultOptions()
 	opts.LoadRestrictions = types.LoadRestrictionsRootOnly
@@ -137,8 +162,7 @@ func renderKustomize(k *Kustomize, goTemplate bool, data templateData, b *budget
 	case len(out) > b.limits.MaxOutputBytes:
 		return nil, limitExceeded(origin, "", b.fail(fmt.Sprintf("kustomize built more than %s, the limit for one render; build less or split the service", byteSize(b.limits.MaxOutputBytes))))
 	}
-	// Line numbers of kustomize's output mean nothing to the user.
-	return parseStream(origin, out, false, len(sensitive) > 0)
+	return out, nil
 }
 
 // checkKustomizations refuses what would make kustomize leave the in-memory
@@ -199,29 +223,7 @@ func checkKustomizations(origin string, files map[string][]byte, sensitive map[s
 		if len(kz.HelmCharts) > 0 || len(kz.HelmChartInflationGenerator) > 0 || kz.HelmGlobals != nil {
 			return newError(ReasonKustomizeFailed, where, "helmCharts are not supported in kustomize overlays; use a Helm source instead", nil)
 		}
-		var loaded []string
-		for _, p := range kz.Patches {
-			loaded = append(loaded, p.Path)
-		}
-		for _, p := range kz.PatchesJSON6902 {
-			loaded = append(loaded, p.Path)
-		}
-		loaded = append(loaded, kz.PatchesStrategicMerge...)
-		for _, r := range kz.Replacements {
-			loaded = append(loaded, r.Path)
-		}
-		for _, g := range kz.ConfigMapGenerator {
-			loaded = append(loaded, generatorPaths(g.KvPairSources)...)
-		}
-		for _, g := range kz.SecretGenerator {
-			loaded = append(loaded, generatorPaths(g.KvPairSources)...)
-		}
-		loaded = append(loaded, kz.Configurations...)
-		loaded = append(loaded, kz.Generators...)
-		loaded = append(loaded, kz.Transformers...)
-		loaded = append(loaded, kz.Validators...)
-		loaded = append(loaded, kz.OpenAPI["path"])
-		for _, p := range loaded {
+		for _, p := range kz.loadedPaths() {
 			if p == "" || strings.Contains(p, "\n") { // none, or an inline patch or configuration
 				continue
 			}
@@ -234,6 +236,34 @@ func checkKustomizations(origin string, files map[string][]byte, sensitive map[s
 		}
 	}
 	return nil
+}
+
+// loadedPaths are the files a kustomization loads besides its resources: patches,
+// replacements, generators' sources, configurations, generators, transformers, validators and
+// its OpenAPI schema. Inline patches and configurations hold a newline; a path not given is "".
+func (kz *kustomization) loadedPaths() []string {
+	var loaded []string
+	for _, p := range kz.Patches {
+		loaded = append(loaded, p.Path)
+	}
+	for _, p := range kz.PatchesJSON6902 {
+		loaded = append(loaded, p.Path)
+	}
+	loaded = append(loaded, kz.PatchesStrategicMerge...)
+	for _, r := range kz.Replacements {
+		loaded = append(loaded, r.Path)
+	}
+	for _, g := range kz.ConfigMapGenerator {
+		loaded = append(loaded, generatorPaths(g.KvPairSources)...)
+	}
+	for _, g := range kz.SecretGenerator {
+		loaded = append(loaded, generatorPaths(g.KvPairSources)...)
+	}
+	loaded = append(loaded, kz.Configurations...)
+	loaded = append(loaded, kz.Generators...)
+	loaded = append(loaded, kz.Transformers...)
+	loaded = append(loaded, kz.Validators...)
+	return append(loaded, kz.OpenAPI["path"])
 }
 
 // kustomization is a kustomization file as checkKustomizations reads it. The fields kustomize

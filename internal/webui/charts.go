@@ -2,9 +2,7 @@ package webui
 
 import (
 	"fmt"
-	"math"
 	"sort"
-	"strconv"
 	"time"
 
 	"holdfast.dev/holdfast/internal/fleetview"
@@ -88,8 +86,8 @@ func buildCharts(history []fleetview.DriftHistoryEntry, now time.Time) chartsPag
 	page.Corrected = len(latencies)
 	if len(latencies) > 0 {
 		sort.Float64s(latencies)
-		page.Median = seconds(quantile(latencies, 0.5))
-		page.P99 = seconds(quantile(latencies, 0.99))
+		page.Median = fleetview.Latency(quantile(latencies, 0.5))
+		page.P99 = fleetview.Latency(quantile(latencies, 0.99))
 	}
 	page.Latency = drawBars(latencyTitle, latencyDescription, latencyLabels(), counts)
 	page.PerHour = drawBars(perHourTitle, perHourDescription, hourLabels(start), hours)
@@ -108,9 +106,9 @@ const (
 func latencyLabels() []string {
 	labels := make([]string, len(latencyBuckets)+1)
 	for i, b := range latencyBuckets {
-		labels[i] = "≤ " + seconds(b)
+		labels[i] = "≤ " + fleetview.Latency(b)
 	}
-	labels[len(labels)-1] = "> " + seconds(latencyBuckets[len(latencyBuckets)-1])
+	labels[len(labels)-1] = "> " + fleetview.Latency(latencyBuckets[len(latencyBuckets)-1])
 	return labels
 }
 
@@ -127,19 +125,6 @@ func hourLabels(start time.Time) []string {
 func quantile(sorted []float64, q float64) float64 {
 	i := int(q*float64(len(sorted))+0.5) - 1
 	return sorted[min(max(i, 0), len(sorted)-1)]
-}
-
-// seconds prints a duration in seconds the way people read latencies, to the millisecond
-// (a tenth of one below 10ms): 2.5ms, 25ms, 1.202s.
-func seconds(s float64) string {
-	if s < 0.01 {
-		return strconv.FormatFloat(math.Round(s*10000)/10, 'f', -1, 64) + "ms"
-	}
-	ms := math.Round(s * 1000)
-	if ms < 1000 {
-		return strconv.FormatFloat(ms, 'f', -1, 64) + "ms"
-	}
-	return strconv.FormatFloat(ms/1000, 'f', -1, 64) + "s"
 }
 
 // drawBars places one bar per count, scaled to the largest.

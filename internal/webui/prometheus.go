@@ -10,6 +10,8 @@ import (
 	"github.com/prometheus/client_golang/api"
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
+
+	"holdfast.dev/holdfast/internal/fleetview"
 )
 
 // PromQL of the charts, over the controller's own metrics (docs/metrics.md).
@@ -80,7 +82,7 @@ func (p *prometheus) charts(ctx context.Context, now time.Time) (chartsPage, err
 		for q, out := range map[float64]*string{0.5: &page.Median, 0.99: &page.P99} {
 			v, _, err := p.api.Query(ctx, fmt.Sprintf(queryLatencyQuantile, q, perHourWindow), now)
 			if vec, ok := v.(model.Vector); err == nil && ok && len(vec) == 1 && !math.IsNaN(float64(vec[0].Value)) {
-				*out = seconds(float64(vec[0].Value))
+				*out = fleetview.Latency(float64(vec[0].Value))
 			}
 		}
 	}

@@ -31,13 +31,13 @@ var views = []string{"fleet", "drift", "charts", "result"}
 type templates map[string]*template.Template
 
 var funcs = template.FuncMap{
-	"ago":       ago,
+	"ago":       func(now time.Time, t *time.Time) string { return fleetview.Ago(t, now) },
 	"timestamp": timestamp,
 	"latency": func(s *float64) string {
 		if s == nil {
 			return ""
 		}
-		return seconds(*s)
+		return fleetview.Latency(*s)
 	},
 	"lower": strings.ToLower,
 	"count": fleetview.Count,
@@ -101,23 +101,4 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(v)
-}
-
-// ago says how long before now t was, in the largest unit that fits: "12s ago", "3h ago".
-func ago(now time.Time, t *time.Time) string {
-	if t == nil {
-		return "never"
-	}
-	d := now.Sub(*t)
-	switch {
-	case d < time.Second:
-		return "just now"
-	case d < time.Minute:
-		return fmt.Sprintf("%ds ago", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm ago", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh ago", int(d.Hours()))
-	}
-	return fmt.Sprintf("%dd ago", int(d.Hours()/24))
 }

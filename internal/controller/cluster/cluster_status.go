@@ -73,9 +73,7 @@ func setPaused(s *scope) {
 
 func setConnected(s *scope, grace time.Duration) {
 	c := s.cluster
-	set := func(status metav1.ConditionStatus, reason, msg string) {
-		conditions.Set(c, metav1.Condition{Type: holdfastv1.ClusterConnectedCondition, Status: status, Reason: reason, Message: msg})
-	}
+	set := setter(c, holdfastv1.ClusterConnectedCondition)
 	switch {
 	case s.paused:
 		set(metav1.ConditionUnknown, holdfastv1.PausedReason, "the cluster is not probed while paused")
@@ -117,9 +115,7 @@ func withinGrace(s *scope, grace time.Duration) bool {
 // until the cluster is connected and its APIs read.
 func setAdmissionPolicies(s *scope) {
 	c := s.cluster
-	set := func(status metav1.ConditionStatus, reason, msg string) {
-		conditions.Set(c, metav1.Condition{Type: holdfastv1.AdmissionPoliciesCondition, Status: status, Reason: reason, Message: msg})
-	}
+	set := setter(c, holdfastv1.AdmissionPoliciesCondition)
 	switch {
 	case s.paused:
 		set(metav1.ConditionUnknown, holdfastv1.PausedReason, "the cluster's APIs are not read while paused")
@@ -140,11 +136,11 @@ func setAdmissionPolicies(s *scope) {
 func admissionPolicies(id fleet.Identity) (metav1.ConditionStatus, string, string) {
 	var missing, without []string
 	if !id.MutatingAdmissionPolicies {
-		missing = append(missing, "mutatingadmissionpolicies (Kubernetes 1.36 or later)")
+		missing = append(missing, fleet.MutatingPolicyAPI.String())
 		without = append(without, "drift.attribution names the field manager only, not the user")
 	}
 	if !id.ValidatingAdmissionPolicies {
-		missing = append(missing, "validatingadmissionpolicies (Kubernetes 1.30 or later)")
+		missing = append(missing, fleet.ValidatingPolicyAPI.String())
 		without = append(without, "drift.prevention is not enforced")
 	}
 	if len(missing) == 0 {
@@ -152,6 +148,13 @@ func admissionPolicies(id fleet.Identity) (metav1.ConditionStatus, string, strin
 			"the cluster serves admissionregistration.k8s.io/v1 mutatingadmissionpolicies and validatingadmissionpolicies: drift attribution and prevention are available"
 	}
 	return metav1.ConditionFalse, holdfastv1.AdmissionPoliciesUnsupportedReason, fmt.Sprintf(
-		"the cluster does not serve admissionregistration.k8s.io/v1 %s: %s; drift is still detected and corrected",
+		"the cluster does not serve %s %s: %s; drift is still detected and corrected", fleet.AdmissionGroupVersion,
 		strings.Join(missing, " or "), strings.Join(without, ", "))
+}
+
+// setter sets one condition of c.
+func setter(c *holdfastv1.Cluster, conditionType string) func(status metav1.ConditionStatus, reason, msg string) {
+	return func(status metav1.ConditionStatus, reason, msg string) {
+		conditions.Set(c, metav1.Condition{Type: conditionType, Status: status, Reason: reason, Message: msg})
+	}
 }

@@ -52,7 +52,7 @@ var admissionKinds = []admissionKind{{
 		return attributionOf(mcs) == holdfastv1.AttributionAuto
 	},
 	served:             func(id fleet.Identity) bool { return id.MutatingAdmissionPolicies },
-	unsupportedMessage: "the cluster does not serve admissionregistration.k8s.io/v1 mutatingadmissionpolicies (Kubernetes 1.36 or later): drift names the field manager only",
+	unsupportedMessage: "the cluster does not serve " + fleet.AdmissionGroupVersion + " " + fleet.MutatingPolicyAPI.String() + ": drift names the field manager only",
 	activeMessage: func(mcs *holdfastv1.MultiClusterService) string {
 		return fmt.Sprintf("MutatingAdmissionPolicy %s stamps who updates the service set's objects", admission.AttributionName(mcs.Name))
 	},
@@ -67,7 +67,7 @@ var admissionKinds = []admissionKind{{
 		return len(preventionOf(mcs, admissionInputs{}).Services) > 0
 	},
 	served:             func(id fleet.Identity) bool { return id.ValidatingAdmissionPolicies },
-	unsupportedMessage: "the cluster does not serve admissionregistration.k8s.io/v1 validatingadmissionpolicies (Kubernetes 1.30 or later): changes are not stopped, drift is handled as without prevention",
+	unsupportedMessage: "the cluster does not serve " + fleet.AdmissionGroupVersion + " " + fleet.ValidatingPolicyAPI.String() + ": changes are not stopped, drift is handled as without prevention",
 	activeMessage:      preventionMessage,
 	objects: func(mcs *holdfastv1.MultiClusterService, in admissionInputs) ([]*unstructured.Unstructured, error) {
 		return admission.PreventionObjects(preventionOf(mcs, in))

@@ -195,24 +195,8 @@ func setApplied(s *scope) {
 		}
 		a, t := o.tally()
 		applied, total = applied+a, total+t
-		if o.result == nil {
-			continue
-		}
-		for _, r := range o.result.Objects {
-			switch r.Action {
-			case apply.Failed:
-				failed = append(failed, fmt.Sprintf("%s (service %q): %s", r.Ref, o.name, firstNonEmpty(r.Message, errString(r.Err))))
-			case apply.Conflict:
-				if r.Foreign {
-					conflicts = append(conflicts, fmt.Sprintf("%s (service %q) exists on the cluster and Holdfast did not create it "+
-						"(delete it there, or set spec.adoption to Adopt)", r.Ref, o.name))
-					break
-				}
-				conflicts = append(conflicts, fmt.Sprintf("%s (service %q) is owned by MultiClusterService %s", r.Ref, o.name, r.ConflictWith))
-			case apply.WouldCreate, apply.WouldUpdate, apply.WouldDelete:
-				would = append(would, fmt.Sprintf("%s %s", r.Action, r.Ref))
-			}
-		}
+		f, c, w := o.objectsNotApplied()
+		failed, conflicts, would = append(failed, f...), append(conflicts, c...), append(would, w...)
 	}
 	if s.withdrawErr != nil {
 		applyErrs = append(applyErrs, apply.Describe(s.withdrawErr))
@@ -244,6 +228,31 @@ func setApplied(s *scope) {
 		set(s, holdfastv1.AppliedCondition, metav1.ConditionTrue, holdfastv1.AppliedReason,
 			fmt.Sprintf("%d objects in sync", s.css.Status.InSyncCount))
 	}
+}
+
+// objectsNotApplied describes the objects of a service an apply did not write: those that
+// failed, those in conflict (another service set's, or not created by Holdfast), and those a
+// dry run would change.
+func (o serviceOutcome) objectsNotApplied() (failed, conflicts, would []string) {
+	if o.result == nil {
+		return nil, nil, nil
+	}
+	for _, r := range o.result.Objects {
+		switch r.Action {
+		case apply.Failed:
+			failed = append(failed, fmt.Sprintf("%s (service %q): %s", r.Ref, o.name, firstNonEmpty(r.Message, errString(r.Err))))
+		case apply.Conflict:
+			if r.Foreign {
+				conflicts = append(conflicts, fmt.Sprintf("%s (service %q) exists on the cluster and Holdfast did not create it "+
+					"(delete it there, or set spec.adoption to Adopt)", r.Ref, o.name))
+				break
+			}
+			conflicts = append(conflicts, fmt.Sprintf("%s (service %q) is owned by MultiClusterService %s", r.Ref, o.name, r.ConflictWith))
+		case apply.WouldCreate, apply.WouldUpdate, apply.WouldDelete:
+			would = append(would, fmt.Sprintf("%s %s", r.Action, r.Ref))
+		}
+	}
+	return failed, conflicts, would
 }
 
 // serviceStatuses describes each declared service after this reconcile.

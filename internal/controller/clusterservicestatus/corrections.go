@@ -16,7 +16,7 @@ import (
 // correctBeforeDeploy handles drifts watches saw on a status object that also needs a full
 // reconcile, in two cases where nothing else asks for one: its periodic full reconcile is due, or
 // its services' inputs changed since they were deployed (a new revision rolling out to every
-// cluster; rendered then holds the drifted objects as deployed, see aheadOfNewInputs). The
+// cluster; rendered then holds the drifted objects as deployed, see facts.mayCorrectAheadOfNewInputs). The
 // drifted objects are put back first, as when nothing is due, and the full reconcile comes back
 // right after, at the routine priority, so the correction waits for no render, comparison or
 // apply of the whole set; an object the new revision changes too is written twice. Anything else
@@ -55,26 +55,13 @@ func (r *Reconciler) correctDrifts(ctx context.Context, s *scope, rendered []ren
 	results := map[string]*apply.Result{}
 	var transient []error
 	for _, rs := range rendered {
-		pol := s.policy(rs.svc)
-		s.policyProblems = append(s.policyProblems, pol.Problems...)
-		if len(rs.objects) == 0 {
-			continue
-		}
-		opts := r.applyOptions(ctx, s, rs.svc, nil)
-		opts.Prune, opts.Corrections, opts.EnsureNamespace = false, true, ""
-		opts.Correct, opts.IgnoredFields = r.correctFunc(s, rs.svc.Name, pol), pol.IgnoredPaths
-		if pol.Detect {
-			opts.Recreate = pol.Recreates
-		}
-		r.registerApplying(s.css, rs.objects, opts.DefaultNamespace)
-		res, err := applier.Apply(ctx, rs.objects, opts)
+		res, err := r.applyService(ctx, s, applier, rs, nil, true)
 		if err != nil {
 			transient = append(transient, fmt.Errorf("correcting service %q: %w", rs.svc.Name, err))
 			continue
 		}
-		s.settleCorrections(res, r.memory.fights)
-		if pol.WaitsForWindows() {
-			s.noteNextWindow(pol.Windows)
+		if res == nil {
+			continue
 		}
 		if ferr := transientFailures(res); ferr != nil {
 			transient = append(transient, fmt.Errorf("service %q: %w", rs.svc.Name, ferr))

@@ -1,6 +1,7 @@
 package clusterservicestatus
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -34,118 +35,63 @@ type renderedService struct {
 	transient bool
 }
 
-// reconcileDeploy decides whether a full reconcile is due and applies; drift alone is put back
-// on its own (correctDrifts).
+// reconcileDeploy carries out what plan decides from the facts gatherFacts gathers: nothing
+// until the next full reconcile, the drifts watches saw put back on their own (correctDrifts),
+// first or alone, or a full reconcile (deploy).
 func (r *Reconciler) reconcileDeploy(ctx context.Context, s *scope) (ctrl.Result, error) {
-	mcs := s.mcs
 	r.loadAdmission(ctx, s)
-	rendered, remembered := r.rememberedDeclarations(ctx, s, false)
-	if !remembered {
-		if deployed, ok := r.aheadOfNewInputs(ctx, s); ok {
-			return r.correctBeforeDeploy(ctx, s, deployed)
-		}
-		rendered = r.renderAll(ctx, s)
+	f, declared := r.gatherFacts(ctx, s)
+	s.requested = requestedToken(s.mcs, s.css)
+	switch plan(f) {
+	case stepWait:
+		return ctrl.Result{RequeueAfter: nextFullReconcile(s.mcs, s.css, s.now).Sub(s.now)}, nil
+	case stepCorrect:
+		return r.correctDrifts(ctx, s, declared)
+	case stepCorrectThenFull:
+		return r.correctBeforeDeploy(ctx, s, declared)
 	}
-	s.drifts = keepDrifts(s, rendered)
-	s.requested = requestedToken(mcs, s.css)
-	due := !s.now.Before(nextFullReconcile(mcs, s.css, s.now))
-	changed := declarationChanged(s.css, mcs, rendered)
-	unsettled := !conditions.IsTrue(s.css, holdfastv1.AppliedCondition)
-	recheck := r.memory.takeRecheck(client.ObjectKeyFromObject(s.css))
-	compare := r.comparisonDue(s)
-	// Anything but the periodic full reconcile being due that asks for a full reconcile; objects
-	// not yet healthy are read again by one.
-	other := changed || unsettled || recheck || compare || s.requested != "" || healthPending(s.css)
-	if len(s.drifts) > 0 && remembered && !deletedContainers(s.drifts) && !other {
-		if due {
-			return r.correctBeforeDeploy(ctx, s, rendered)
-		}
-		return r.correctDrifts(ctx, s, rendered)
+	r.takeMarks(s)
+	if f.declarations == fromMemory {
+		// Memory holds only the drifted objects of each service.
+		declared = r.renderAll(ctx, s)
 	}
-	if !due && !other && len(s.drifts) == 0 {
-		// Nothing to do until the next full reconcile; a restart lands here too, so a recent
-		// run is not repeated.
-		return ctrl.Result{RequeueAfter: nextFullReconcile(mcs, s.css, s.now).Sub(s.now)}, nil
-	}
-	if remembered {
-		rendered = r.renderAll(ctx, s)
-	}
+	return r.deploy(ctx, s, declared)
+}
+
+// deploy is a full reconcile: it applies every service rendered, in dependency order, prunes
+// what a service no longer declares, withdraws the services removed, and watches what it
+// applied.
+func (r *Reconciler) deploy(ctx context.Context, s *scope, rendered []renderedService) (ctrl.Result, error) {
 	if err := r.readWhole(ctx, s); err != nil {
 		return ctrl.Result{}, err
 	}
-	css := s.css
-
+	css, mcs := s.css, s.mcs
 	applier, err := s.applier()
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	s.deployed = true
 	previous := css.Status.Resources
-	s.previous = map[apply.Ref]holdfastv1.ResourceStatus{}
-	for _, rs := range previous {
-		s.previous[unversioned(toRef(rs.ResourceRef))] = rs
-	}
+	s.previous = byRef(previous)
 	var inventory []holdfastv1.ResourceStatus
 	var transient []error
-	declared := map[string]bool{}
+	declared, ready := map[string]bool{}, map[string]bool{}
 	ordered, dependencyProblems := dependencyOrder(mcs.Name, rendered)
 	otherProblems, others := r.setDependencies(ctx, s, ordered)
-	for name, p := range otherProblems {
-		if dependencyProblems[name] == nil {
-			dependencyProblems[name] = p
-		}
-	}
-	ready := map[string]bool{}
 	for _, rs := range ordered {
 		declared[rs.svc.Name] = true
-		out := serviceOutcome{name: rs.svc.Name, revision: rs.digest, objects: rs.count}
-		prev := resourcesOf(previous, rs.svc.Name)
-		start := len(inventory)
-		if p := dependencyProblems[rs.svc.Name]; p != nil {
-			out.waiting = p
-		} else if why := dependencyWait(rs.svc, mcs.Name, ready, others); why != "" {
-			out.waiting = &problem{holdfastv1.WaitingForDependenciesReason, why}
-		}
-		switch {
-		case out.waiting != nil:
-			out.revision = ServiceRevision(css, rs.svc.Name)
-			inventory = append(inventory, prev...)
-		case rs.err != nil:
-			out.renderErr = rs.err
-			inventory = append(inventory, prev...) // keep what was deployed; never prune on a render error
-			if rs.transient {
-				transient = append(transient, errors.New(rs.err.message))
-			}
-		case mcs.Spec.SyncMode == holdfastv1.SyncModeOneTime && deployedOnce(css, rs.svc.Name):
-			out.kept = true
-			out.revision = ServiceRevision(css, rs.svc.Name)
-			inventory = append(inventory, prev...)
-		default:
-			pol := s.policy(rs.svc)
-			s.policyProblems = append(s.policyProblems, pol.Problems...)
-			opts := r.applyOptions(ctx, s, rs.svc, prev)
-			opts.Correct, opts.IgnoredFields = r.correctFunc(s, rs.svc.Name, pol), pol.IgnoredPaths
-			// The immutable policy carries out declared changes too, in any mode: whoever chose
-			// Recreate expects their own change of an immutable field made the same way.
-			opts.Recreate = pol.Recreates
-			r.registerApplying(css, rs.objects, opts.DefaultNamespace)
-			res, err := applier.Apply(ctx, rs.objects, opts)
-			out.result, out.applyErr = res, err
-			if err != nil {
-				inventory = append(inventory, prev...)
-				transient = append(transient, fmt.Errorf("applying service %q: %w", rs.svc.Name, err))
-				break
-			}
-			s.settleCorrections(res, r.memory.fights)
-			inventory = append(inventory, s.withDriftStates(resourcesFromResult(rs.svc.Name, res, prev), r.memory.fights)...)
-			if pol.WaitsForWindows() {
-				s.noteNextWindow(pol.Windows)
-			}
-			if ferr := transientFailures(res); ferr != nil {
-				transient = append(transient, fmt.Errorf("service %q: %w", rs.svc.Name, ferr))
+		waiting := cmp.Or(dependencyProblems[rs.svc.Name], otherProblems[rs.svc.Name])
+		if waiting == nil {
+			if why := dependencyWait(rs.svc, mcs.Name, ready, others); why != "" {
+				waiting = &problem{holdfastv1.WaitingForDependenciesReason, why}
 			}
 		}
-		ready[rs.svc.Name] = s.readyForDependents(out, inventory[start:])
+		out, entries, err := r.deployService(ctx, s, applier, rs, resourcesOf(previous, rs.svc.Name), waiting)
+		if err != nil {
+			transient = append(transient, err)
+		}
+		inventory = append(inventory, entries...)
+		ready[rs.svc.Name] = s.readyForDependents(out, entries)
 		s.services = append(s.services, out)
 	}
 	inventory = append(inventory, r.withdrawRemoved(ctx, s, applier, previous, declared)...)
@@ -160,6 +106,74 @@ func (r *Reconciler) reconcileDeploy(ctx context.Context, s *scope) (ctrl.Result
 	}
 	r.memory.setCompared(client.ObjectKeyFromObject(css), css.Spec.Cluster, s.now)
 	return ctrl.Result{RequeueAfter: r.comeBackAfter(s, interval(mcs))}, nil
+}
+
+// deployService handles one service in a full reconcile: it waits for what it depends on, keeps
+// what was deployed when it could not be rendered or, with SyncMode OneTime, once it was
+// deployed, and otherwise applies it (applyService). It returns the service's outcome, its
+// status entries (prev, what was deployed, unless applied), and a failure worth a retry.
+func (r *Reconciler) deployService(ctx context.Context, s *scope, applier *apply.Applier, rs renderedService, prev []holdfastv1.ResourceStatus, waiting *problem) (serviceOutcome, []holdfastv1.ResourceStatus, error) {
+	out := serviceOutcome{name: rs.svc.Name, revision: rs.digest, objects: rs.count, waiting: waiting}
+	switch {
+	case waiting != nil:
+		out.revision = ServiceRevision(s.css, rs.svc.Name)
+		return out, prev, nil
+	case rs.err != nil:
+		out.renderErr = rs.err
+		// Keep what was deployed; never prune on a render error.
+		if rs.transient {
+			return out, prev, errors.New(rs.err.message)
+		}
+		return out, prev, nil
+	case s.mcs.Spec.SyncMode == holdfastv1.SyncModeOneTime && deployedOnce(s.css, rs.svc.Name):
+		out.kept = true
+		out.revision = ServiceRevision(s.css, rs.svc.Name)
+		return out, prev, nil
+	}
+	res, err := r.applyService(ctx, s, applier, rs, prev, false)
+	out.result, out.applyErr = res, err
+	if err != nil {
+		return out, prev, fmt.Errorf("applying service %q: %w", rs.svc.Name, err)
+	}
+	entries := s.withDriftStates(resourcesFromResult(rs.svc.Name, res, prev), r.memory.fights)
+	if ferr := transientFailures(res); ferr != nil {
+		return out, entries, fmt.Errorf("service %q: %w", rs.svc.Name, ferr)
+	}
+	return out, entries, nil
+}
+
+// applyService applies one service's objects with its drift policy, in a full reconcile (every
+// object, pruning what prev holds that is no longer declared, creating a missing namespace) or,
+// with corrections, only the drifted objects rendered holds (nothing pruned or created but
+// them; nil, nil when it holds none). It settles the corrections made and notes the next
+// correction window; err is why nothing was applied.
+func (r *Reconciler) applyService(ctx context.Context, s *scope, applier *apply.Applier, rs renderedService, prev []holdfastv1.ResourceStatus, corrections bool) (*apply.Result, error) {
+	pol := s.policy(rs.svc)
+	s.policyProblems = append(s.policyProblems, pol.Problems...)
+	if corrections && len(rs.objects) == 0 {
+		return nil, nil
+	}
+	opts := r.applyOptions(ctx, s, rs.svc, prev)
+	opts.Correct, opts.IgnoredFields = r.correctFunc(s, rs.svc.Name, pol), pol.IgnoredPaths
+	// The immutable policy carries out declared changes too, in any mode: whoever chose Recreate
+	// expects their own change of an immutable field made the same way.
+	opts.Recreate = pol.Recreates
+	if corrections {
+		opts.Prune, opts.Corrections, opts.EnsureNamespace = false, true, ""
+		if !pol.Detect {
+			opts.Recreate = nil
+		}
+	}
+	r.registerApplying(s.css, rs.objects, opts.DefaultNamespace)
+	res, err := applier.Apply(ctx, rs.objects, opts)
+	if err != nil {
+		return res, err
+	}
+	s.settleCorrections(res, r.memory.fights)
+	if pol.WaitsForWindows() {
+		s.noteNextWindow(pol.Windows)
+	}
+	return res, nil
 }
 
 // deletedContainers reports whether a drift is the deletion of a Namespace or a CRD: what was in
@@ -272,7 +286,7 @@ func (r *Reconciler) comparisonDue(s *scope) bool {
 	if s.conn != nil && s.conn.Recovered().After(last) {
 		return true
 	}
-	if r.memory.fights.TakeDue(client.ObjectKeyFromObject(s.css), s.now) {
+	if r.memory.fights.Due(client.ObjectKeyFromObject(s.css), s.now) {
 		return true
 	}
 	if s.css.Status.DriftedCount > 0 {
@@ -375,36 +389,6 @@ func (r *Reconciler) rememberDeclarations(ctx context.Context, s *scope, rendere
 		declared[rs.svc.Name] = d
 	}
 	r.memory.setDeclarations(key, s.css.Spec.Cluster, declared)
-}
-
-// aheadOfNewInputs is asked when memory holds no declarations of a status object's services as
-// their inputs are now (rememberedDeclarations). For drifts watches saw on it while its inputs
-// changed since they were deployed (a new revision rolling out to the fleet), and when it needs
-// nothing else, it returns the drifted objects as deployed: the declarations kept in memory,
-// which are those of the revisions the status object records as applied, since nothing rendered
-// the new inputs yet. The drifts are judged against them, as the watches did. false when anything
-// else asks for the full reconcile's judgement: a change of the service set itself (policy, mode),
-// a manual request, a recheck, no comparison made yet by this process, a set with failed or
-// refused applies, a deleted namespace, or no declarations kept as deployed.
-func (r *Reconciler) aheadOfNewInputs(ctx context.Context, s *scope) ([]renderedService, bool) {
-	key := client.ObjectKeyFromObject(s.css)
-	if len(s.drifts) == 0 || deletedContainers(s.drifts) || requestedToken(s.mcs, s.css) != "" ||
-		serviceSetChanged(s.css, s.mcs) || !conditions.IsTrue(s.css, holdfastv1.AppliedCondition) || r.memory.hasRecheck(key) {
-		return nil, false
-	}
-	if _, compared := r.memory.lastCompared(key); !compared {
-		return nil, false
-	}
-	deployed, ok := r.rememberedDeclarations(ctx, s, true)
-	if !ok {
-		return nil, false
-	}
-	kept := keepDrifts(s, deployed)
-	if len(kept) == 0 {
-		return nil, false
-	}
-	s.drifts = kept
-	return deployed, true
 }
 
 // rememberedDeclarations returns what every enabled service declares, in declaration order, from

@@ -45,10 +45,7 @@ func resourcesFromResult(service string, res *apply.Result, prev []holdfastv1.Re
 	for _, e := range res.Inventory {
 		inv[unversioned(e.Ref)] = e
 	}
-	prevState := map[apply.Ref]holdfastv1.ResourceStatus{}
-	for _, rs := range prev {
-		prevState[unversioned(toRef(rs.ResourceRef))] = rs
-	}
+	prevState := byRef(prev)
 	seen := map[apply.Ref]bool{}
 	var out []holdfastv1.ResourceStatus
 	for _, o := range res.Objects {
@@ -71,59 +68,11 @@ func resourcesFromResult(service string, res *apply.Result, prev []holdfastv1.Re
 		if o.Applied && o.Health.Status != "" {
 			rs.Health, rs.HealthMessage = holdfastv1.HealthStatus(o.Health.Status), o.Health.Message
 		}
-		switch o.Action {
-		case apply.Created, apply.Configured, apply.Unchanged:
-			rs.State, rs.Message = holdfastv1.ResourceInSync, ""
-		case apply.Failed:
-			rs.State = holdfastv1.ResourceFailed
-			if rs.Message == "" && o.Err != nil {
-				rs.Message = apply.Message(o.Err)
-			}
-		case apply.Conflict:
-			rs.State, rs.ConflictWith = holdfastv1.ResourceConflict, o.ConflictWith
-			// What this side declares, for the other registration of the cluster to compare.
-			rs.Desired, rs.Owned, rs.Adopted = o.DesiredDigest, "", false
-			if o.Foreign {
-				rs.Message = foreignAdvice(o.Message)
-				break
-			}
-			if rs.Message == "" {
-				rs.Message = "owned by MultiClusterService " + o.ConflictWith + ", which has the same or a higher priority"
-			}
-		case apply.WouldCreate:
-			rs.State, rs.Diff = holdfastv1.ResourceWouldCreate, o.Diff
-		case apply.WouldUpdate:
-			rs.State, rs.Diff = holdfastv1.ResourceWouldUpdate, o.Diff
-		case apply.WouldDelete:
-			rs.State = holdfastv1.ResourceWouldDelete
-		case apply.Ignored:
-			rs.State = holdfastv1.ResourceIgnored
-		case apply.Drifted:
-			rs.State = holdfastv1.ResourceDrifted
-		case apply.Missing:
-			rs.State = holdfastv1.ResourceMissing
-		case apply.Skipped:
-			p, ok := prevState[k]
-			if !ok {
-				rs.State = holdfastv1.ResourcePending
-				break
-			}
-			rs = p
-		case apply.Orphaned:
-			p, still := prevState[k]
-			if _, kept := inv[k]; !kept || !still {
-				continue
-			}
-			// A dry run lets nothing go: the entry stays as it was, saying what would happen.
-			rs = p
-			rs.Message = o.Message
-		default: // Deleted
-			if _, still := inv[k]; !still {
-				continue
-			}
-			rs.State = holdfastv1.ResourceFailed
+		_, inInventory := inv[k]
+		p, hadPrev := prevState[k]
+		if rs, ok := withState(rs, o, p, hadPrev, inInventory); ok {
+			out = append(out, rs)
 		}
-		out = append(out, rs)
 	}
 	// Objects still in the inventory the results did not mention (none expected) keep their state.
 	for _, e := range res.Inventory {
@@ -139,6 +88,63 @@ func resourcesFromResult(service string, res *apply.Result, prev []holdfastv1.Re
 		out = append(out, rs)
 	}
 	return out
+}
+
+// withState gives rs, the status entry of o, the state o's action says: from prev, the entry
+// before (hadPrev), when nothing was done; false when the object has no entry any more (let go,
+// or deleted and no longer in the inventory).
+func withState(rs holdfastv1.ResourceStatus, o apply.ObjectResult, prev holdfastv1.ResourceStatus, hadPrev, inInventory bool) (holdfastv1.ResourceStatus, bool) {
+	switch o.Action {
+	case apply.Created, apply.Configured, apply.Unchanged:
+		rs.State, rs.Message = holdfastv1.ResourceInSync, ""
+	case apply.Failed:
+		rs.State = holdfastv1.ResourceFailed
+		if rs.Message == "" && o.Err != nil {
+			rs.Message = apply.Message(o.Err)
+		}
+	case apply.Conflict:
+		rs.State, rs.ConflictWith = holdfastv1.ResourceConflict, o.ConflictWith
+		// What this side declares, for the other registration of the cluster to compare.
+		rs.Desired, rs.Owned, rs.Adopted = o.DesiredDigest, "", false
+		if o.Foreign {
+			rs.Message = foreignAdvice(o.Message)
+			break
+		}
+		if rs.Message == "" {
+			rs.Message = "owned by MultiClusterService " + o.ConflictWith + ", which has the same or a higher priority"
+		}
+	case apply.WouldCreate:
+		rs.State, rs.Diff = holdfastv1.ResourceWouldCreate, o.Diff
+	case apply.WouldUpdate:
+		rs.State, rs.Diff = holdfastv1.ResourceWouldUpdate, o.Diff
+	case apply.WouldDelete:
+		rs.State = holdfastv1.ResourceWouldDelete
+	case apply.Ignored:
+		rs.State = holdfastv1.ResourceIgnored
+	case apply.Drifted:
+		rs.State = holdfastv1.ResourceDrifted
+	case apply.Missing:
+		rs.State = holdfastv1.ResourceMissing
+	case apply.Skipped:
+		if !hadPrev {
+			rs.State = holdfastv1.ResourcePending
+			break
+		}
+		rs = prev
+	case apply.Orphaned:
+		if !inInventory || !hadPrev {
+			return rs, false
+		}
+		// A dry run lets nothing go: the entry stays as it was, saying what would happen.
+		rs = prev
+		rs.Message = o.Message
+	default: // Deleted
+		if !inInventory {
+			return rs, false
+		}
+		rs.State = holdfastv1.ResourceFailed
+	}
+	return rs, true
 }
 
 // foreignAdvice completes apply's message about an object Holdfast did not create with what to

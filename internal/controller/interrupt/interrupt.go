@@ -8,6 +8,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	kerrors "k8s.io/apimachinery/pkg/util/errors"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 // Result reports whether ctx ended and, if it did, the error the reconcile returns: nil on a
@@ -20,5 +23,18 @@ func Result(ctx context.Context) (ended bool, err error) {
 		return true, fmt.Errorf("the reconcile ran past its timeout (--reconcile-timeout); retried with backoff: %w", cause)
 	default:
 		return true, nil
+	}
+}
+
+// Finish ends a reconcile with its one status patch, deferred: when ctx ended, *res and *retErr
+// become what Result says and nothing is written; otherwise patch runs and its error joins
+// *retErr.
+func Finish(ctx context.Context, res *reconcile.Result, retErr *error, patch func(context.Context) error) {
+	if ended, err := Result(ctx); ended {
+		*res, *retErr = reconcile.Result{}, err
+		return
+	}
+	if err := patch(ctx); err != nil {
+		*retErr = kerrors.NewAggregate([]error{*retErr, err})
 	}
 }

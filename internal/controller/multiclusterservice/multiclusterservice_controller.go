@@ -98,15 +98,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		}
 	}
 	s := &scope{mcs: mcs, before: mcs.DeepCopy()}
-	defer func() {
-		if ended, err := interrupt.Result(ctx); ended {
-			res, retErr = ctrl.Result{}, err
-			return
-		}
-		if err := r.patchStatus(ctx, s); err != nil {
-			retErr = kerrors.NewAggregate([]error{retErr, err})
-		}
-	}()
+	defer interrupt.Finish(ctx, &res, &retErr, func(ctx context.Context) error { return r.patchStatus(ctx, s) })
 
 	if !mcs.DeletionTimestamp.IsZero() {
 		s.deleting = true

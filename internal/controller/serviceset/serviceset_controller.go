@@ -8,7 +8,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -54,15 +53,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	s := &scope{ss: ss, before: ss.DeepCopy()}
-	defer func() {
-		if ended, err := interrupt.Result(ctx); ended {
-			res, retErr = ctrl.Result{}, err
-			return
-		}
-		if err := r.patchStatus(ctx, s); err != nil {
-			retErr = kerrors.NewAggregate([]error{retErr, err})
-		}
-	}()
+	defer interrupt.Finish(ctx, &res, &retErr, func(ctx context.Context) error { return r.patchStatus(ctx, s) })
 
 	if !ss.DeletionTimestamp.IsZero() {
 		s.deleting = true
