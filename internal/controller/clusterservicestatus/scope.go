@@ -113,7 +113,7 @@ type scope struct {
 	settle    func(context.Context) error
 	recording bool
 	requested string
-	services    []serviceOutcome
+	services  []serviceOutcome
 	// unkept are the services whose rendering could not be kept on the hub.
 	unkept []rendercache.Unkept
 	// resources is the new inventory, replacing status.resources when set.
