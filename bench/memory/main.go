@@ -164,7 +164,7 @@ func run(ctx context.Context, cfg config) (retErr error) {
 		}
 		if i == 0 {
 			// Every set declares the same kinds: the first one opens the watches.
-			for h.Counter.Count("watch", h.Names...) < cfg.clusters*len(measure.MixKinds) {
+			for h.Counter.Count("watch", h.Names...) < cfg.clusters*len(m.Kinds()) {
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}

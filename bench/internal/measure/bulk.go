@@ -29,6 +29,19 @@ var MixKinds = []metav1.GroupVersionKind{
 	{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "Role"}, {Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "RoleBinding"},
 }
 
+// Kinds are the kinds of MixKinds the mix declares objects of (a small mix has no Service,
+// Secret or Role).
+func (m Mix) Kinds() []metav1.GroupVersionKind {
+	counts := []int{m.Namespaces, m.ConfigMaps, m.Secrets, m.Services, m.ServiceAccounts, m.Roles, m.RoleBindings}
+	var kinds []metav1.GroupVersionKind
+	for i, n := range counts {
+		if n > 0 {
+			kinds = append(kinds, MixKinds[i])
+		}
+	}
+	return kinds
+}
+
 // MixOf splits n objects (n >= 10) into the target Namespace and a mix of kinds a real service
 // set carries, all valid on a control plane without kube-controller-manager: mostly ConfigMaps,
 // then Secrets, Services (ClusterIP, at most 200: the sandbox's service range is a /24),
