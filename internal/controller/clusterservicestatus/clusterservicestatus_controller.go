@@ -159,47 +159,57 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	if !ok {
 		return ctrl.Result{}, nil
 	}
-	// A recording in the background (recordInBackground) holds the cluster until it is written.
-	background := false
-	defer func() {
-		if !background {
-			leave()
-		}
-	}()
 	s := &scope{css: css, before: css.DeepCopy(), now: r.Clock.Now(), drifts: r.memory.takeDrifts(req.NamespacedName), ownWrites: r.ownWrites}
 	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("multiClusterService", css.Spec.MultiClusterService, "cluster", css.Spec.Cluster))
+	// The status is written once, at the end; a recording in the background holds the cluster
+	// until it is written.
 	defer func() {
-		if errors.Is(retErr, errInventoryIncomplete) {
-			res.RequeueAfter, retErr = inventoryRetry, nil
-		}
-		if ended, err := interrupt.Result(ctx); ended {
-			if err != nil {
-				// Timed out: what this reconcile took from memory (the drifts watches saw) is
-				// found again by the comparison the retry makes.
-				r.memory.markRecheck(req.NamespacedName, css.Spec.Cluster)
-			}
-			res, retErr = ctrl.Result{}, err
-			return
-		}
-		if s.corrections && retErr == nil && r.recordings.inBackground(req.NamespacedName) {
-			background = true
-			r.recordInBackground(ctx, s, leave, res.RequeueAfter)
-			return
-		}
-		again, err := r.record(ctx, s)
-		switch {
-		case err != nil:
-			retErr = kerrors.NewAggregate([]error{retErr, err})
-		case !again:
-			r.recordings.recorded(req.NamespacedName)
-		case again:
-			res, retErr = ctrl.Result{RequeueAfter: conflictRetry}, nil
+		if !r.finish(ctx, s, &res, &retErr, leave) {
+			leave()
 		}
 	}()
 	// Runs before the status patch above, which may still ask to come back at once, with the
 	// priority this reconcile had.
 	defer func() { res = withRoutinePriority(res) }()
+	return r.reconcileObject(ctx, s)
+}
 
+// finish ends a reconcile: unless its context ended (a timeout marks the status object for a
+// comparison, which finds again what it took from memory), it records the outcome with the one
+// status patch, in the background for a reconcile that only corrected drifts (recordings.go):
+// then leave, the cluster's share, is handed over to the recording and finish returns true.
+func (r *Reconciler) finish(ctx context.Context, s *scope, res *ctrl.Result, retErr *error, leave func()) (handedOver bool) {
+	key := client.ObjectKeyFromObject(s.css)
+	if errors.Is(*retErr, errInventoryIncomplete) {
+		res.RequeueAfter, *retErr = inventoryRetry, nil
+	}
+	if ended, err := interrupt.Result(ctx); ended {
+		if err != nil {
+			r.memory.markRecheck(key, s.css.Spec.Cluster)
+		}
+		*res, *retErr = ctrl.Result{}, err
+		return false
+	}
+	if s.corrections && *retErr == nil && r.recordings.inBackground(key) {
+		r.recordInBackground(ctx, s, leave, res.RequeueAfter)
+		return true
+	}
+	again, err := r.record(ctx, s)
+	switch {
+	case err != nil:
+		*retErr = kerrors.NewAggregate([]error{*retErr, err})
+	case again:
+		*res, *retErr = ctrl.Result{RequeueAfter: conflictRetry}, nil
+	default:
+		r.recordings.recorded(key)
+	}
+	return false
+}
+
+// reconcileObject reads the service set and the Cluster of a status object, and withdraws,
+// waits or deploys.
+func (r *Reconciler) reconcileObject(ctx context.Context, s *scope) (ctrl.Result, error) {
+	css := s.css
 	mcs := &holdfastv1.MultiClusterService{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: css.Spec.MultiClusterService}, mcs); err != nil {
 		if !apierrors.IsNotFound(err) {
@@ -221,19 +231,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		}
 		return ctrl.Result{}, nil
 	}
-	if !controllerutil.ContainsFinalizer(css, holdfastv1.CleanupFinalizer) {
-		if err := r.readWhole(ctx, s); err != nil {
-			return ctrl.Result{}, client.IgnoreNotFound(err)
-		}
-		css = s.css
-		controllerutil.AddFinalizer(css, holdfastv1.CleanupFinalizer)
-		// The answer holds the inventory as stored (a summary when sharded): keep the whole one.
-		resources := css.Status.Resources
-		if err := r.Client.Update(ctx, css); err != nil {
-			return ctrl.Result{}, fmt.Errorf("adding the finalizer to ClusterServiceStatus %s: %w", klog.KObj(css), err)
-		}
-		css.Status.Resources = resources
-		s.before.ResourceVersion, s.before.Finalizers = css.ResourceVersion, css.Finalizers
+	if gone, err := r.ensureFinalizer(ctx, s); gone || err != nil {
+		return ctrl.Result{}, err
 	}
 	if mcs.Spec.Paused {
 		return ctrl.Result{}, nil
@@ -252,6 +251,27 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		return ctrl.Result{RequeueAfter: revisionRetry}, nil
 	}
 	return r.reconcileDeploy(ctx, s)
+}
+
+// ensureFinalizer adds the cleanup finalizer to a status object that has none yet, keeping the
+// whole inventory in the scope (the update's answer holds it as stored: a summary when
+// sharded). gone: the status object is no longer there.
+func (r *Reconciler) ensureFinalizer(ctx context.Context, s *scope) (gone bool, _ error) {
+	if controllerutil.ContainsFinalizer(s.css, holdfastv1.CleanupFinalizer) {
+		return false, nil
+	}
+	if err := r.readWhole(ctx, s); err != nil {
+		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+	}
+	css := s.css
+	controllerutil.AddFinalizer(css, holdfastv1.CleanupFinalizer)
+	resources := css.Status.Resources
+	if err := r.Client.Update(ctx, css); err != nil {
+		return false, fmt.Errorf("adding the finalizer to ClusterServiceStatus %s: %w", klog.KObj(css), err)
+	}
+	css.Status.Resources = resources
+	s.before.ResourceVersion, s.before.Finalizers = css.ResourceVersion, css.Finalizers
+	return false, nil
 }
 
 // selects reports whether mcs selects c, as the MultiClusterService controller decides.

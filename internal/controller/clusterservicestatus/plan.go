@@ -58,8 +58,9 @@ type facts struct {
 	// declarations is where the declarations below come from.
 	declarations declarationSource
 	// drifts: drifts watches saw remain to be handled once judged against the declarations
-	// (keepDrifts); containers: one of those watches saw is the deletion of a Namespace or a
-	// CRD, which only a full reconcile puts back (deletedContainers).
+	// (keepDrifts); containers: one of them is the deletion of a Namespace or a CRD, which only
+	// a full reconcile puts back (deletedContainers). Before the declarations are known (for
+	// mayCorrectAheadOfNewInputs), containers is of the drifts as watches saw them.
 	drifts, containers bool
 	// due: the periodic full reconcile is due.
 	due bool
