@@ -64,7 +64,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -323,12 +322,14 @@ func (b *bench) measureSize(ctx context.Context, n int) (*sizeResult, error) {
 	appliesBefore := b.ideal.Applies()
 	pick := &picker{rng: rand.New(rand.NewPCG(uint64(b.cfg.seed), uint64(n))), n: n, prev: -1}
 	b.Counter.Reset()
-	stopProfile := func() {}
-	if n == b.cfg.sizes[len(b.cfg.sizes)-1] && b.cfg.cpuProfile != "" {
-		var err error
-		if stopProfile, err = startCPUProfile(b.cfg.cpuProfile); err != nil {
-			return nil, err
-		}
+	profile := ""
+	if n == b.cfg.sizes[len(b.cfg.sizes)-1] {
+		// The controller runs in this process: the profile is the controller's.
+		profile = b.cfg.cpuProfile
+	}
+	stopProfile, err := measure.StartCPUProfile(profile)
+	if err != nil {
+		return nil, err
 	}
 	windowStart := time.Now()
 	for seq := range b.cfg.edits {
@@ -357,7 +358,9 @@ func (b *bench) measureSize(ctx context.Context, n int) (*sizeResult, error) {
 	}
 	b.Counter.WaitQuiet(time.Second, time.Minute)
 	r.window = time.Since(windowStart)
-	stopProfile()
+	if err := stopProfile(); err != nil {
+		return nil, err
+	}
 	r.counts = b.Counter.Reset()
 	r.idealApplies = b.ideal.Applies() - appliesBefore
 
@@ -395,20 +398,6 @@ func printTrace(e *measure.EditRun, requests []measure.TracedRequest) {
 	for _, q := range requests {
 		fmt.Fprintf(os.Stderr, "  sent %s, answered %s: %s %s\n", ms(q.Sent), ms(q.Answered), q.Server, q.Request)
 	}
-}
-
-// startCPUProfile profiles this process (the controller runs in it) until the returned func is
-// called.
-func startCPUProfile(path string) (func(), error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, fmt.Errorf("creating the CPU profile: %w", err)
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("starting the CPU profile: %w", err)
-	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 func (b *bench) servedSize(ctx context.Context, path string) (int, error) {

@@ -49,7 +49,6 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"os"
-	"runtime/pprof"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -120,7 +119,7 @@ func run(ctx context.Context, cfg config) (err error) {
 	}
 	defer stop()
 	fmt.Fprintln(os.Stderr, "measuring the server")
-	stopProfile, err := startCPUProfile(cfg.cpuProfile)
+	stopProfile, err := measure.StartCPUProfile(cfg.cpuProfile)
 	if err != nil {
 		return err
 	}
@@ -137,21 +136,6 @@ func run(ctx context.Context, cfg config) (err error) {
 	}
 	fmt.Print(report(res))
 	return writeResults(cfg.out, res)
-}
-
-// startCPUProfile starts a CPU profile into path ("": none); the function returned stops it.
-func startCPUProfile(path string) (func() error, error) {
-	if path == "" {
-		return func() error { return nil }, nil
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		return nil, errors.Join(err, f.Close())
-	}
-	return func() error { pprof.StopCPUProfile(); return f.Close() }, nil
 }
 
 // adminClient is a client of the hub with no rate limit, to write the fleet's data quickly.
