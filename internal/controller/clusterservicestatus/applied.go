@@ -61,6 +61,7 @@ func (r *Reconciler) targetCacheUsage() []metrics.TargetCacheUsage {
 func (r *Reconciler) forgetStatus(key types.NamespacedName) {
 	r.memory.forget(key)
 	r.Applied.Forget(key)
+	r.recordings.recorded(key)
 }
 
 // onCompare asks the status objects that applied an object a watch could not judge (a stub:

@@ -19,6 +19,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
@@ -107,6 +108,8 @@ type Reconciler struct {
 	memory *memory
 	// healthReads coalesces the health re-reads watch events ask for (onUpdate).
 	healthReads delayed
+	// recordings are the drift corrections being recorded in the background (recordings.go).
+	recordings recordings
 	// restoreChecks coalesces the comparisons watch events ask for to see whether an object
 	// whose drift waits was put back (onUpdate).
 	restoreChecks delayed
@@ -156,45 +159,57 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	if !ok {
 		return ctrl.Result{}, nil
 	}
-	defer leave()
 	s := &scope{css: css, before: css.DeepCopy(), now: r.Clock.Now(), drifts: r.memory.takeDrifts(req.NamespacedName), ownWrites: r.ownWrites}
 	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("multiClusterService", css.Spec.MultiClusterService, "cluster", css.Spec.Cluster))
+	// The status is written once, at the end; a recording in the background holds the cluster
+	// until it is written.
 	defer func() {
-		if errors.Is(retErr, errInventoryIncomplete) {
-			res.RequeueAfter, retErr = inventoryRetry, nil
-		}
-		if ended, err := interrupt.Result(ctx); ended {
-			if err != nil {
-				// Timed out: what this reconcile took from memory (the drifts watches saw) is
-				// found again by the comparison the retry makes.
-				r.memory.markRecheck(req.NamespacedName, css.Spec.Cluster)
-			}
-			res, retErr = ctrl.Result{}, err
-			return
-		}
-		// The work was done in time: its status is written even if the deadline passes while
-		// it is (a slow hub), else what was applied would never be recorded, retry after retry.
-		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), statusPatchTimeout)
-		defer cancel()
-		if err := r.patchStatus(pctx, s); err != nil {
-			if apierrors.IsConflict(err) {
-				// The cache was behind our own last write: nothing is lost (the drifts were put
-				// back, and the next reconcile compares with the cluster again, as this one's
-				// findings were not written); read again shortly, without an error's backoff and
-				// log.
-				if s.deployed {
-					r.memory.markRecheck(req.NamespacedName, css.Spec.Cluster)
-				}
-				res, retErr = ctrl.Result{RequeueAfter: 50 * time.Millisecond}, nil
-				return
-			}
-			retErr = kerrors.NewAggregate([]error{retErr, err})
+		if !r.finish(ctx, s, &res, &retErr, leave) {
+			leave()
 		}
 	}()
 	// Runs before the status patch above, which may still ask to come back at once, with the
 	// priority this reconcile had.
 	defer func() { res = withRoutinePriority(res) }()
+	return r.reconcileObject(ctx, s)
+}
 
+// finish ends a reconcile: unless its context ended (a timeout marks the status object for a
+// comparison, which finds again what it took from memory), it records the outcome with the one
+// status patch, in the background for a reconcile that only corrected drifts (recordings.go):
+// then leave, the cluster's share, is handed over to the recording and finish returns true.
+func (r *Reconciler) finish(ctx context.Context, s *scope, res *ctrl.Result, retErr *error, leave func()) (handedOver bool) {
+	key := client.ObjectKeyFromObject(s.css)
+	if errors.Is(*retErr, errInventoryIncomplete) {
+		res.RequeueAfter, *retErr = inventoryRetry, nil
+	}
+	if ended, err := interrupt.Result(ctx); ended {
+		if err != nil {
+			r.memory.markRecheck(key, s.css.Spec.Cluster)
+		}
+		*res, *retErr = ctrl.Result{}, err
+		return false
+	}
+	if s.corrections && *retErr == nil && r.recordings.inBackground(key) {
+		r.recordInBackground(ctx, s, leave, res.RequeueAfter)
+		return true
+	}
+	again, err := r.record(ctx, s)
+	switch {
+	case err != nil:
+		*retErr = kerrors.NewAggregate([]error{*retErr, err})
+	case again:
+		*res, *retErr = ctrl.Result{RequeueAfter: conflictRetry}, nil
+	default:
+		r.recordings.recorded(key)
+	}
+	return false
+}
+
+// reconcileObject reads the service set and the Cluster of a status object, and withdraws,
+// waits or deploys.
+func (r *Reconciler) reconcileObject(ctx context.Context, s *scope) (ctrl.Result, error) {
+	css := s.css
 	mcs := &holdfastv1.MultiClusterService{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: css.Spec.MultiClusterService}, mcs); err != nil {
 		if !apierrors.IsNotFound(err) {
@@ -216,19 +231,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		}
 		return ctrl.Result{}, nil
 	}
-	if !controllerutil.ContainsFinalizer(css, holdfastv1.CleanupFinalizer) {
-		if err := r.readWhole(ctx, s); err != nil {
-			return ctrl.Result{}, client.IgnoreNotFound(err)
-		}
-		css = s.css
-		controllerutil.AddFinalizer(css, holdfastv1.CleanupFinalizer)
-		// The answer holds the inventory as stored (a summary when sharded): keep the whole one.
-		resources := css.Status.Resources
-		if err := r.Client.Update(ctx, css); err != nil {
-			return ctrl.Result{}, fmt.Errorf("adding the finalizer to ClusterServiceStatus %s: %w", klog.KObj(css), err)
-		}
-		css.Status.Resources = resources
-		s.before.ResourceVersion, s.before.Finalizers = css.ResourceVersion, css.Finalizers
+	if gone, err := r.ensureFinalizer(ctx, s); gone || err != nil {
+		return ctrl.Result{}, err
 	}
 	if mcs.Spec.Paused {
 		return ctrl.Result{}, nil
@@ -247,6 +251,27 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		return ctrl.Result{RequeueAfter: revisionRetry}, nil
 	}
 	return r.reconcileDeploy(ctx, s)
+}
+
+// ensureFinalizer adds the cleanup finalizer to a status object that has none yet, keeping the
+// whole inventory in the scope (the update's answer holds it as stored: a summary when
+// sharded). gone: the status object is no longer there.
+func (r *Reconciler) ensureFinalizer(ctx context.Context, s *scope) (gone bool, _ error) {
+	if controllerutil.ContainsFinalizer(s.css, holdfastv1.CleanupFinalizer) {
+		return false, nil
+	}
+	if err := r.readWhole(ctx, s); err != nil {
+		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+	}
+	css := s.css
+	controllerutil.AddFinalizer(css, holdfastv1.CleanupFinalizer)
+	resources := css.Status.Resources
+	if err := r.Client.Update(ctx, css); err != nil {
+		return false, fmt.Errorf("adding the finalizer to ClusterServiceStatus %s: %w", klog.KObj(css), err)
+	}
+	css.Status.Resources = resources
+	s.before.ResourceVersion, s.before.Finalizers = css.ResourceVersion, css.Finalizers
+	return false, nil
 }
 
 // selects reports whether mcs selects c, as the MultiClusterService controller decides.
@@ -341,6 +366,73 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 	return ctrl.Result{}, nil
 }
 
+// conflictRetry is how soon a status object whose status patch met a newer version is
+// reconciled again.
+const conflictRetry = 50 * time.Millisecond
+
+// record patches the status of the scope once the work is done (patchStatus). again is true
+// when the patch met a newer version of the status object: nothing is lost (the drifts were put
+// back, and the next reconcile compares with the cluster again, as this one's findings were not
+// written); it is read again shortly, without an error's backoff and log.
+func (r *Reconciler) record(ctx context.Context, s *scope) (again bool, _ error) {
+	// The work was done in time: its status is written even if the deadline passes while it is
+	// (a slow hub), else what was applied would never be recorded, retry after retry.
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), statusPatchTimeout)
+	defer cancel()
+	if s.settle != nil {
+		if err := s.settle(pctx); err != nil {
+			r.memory.returnDrifts(client.ObjectKeyFromObject(s.css), s.css.Spec.Cluster, s.drifts)
+			return false, err
+		}
+	}
+	err := r.patchStatus(pctx, s)
+	if apierrors.IsConflict(err) {
+		if s.deployed {
+			r.memory.markRecheck(client.ObjectKeyFromObject(s.css), s.css.Spec.Cluster)
+		}
+		return true, nil
+	}
+	return false, err
+}
+
+// recordInBackground records a reconcile that only corrected drifts without holding its status
+// object (recordings.go); leave gives the cluster's share back once it is written. What the
+// queue would have done with the outcome, it is asked to: a conflict comes back shortly, an
+// error with the usual backoff, and a visit sooner than requeue, the wait the reconcile
+// returned, when what the recording took in asks for one (comeBackAfter: the retry of a
+// refused correction, a health read), which the reconcile could not know when it returned.
+func (r *Reconciler) recordInBackground(ctx context.Context, s *scope, leave func(), requeue time.Duration) {
+	key := client.ObjectKeyFromObject(s.css)
+	prev, end := r.recordings.begin(key)
+	s.recording = true
+	go func() {
+		defer leave()
+		defer end()
+		if prev != nil {
+			<-prev
+		}
+		again, err := r.record(ctx, s)
+		q := r.queue.Load()
+		req := ctrl.Request{NamespacedName: key}
+		switch {
+		case err != nil:
+			// The next reconcile records in the foreground, where an error gets the backoff.
+			ctrl.LoggerFrom(ctx).Error(err, "Recording a drift correction failed; the next reconcile records in the foreground")
+			r.recordings.fail(key)
+			if q != nil {
+				q.AddRateLimited(req)
+			}
+		case q == nil:
+		case again:
+			q.AddAfter(req, conflictRetry)
+		case requeue > 0:
+			if after := r.comeBackAfter(s, requeue); after < requeue {
+				q.AddWithOpts(priorityqueue.AddOpts{After: after, Priority: new(routinePriority)}, req)
+			}
+		}
+	}()
+}
+
 // patchStatus computes the status from the scope and patches it once.
 func (r *Reconciler) patchStatus(ctx context.Context, s *scope) error {
 	if s.gone {
@@ -411,8 +503,18 @@ func (r *Reconciler) readWhole(ctx context.Context, s *scope) error {
 		return nil
 	}
 	key := client.ObjectKeyFromObject(s.css)
+	// After the recordings in flight, and no older than what they wrote.
+	if !s.recording {
+		if err := r.recordings.wait(ctx, key); err != nil {
+			return fmt.Errorf("waiting for the last status patch of ClusterServiceStatus %s: %w", klog.KObj(s.css), err)
+		}
+	}
+	atLeast := s.css.ResourceVersion
+	if rec := r.memory.recordedAt(key, atLeast); rec != nil {
+		atLeast = rec.resourceVersion
+	}
 	css := &holdfastv1.ClusterServiceStatus{}
-	if err := r.APIReader.Get(ctx, key, css, &client.GetOptions{Raw: &metav1.GetOptions{ResourceVersion: s.css.ResourceVersion}}); err != nil {
+	if err := r.APIReader.Get(ctx, key, css, &client.GetOptions{Raw: &metav1.GetOptions{ResourceVersion: atLeast}}); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.forgetStatus(key)
 		}

@@ -2,6 +2,7 @@ package clusterservicestatus
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"reflect"
 
@@ -17,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
@@ -103,6 +105,15 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 			c.Namespace, c.Name = k.Namespace, k.Name
 			return r.forCluster(ctx, c)
 		}))
+	}
+	// On the way out, the corrections being recorded are recorded (within the manager's
+	// graceful shutdown timeout).
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		<-ctx.Done()
+		r.recordings.drain()
+		return nil
+	})); err != nil {
+		return fmt.Errorf("adding the recordings' drain: %w", err)
 	}
 	return b.WithOptions(opts).
 		Named("clusterservicestatus").

@@ -37,7 +37,7 @@ func (r *Reconciler) correctBeforeDeploy(ctx context.Context, s *scope, rendered
 // since. Only once the cluster is corrected is the whole status object read, to record it.
 func (r *Reconciler) correctDrifts(ctx context.Context, s *scope, rendered []renderedService) (ctrl.Result, error) {
 	s.deployed, s.corrections = true, true
-	if rec := r.memory.recordedAt(client.ObjectKeyFromObject(s.css), s.css.ResourceVersion); rec != nil {
+	if rec := r.recordedForCorrection(s.css); rec != nil {
 		s.previous = rec.unusual
 		// The whole object is read later; no older than what was recorded.
 		s.css.ResourceVersion = rec.resourceVersion
@@ -69,28 +69,48 @@ func (r *Reconciler) correctDrifts(ctx context.Context, s *scope, rendered []ren
 		results[rs.svc.Name] = res
 	}
 
-	// The cluster is as it should be; now the status object, to record it.
-	if err := r.readWhole(ctx, s); err != nil {
-		return ctrl.Result{}, err
-	}
-	s.previous = byRef(s.css.Status.Resources)
-	s.resources = s.css.Status.Resources
-	for _, rs := range rendered {
-		out := serviceOutcome{name: rs.svc.Name, revision: rs.digest, objects: rs.count}
-		res, ok := results[rs.svc.Name]
-		if !ok {
-			out.unchanged = true
-		} else {
-			out.result, out.corrections = res, true
-			prev := resourcesOf(s.resources, rs.svc.Name)
-			s.resources = replaceEntries(s.resources, s.withDriftStates(resourcesFromResult(rs.svc.Name, res, prev), r.memory.fights))
+	// The cluster is as it should be; the status object is read to record it when it is
+	// recorded, which need not hold up the next correction (recordings.go).
+	s.settle = func(ctx context.Context) error {
+		if err := r.readWhole(ctx, s); err != nil {
+			return err
 		}
-		s.services = append(s.services, out)
+		s.previous = byRef(s.css.Status.Resources)
+		s.resources = s.css.Status.Resources
+		for _, rs := range rendered {
+			out := serviceOutcome{name: rs.svc.Name, revision: rs.digest, objects: rs.count}
+			res, ok := results[rs.svc.Name]
+			if !ok {
+				out.unchanged = true
+			} else {
+				out.result, out.corrections = res, true
+				prev := resourcesOf(s.resources, rs.svc.Name)
+				s.resources = replaceEntries(s.resources, s.withDriftStates(resourcesFromResult(rs.svc.Name, res, prev), r.memory.fights))
+			}
+			s.services = append(s.services, out)
+		}
+		return nil
 	}
 	if len(transient) > 0 {
 		return ctrl.Result{}, errors.Join(transient...)
 	}
 	return ctrl.Result{RequeueAfter: r.comeBackAfter(s, nextFullReconcile(s.mcs, s.css, s.now).Sub(s.now))}, nil
+}
+
+// recordedForCorrection is what this process recorded of a status object, for correctDrifts to
+// decide with, if the cached version is one it recorded (memory.recordedAt) or a recording of
+// it is in flight (recordings.go): then the cache may already hold the version that recording
+// wrote, which memory learns only once the patch returns, and what memory holds is at most one
+// correction behind. Else nil: someone else changed it, and it is read whole.
+func (r *Reconciler) recordedForCorrection(css *holdfastv1.ClusterServiceStatus) *recorded {
+	key := client.ObjectKeyFromObject(css)
+	if rec := r.memory.recordedAt(key, css.ResourceVersion); rec != nil {
+		return rec
+	}
+	if r.recordings.busy(key) {
+		return r.memory.lastRecorded(key)
+	}
+	return nil
 }
 
 // byRef indexes status entries by unversioned ref.

@@ -5,11 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -18,22 +16,7 @@ import (
 	"holdfast.dev/holdfast/internal/conditions"
 	"holdfast.dev/holdfast/internal/drift"
 	"holdfast.dev/holdfast/internal/naming"
-	"holdfast.dev/holdfast/internal/render"
-	"holdfast.dev/holdfast/internal/rendercache"
 )
-
-// renderedService is a service rendered for the cluster, or the reason it could not be.
-type renderedService struct {
-	svc holdfastv1.Service
-	// objects are the rendered objects; remembered renderings (see rememberedDeclarations) hold only the
-	// objects watches saw drift. count is how many the rendering holds.
-	objects []*unstructured.Unstructured
-	count   int
-	digest  string
-	err     *problem
-	// transient errors are retried with backoff.
-	transient bool
-}
 
 // reconcileDeploy carries out what plan decides from the facts gatherFacts gathers: nothing
 // until the next full reconcile, the drifts watches saw put back on their own (correctDrifts),
@@ -176,21 +159,6 @@ func (r *Reconciler) applyService(ctx context.Context, s *scope, applier *apply.
 	return res, nil
 }
 
-// deletedContainers reports whether a drift is the deletion of a Namespace or a CRD: what was in
-// it went with it, and watches may never report it (the watch of a CRD's kind ends with the
-// CRD), so only a full reconcile puts everything back.
-func deletedContainers(drifts []holdfastv1.DriftRecord) bool {
-	for _, d := range drifts {
-		if d.Type == holdfastv1.DriftDeleted && drift.Contains(d.Group, d.Kind) {
-			return true
-		}
-	}
-	return false
-}
-
-// namespaceRetry is how often objects waiting for their namespace to exist are tried again.
-const namespaceRetry = 5 * time.Second
-
 // ensuredNamespace is the namespace apply creates for svc when missing: its target namespace,
 // unless createNamespace is false.
 func ensuredNamespace(svc holdfastv1.Service) string {
@@ -198,112 +166,6 @@ func ensuredNamespace(svc holdfastv1.Service) string {
 		return ""
 	}
 	return svc.Namespace
-}
-
-// foreignRetry is how often a service whose objects exist on the cluster without Holdfast having
-// created them (adoption Never) looks again: watches select only Holdfast's objects, so nothing
-// tells when someone deletes such an object for Holdfast to create its own.
-const foreignRetry = time.Minute
-
-// waitsForForeign reports whether an object was left untouched because Holdfast did not create it.
-func (s *scope) waitsForForeign() bool {
-	for _, o := range s.services {
-		if o.result == nil {
-			continue
-		}
-		for _, r := range o.result.Objects {
-			if r.Action == apply.Conflict && r.Foreign {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// waitsForNamespace reports whether an object failed because its namespace does not exist.
-func (s *scope) waitsForNamespace() bool {
-	for _, o := range s.services {
-		if o.result == nil {
-			continue
-		}
-		for _, r := range o.result.Failed() {
-			if apply.MissingNamespace(r.Err) != "" {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// comeBackAfter shortens the wait until the next full reconcile to the opening of a correction
-// window some drift waits for, the retry of a refused correction, the correction of a Contested
-// object after its backoff, or the next look for a namespace objects wait for, for objects
-// Holdfast did not create or for permissions the service set's ServiceAccount lacked, if sooner.
-func (r *Reconciler) comeBackAfter(s *scope, nextFull time.Duration) time.Duration {
-	after := nextFull
-	if s.waitsForNamespace() && namespaceRetry < after {
-		after = namespaceRetry
-	}
-	if s.waitsForForeign() && foreignRetry < after {
-		after = foreignRetry
-	}
-	if s.waitsForPermission() && permissionRetry < after {
-		after = permissionRetry
-	}
-	if !s.nextWindow.IsZero() && s.nextWindow.Sub(s.now) < after {
-		after = s.nextWindow.Sub(s.now)
-	}
-	if wait := healthWait(s); wait > 0 && wait < after {
-		after = wait
-	}
-	if retry := retryUncorrectable(s); retry > 0 && retry < after {
-		after = retry
-	}
-	if next := r.memory.fights.Next(client.ObjectKeyFromObject(s.css)); !next.IsZero() && next.Sub(s.now) < after {
-		after = max(next.Sub(s.now), 50*time.Millisecond)
-	}
-	return after
-}
-
-// comparisonDue reports whether, in drift-detection mode, the cluster must be compared with
-// the declaration although nothing else is due: the first time in this process (drift made
-// while the controller was down), after the cluster reconnected or its link recovered from a
-// partition too short to disconnect it (drift made meanwhile, which a watch may not show: it
-// may have hung on a dead connection), when the correction of a Contested object waited out its
-// backoff, and when drift waiting for a correction window can now be corrected.
-func (r *Reconciler) comparisonDue(s *scope) bool {
-	if s.mcs.Spec.SyncMode != holdfastv1.SyncModeContinuousWithDriftDetection {
-		return false
-	}
-	last, ok := r.memory.lastCompared(client.ObjectKeyFromObject(s.css))
-	if !ok {
-		return true
-	}
-	if c := conditions.Get(s.cluster, holdfastv1.ClusterConnectedCondition); c != nil &&
-		!c.LastTransitionTime.Time.Before(last.Truncate(time.Second)) {
-		return true
-	}
-	if s.conn != nil && s.conn.Recovered().After(last) {
-		return true
-	}
-	if r.memory.fights.Due(client.ObjectKeyFromObject(s.css), s.now) {
-		return true
-	}
-	if s.css.Status.DriftedCount > 0 {
-		for _, svc := range s.mcs.Spec.Services {
-			if pol := s.policy(svc); pol.Action == holdfastv1.DriftActionReport && drift.InWindow(pol.Windows, s.now) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// noteNextWindow remembers the earliest opening of windows after now.
-func (s *scope) noteNextWindow(windows []holdfastv1.CorrectionWindow) {
-	if next := drift.NextWindowStart(windows, s.now); !next.IsZero() && (s.nextWindow.IsZero() || next.Before(s.nextWindow)) {
-		s.nextWindow = next
-	}
 }
 
 // withDriftStates gives the drifted objects of entries the state drift handling decided, with
@@ -325,151 +187,6 @@ func (s *scope) withDriftStates(entries []holdfastv1.ResourceStatus, fights *dri
 		}
 	}
 	return entries
-}
-
-// renderAll renders every enabled service, in declaration order, and remembers what each
-// declared (see rememberedDeclarations). A service whose inputs did not change since its last rendering in
-// this process is not rendered again: what it declared is that rendering (renderService). A
-// Helm service is rendered once per revision of its inputs and its rendering kept on the hub
-// (package rendercache), so values its chart generates do not change from one reconcile to the
-// next.
-func (r *Reconciler) renderAll(ctx context.Context, s *scope) []renderedService {
-	kept := r.renderings().Open(s.css)
-	before := r.memory.declarations(client.ObjectKeyFromObject(s.css))
-	var out []renderedService
-	inputs := map[string]string{}
-	for _, svc := range s.mcs.Spec.Services {
-		if svc.Disabled {
-			continue
-		}
-		rs := renderedService{svc: svc}
-		req, err := r.renderRequest(ctx, s, svc)
-		if err == nil {
-			var res *render.Result
-			var in string
-			if res, in, err = r.renderService(ctx, kept, before[svc.Name], req); err == nil {
-				rs.objects, rs.count, rs.digest = res.Objects, len(res.Objects), res.Digest
-				if in != "" {
-					inputs[svc.Name] = in
-				}
-			}
-		}
-		if err != nil {
-			rs.err, rs.transient = renderProblem(err)
-		}
-		out = append(out, rs)
-	}
-	s.unkept = keepRenderings(ctx, kept, out)
-	out = s.withAdmission(out, nil, nil)
-	r.rememberDeclarations(ctx, s, out, inputs)
-	return out
-}
-
-// rememberDeclarations keeps in memory what each service rendered without error declared, made
-// from inputs with the digest inputs holds for it, reusing what was kept of the same rendering.
-func (r *Reconciler) rememberDeclarations(ctx context.Context, s *scope, rendered []renderedService, inputs map[string]string) {
-	key := client.ObjectKeyFromObject(s.css)
-	before := r.memory.declarations(key)
-	declared := map[string]*declaration{}
-	for _, rs := range rendered {
-		in, ok := inputs[rs.svc.Name]
-		if rs.err != nil || !ok {
-			continue
-		}
-		if d := before[rs.svc.Name]; d != nil && d.input == in && d.revision == rs.digest {
-			declared[rs.svc.Name] = d
-			continue
-		}
-		d, err := newDeclaration(in, &render.Result{Objects: rs.objects, Digest: rs.digest}, rs.svc.Namespace)
-		if err != nil {
-			ctrl.LoggerFrom(ctx).V(1).Info("Not keeping the service's declaration; its drift is corrected after a full render",
-				"service", rs.svc.Name, "reason", err.Error())
-			continue
-		}
-		declared[rs.svc.Name] = d
-	}
-	r.memory.setDeclarations(key, s.css.Spec.Cluster, declared)
-}
-
-// rememberedDeclarations returns what every enabled service declares, in declaration order, from
-// memory, without rendering anything, when every service's inputs are as at its last render (each
-// service's objects are then only those watches saw drift); false when memory does not hold every
-// enabled service as its inputs are now, or does not declare an object that drifted.
-// asDeployed asks instead for the services as the status object records them applied (their
-// revisions), whatever their inputs are now.
-func (r *Reconciler) rememberedDeclarations(ctx context.Context, s *scope, asDeployed bool) ([]renderedService, bool) {
-	kept := r.memory.declarations(client.ObjectKeyFromObject(s.css))
-	if kept == nil {
-		return nil, false
-	}
-	var refs []apply.Ref
-	for _, d := range s.drifts {
-		refs = append(refs, unversioned(toRef(d.ResourceRef)))
-	}
-	found := map[apply.Ref]bool{}
-	var out []renderedService
-	for _, svc := range s.mcs.Spec.Services {
-		if svc.Disabled {
-			continue
-		}
-		d := kept[svc.Name]
-		if d == nil {
-			return nil, false
-		}
-		if asDeployed {
-			if d.revision != ServiceRevision(s.css, svc.Name) {
-				return nil, false
-			}
-		} else if in, err := r.inputDigest(ctx, s, svc); err != nil || in != d.input {
-			return nil, false
-		}
-		rs := renderedService{svc: svc, count: d.objects, digest: d.revision}
-		if len(refs) > 0 {
-			objs, err := d.find(refs, svc.Namespace)
-			if err != nil {
-				ctrl.LoggerFrom(ctx).Info("Kept declaration unusable; rendering the service again", "service", svc.Name, "reason", err.Error())
-				return nil, false
-			}
-			for _, ref := range refs {
-				if o, ok := objs[ref]; ok && !found[ref] {
-					rs.objects, found[ref] = append(rs.objects, o), true
-				}
-			}
-		}
-		out = append(out, rs)
-	}
-	if s.admissionNotAsDeployed(asDeployed) {
-		return nil, false
-	}
-	out = s.withAdmission(out, uniqueRefs(refs), found)
-	return out, len(found) == len(uniqueRefs(refs))
-}
-
-// uniqueRefs returns refs without repeats.
-func uniqueRefs(refs []apply.Ref) map[apply.Ref]bool {
-	out := map[apply.Ref]bool{}
-	for _, ref := range refs {
-		out[ref] = true
-	}
-	return out
-}
-
-// renderProblem turns a rendering error into a condition reason and message.
-func renderProblem(err error) (*problem, bool) {
-	var se *sourceError
-	if errors.As(err, &se) {
-		return &problem{se.reason, se.message}, se.transient
-	}
-	if errors.Is(err, rendercache.ErrUnavailable) {
-		return &problem{holdfastv1.SourceUnavailableReason, err.Error()}, true
-	}
-	if reason := render.ReasonOf(err); reason != "" {
-		if render.Transient(err) {
-			return &problem{holdfastv1.SourceUnavailableReason, err.Error()}, true
-		}
-		return &problem{reason, err.Error()}, false
-	}
-	return &problem{holdfastv1.RenderFailedReason, err.Error()}, false
 }
 
 // applyOptions labels every object with Holdfast's marks and its owner, resolves conflicts
@@ -500,77 +217,6 @@ func (r *Reconciler) applyOptions(ctx context.Context, s *scope, svc holdfastv1.
 		Ignore:          func(live *unstructured.Unstructured) bool { return drift.Exempt(live) },
 		Health:          s.healthChecks().Health,
 	}
-}
-
-// withdrawRemoved deletes (or, with UnmatchPolicy Leave, orphans) the objects of services that
-// are no longer declared or are disabled. Adopted objects are never deleted: they are left in
-// place without Holdfast's labels (see apply.Options.Adopt). It returns the entries still to be
-// withdrawn.
-func (r *Reconciler) withdrawRemoved(ctx context.Context, s *scope, applier *apply.Applier, previous []holdfastv1.ResourceStatus, declared map[string]bool) []holdfastv1.ResourceStatus {
-	byService := map[string][]holdfastv1.ResourceStatus{}
-	var order []string
-	for _, rs := range previous {
-		if declared[rs.Service] {
-			continue
-		}
-		if _, ok := byService[rs.Service]; !ok {
-			order = append(order, rs.Service)
-		}
-		byService[rs.Service] = append(byService[rs.Service], rs)
-	}
-	var left []holdfastv1.ResourceStatus
-	for _, name := range order {
-		prev := byService[name]
-		if s.mcs.Spec.UnmatchPolicy == holdfastv1.UnmatchLeave && s.mcs.Spec.SyncMode != holdfastv1.SyncModeDryRun {
-			ctrl.LoggerFrom(ctx).Info("Service removed; leaving its objects in place", "service", name, "objects", len(prev))
-			continue
-		}
-		opts := r.applyOptions(ctx, s, holdfastv1.Service{Name: name}, prev)
-		// Withdraw only what is still ours: another service set may have taken an object over
-		// (for example while this one was being deleted), and its object must stay. Without an
-		// owner annotation an object is deleted only if it still carries all of this service
-		// set's labels (apply checks them) and was not adopted (apply lets those go).
-		opts.Claim = func(live *unstructured.Unstructured) (string, bool) {
-			owner := live.GetAnnotations()[holdfastv1.OwnerAnnotation]
-			return owner, owner == "" || owner == s.mcs.Name
-		}
-		res, err := applier.Delete(ctx, opts.Previous, opts)
-		if err != nil {
-			s.withdrawErr = errors.Join(s.withdrawErr, fmt.Errorf("withdrawing service %q: %w", name, err))
-			left = append(left, prev...)
-			continue
-		}
-		left = append(left, resourcesFromResult(name, res, prev)...)
-		if ferr := res.Err(); ferr != nil {
-			s.withdrawErr = errors.Join(s.withdrawErr, fmt.Errorf("withdrawing service %q: %w", name, ferr))
-		}
-	}
-	return left
-}
-
-// withdrawAll deletes everything in the inventory, for the deletion of the status object. It
-// reports whether everything is gone.
-func (r *Reconciler) withdrawAll(ctx context.Context, s *scope) (bool, error) {
-	mcs := s.mcs
-	if mcs == nil {
-		// The MultiClusterService is gone; objects still carry its name.
-		mcs = &holdfastv1.MultiClusterService{}
-		mcs.Name = s.css.Spec.MultiClusterService
-		s.mcs = mcs
-	}
-	applier, err := s.applier()
-	if err != nil {
-		return false, err
-	}
-	left := r.withdrawRemoved(ctx, s, applier, s.css.Status.Resources, map[string]bool{})
-	s.resources = left
-	if s.withdrawErr != nil {
-		return false, s.withdrawErr
-	}
-	if len(inventoryOf(left, "")) > 0 {
-		return false, fmt.Errorf("%d objects of ClusterServiceStatus %s not withdrawn yet", len(left), klog.KObj(s.css))
-	}
-	return true, nil
 }
 
 // notCreatedByHoldfast reports whether a live object lacks the marks Holdfast applies to what it
@@ -645,31 +291,6 @@ func transientFailures(res *apply.Result) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// declarationChanged reports whether what is declared for the cluster differs from what was
-// last reconciled: a new generation, a service added or removed, or a different rendering.
-// serviceSetChanged reports whether the service set changed (its generation or sync mode), or
-// the rollout gave the status object another revision, since it was last reconciled completely.
-func serviceSetChanged(css *holdfastv1.ClusterServiceStatus, mcs *holdfastv1.MultiClusterService) bool {
-	return css.Status.ObservedServiceSetGeneration != mcs.Generation || css.Status.SyncMode != mcs.Spec.SyncMode ||
-		css.Status.Revision != css.Spec.Revision
-}
-
-func declarationChanged(css *holdfastv1.ClusterServiceStatus, mcs *holdfastv1.MultiClusterService, rendered []renderedService) bool {
-	if serviceSetChanged(css, mcs) {
-		return true
-	}
-	if len(rendered) != len(css.Status.Services) {
-		return true
-	}
-	for i, rs := range rendered {
-		prev := css.Status.Services[i]
-		if prev.Name != rs.svc.Name || rs.err != nil || prev.Revision != rs.digest {
-			return true
-		}
-	}
-	return false
 }
 
 func deployedOnce(css *holdfastv1.ClusterServiceStatus, service string) bool {

@@ -2,11 +2,13 @@ package clusterservicestatus
 
 import (
 	"context"
+	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/conditions"
+	"holdfast.dev/holdfast/internal/drift"
 )
 
 // gatherFacts gathers what plan decides from, and the declarations the drifts watches saw are
@@ -54,4 +56,75 @@ func (r *Reconciler) takeMarks(s *scope) {
 	key := client.ObjectKeyFromObject(s.css)
 	r.memory.takeRecheck(key)
 	r.memory.fights.TakeDue(key, s.now)
+}
+
+// deletedContainers reports whether a drift is the deletion of a Namespace or a CRD: what was in
+// it went with it, and watches may never report it (the watch of a CRD's kind ends with the
+// CRD), so only a full reconcile puts everything back.
+func deletedContainers(drifts []holdfastv1.DriftRecord) bool {
+	for _, d := range drifts {
+		if d.Type == holdfastv1.DriftDeleted && drift.Contains(d.Group, d.Kind) {
+			return true
+		}
+	}
+	return false
+}
+
+// comparisonDue reports whether, in drift-detection mode, the cluster must be compared with
+// the declaration although nothing else is due: the first time in this process (drift made
+// while the controller was down), after the cluster reconnected or its link recovered from a
+// partition too short to disconnect it (drift made meanwhile, which a watch may not show: it
+// may have hung on a dead connection), when the correction of a Contested object waited out its
+// backoff, and when drift waiting for a correction window can now be corrected.
+func (r *Reconciler) comparisonDue(s *scope) bool {
+	if s.mcs.Spec.SyncMode != holdfastv1.SyncModeContinuousWithDriftDetection {
+		return false
+	}
+	last, ok := r.memory.lastCompared(client.ObjectKeyFromObject(s.css))
+	if !ok {
+		return true
+	}
+	if c := conditions.Get(s.cluster, holdfastv1.ClusterConnectedCondition); c != nil &&
+		!c.LastTransitionTime.Time.Before(last.Truncate(time.Second)) {
+		return true
+	}
+	if s.conn != nil && s.conn.Recovered().After(last) {
+		return true
+	}
+	if r.memory.fights.Due(client.ObjectKeyFromObject(s.css), s.now) {
+		return true
+	}
+	if s.css.Status.DriftedCount > 0 {
+		for _, svc := range s.mcs.Spec.Services {
+			if pol := s.policy(svc); pol.Action == holdfastv1.DriftActionReport && drift.InWindow(pol.Windows, s.now) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// declarationChanged reports whether what is declared for the cluster differs from what was
+// last reconciled: a new generation, a service added or removed, or a different rendering.
+// serviceSetChanged reports whether the service set changed (its generation or sync mode), or
+// the rollout gave the status object another revision, since it was last reconciled completely.
+func serviceSetChanged(css *holdfastv1.ClusterServiceStatus, mcs *holdfastv1.MultiClusterService) bool {
+	return css.Status.ObservedServiceSetGeneration != mcs.Generation || css.Status.SyncMode != mcs.Spec.SyncMode ||
+		css.Status.Revision != css.Spec.Revision
+}
+
+func declarationChanged(css *holdfastv1.ClusterServiceStatus, mcs *holdfastv1.MultiClusterService, rendered []renderedService) bool {
+	if serviceSetChanged(css, mcs) {
+		return true
+	}
+	if len(rendered) != len(css.Status.Services) {
+		return true
+	}
+	for i, rs := range rendered {
+		prev := css.Status.Services[i]
+		if prev.Name != rs.svc.Name || rs.err != nil || prev.Revision != rs.digest {
+			return true
+		}
+	}
+	return false
 }

@@ -388,6 +388,17 @@ func (m *memory) recordedAt(key types.NamespacedName, resourceVersion string) *r
 	return nil
 }
 
+// lastRecorded returns what was last recorded of a status object, whatever version the cache
+// holds; nil if nothing is.
+func (m *memory) lastRecorded(key types.NamespacedName) *recorded {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e := m.entries[key]; e != nil {
+		return e.recorded
+	}
+	return nil
+}
+
 // forget drops everything known about a status object that is gone.
 func (m *memory) forget(key types.NamespacedName) {
 	m.mu.Lock()

@@ -2,12 +2,16 @@ package clusterservicestatus
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/apply"
 	"holdfast.dev/holdfast/internal/metrics"
 	"holdfast.dev/holdfast/internal/render"
 	"holdfast.dev/holdfast/internal/rendercache"
@@ -86,4 +90,162 @@ func unkeptNote(unkept []rendercache.Unkept) string {
 		notes = append(notes, fmt.Sprintf("service %q is rendered on every reconcile, so values its chart generates change each time: %s", u.Service, u.Reason))
 	}
 	return "; " + strings.Join(notes, "; ")
+}
+
+// renderedService is a service rendered for the cluster, or the reason it could not be.
+type renderedService struct {
+	svc holdfastv1.Service
+	// objects are the rendered objects; remembered renderings (see rememberedDeclarations) hold only the
+	// objects watches saw drift. count is how many the rendering holds.
+	objects []*unstructured.Unstructured
+	count   int
+	digest  string
+	err     *problem
+	// transient errors are retried with backoff.
+	transient bool
+}
+
+// renderAll renders every enabled service, in declaration order, and remembers what each
+// declared (see rememberedDeclarations). A service whose inputs did not change since its last rendering in
+// this process is not rendered again: what it declared is that rendering (renderService). A
+// Helm service is rendered once per revision of its inputs and its rendering kept on the hub
+// (package rendercache), so values its chart generates do not change from one reconcile to the
+// next.
+func (r *Reconciler) renderAll(ctx context.Context, s *scope) []renderedService {
+	kept := r.renderings().Open(s.css)
+	before := r.memory.declarations(client.ObjectKeyFromObject(s.css))
+	var out []renderedService
+	inputs := map[string]string{}
+	for _, svc := range s.mcs.Spec.Services {
+		if svc.Disabled {
+			continue
+		}
+		rs := renderedService{svc: svc}
+		req, err := r.renderRequest(ctx, s, svc)
+		if err == nil {
+			var res *render.Result
+			var in string
+			if res, in, err = r.renderService(ctx, kept, before[svc.Name], req); err == nil {
+				rs.objects, rs.count, rs.digest = res.Objects, len(res.Objects), res.Digest
+				if in != "" {
+					inputs[svc.Name] = in
+				}
+			}
+		}
+		if err != nil {
+			rs.err, rs.transient = renderProblem(err)
+		}
+		out = append(out, rs)
+	}
+	s.unkept = keepRenderings(ctx, kept, out)
+	out = s.withAdmission(out, nil, nil)
+	r.rememberDeclarations(ctx, s, out, inputs)
+	return out
+}
+
+// rememberDeclarations keeps in memory what each service rendered without error declared, made
+// from inputs with the digest inputs holds for it, reusing what was kept of the same rendering.
+func (r *Reconciler) rememberDeclarations(ctx context.Context, s *scope, rendered []renderedService, inputs map[string]string) {
+	key := client.ObjectKeyFromObject(s.css)
+	before := r.memory.declarations(key)
+	declared := map[string]*declaration{}
+	for _, rs := range rendered {
+		in, ok := inputs[rs.svc.Name]
+		if rs.err != nil || !ok {
+			continue
+		}
+		if d := before[rs.svc.Name]; d != nil && d.input == in && d.revision == rs.digest {
+			declared[rs.svc.Name] = d
+			continue
+		}
+		d, err := newDeclaration(in, &render.Result{Objects: rs.objects, Digest: rs.digest}, rs.svc.Namespace)
+		if err != nil {
+			ctrl.LoggerFrom(ctx).V(1).Info("Not keeping the service's declaration; its drift is corrected after a full render",
+				"service", rs.svc.Name, "reason", err.Error())
+			continue
+		}
+		declared[rs.svc.Name] = d
+	}
+	r.memory.setDeclarations(key, s.css.Spec.Cluster, declared)
+}
+
+// rememberedDeclarations returns what every enabled service declares, in declaration order, from
+// memory, without rendering anything, when every service's inputs are as at its last render (each
+// service's objects are then only those watches saw drift); false when memory does not hold every
+// enabled service as its inputs are now, or does not declare an object that drifted.
+// asDeployed asks instead for the services as the status object records them applied (their
+// revisions), whatever their inputs are now.
+func (r *Reconciler) rememberedDeclarations(ctx context.Context, s *scope, asDeployed bool) ([]renderedService, bool) {
+	kept := r.memory.declarations(client.ObjectKeyFromObject(s.css))
+	if kept == nil {
+		return nil, false
+	}
+	var refs []apply.Ref
+	for _, d := range s.drifts {
+		refs = append(refs, unversioned(toRef(d.ResourceRef)))
+	}
+	found := map[apply.Ref]bool{}
+	var out []renderedService
+	for _, svc := range s.mcs.Spec.Services {
+		if svc.Disabled {
+			continue
+		}
+		d := kept[svc.Name]
+		if d == nil {
+			return nil, false
+		}
+		if asDeployed {
+			if d.revision != ServiceRevision(s.css, svc.Name) {
+				return nil, false
+			}
+		} else if in, err := r.inputDigest(ctx, s, svc); err != nil || in != d.input {
+			return nil, false
+		}
+		rs := renderedService{svc: svc, count: d.objects, digest: d.revision}
+		if len(refs) > 0 {
+			objs, err := d.find(refs, svc.Namespace)
+			if err != nil {
+				ctrl.LoggerFrom(ctx).Info("Kept declaration unusable; rendering the service again", "service", svc.Name, "reason", err.Error())
+				return nil, false
+			}
+			for _, ref := range refs {
+				if o, ok := objs[ref]; ok && !found[ref] {
+					rs.objects, found[ref] = append(rs.objects, o), true
+				}
+			}
+		}
+		out = append(out, rs)
+	}
+	if s.admissionNotAsDeployed(asDeployed) {
+		return nil, false
+	}
+	out = s.withAdmission(out, uniqueRefs(refs), found)
+	return out, len(found) == len(uniqueRefs(refs))
+}
+
+// uniqueRefs returns refs without repeats.
+func uniqueRefs(refs []apply.Ref) map[apply.Ref]bool {
+	out := map[apply.Ref]bool{}
+	for _, ref := range refs {
+		out[ref] = true
+	}
+	return out
+}
+
+// renderProblem turns a rendering error into a condition reason and message.
+func renderProblem(err error) (*problem, bool) {
+	var se *sourceError
+	if errors.As(err, &se) {
+		return &problem{se.reason, se.message}, se.transient
+	}
+	if errors.Is(err, rendercache.ErrUnavailable) {
+		return &problem{holdfastv1.SourceUnavailableReason, err.Error()}, true
+	}
+	if reason := render.ReasonOf(err); reason != "" {
+		if render.Transient(err) {
+			return &problem{holdfastv1.SourceUnavailableReason, err.Error()}, true
+		}
+		return &problem{reason, err.Error()}, false
+	}
+	return &problem{holdfastv1.RenderFailedReason, err.Error()}, false
 }

@@ -1,6 +1,7 @@
 package clusterservicestatus
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -105,8 +106,14 @@ type scope struct {
 	// corrections is true when this reconcile only handled drift watches saw (correctDrifts):
 	// it rendered nothing, and looked only at the drifted objects.
 	corrections bool
-	requested   string
-	services    []serviceOutcome
+	// settle, when set, reads the whole status object and takes in what the corrections did,
+	// before the status is computed (correctDrifts leaves it to the recording, recordings.go);
+	// recording is true in a recording in the background, whose turn readWhole need not wait
+	// for.
+	settle    func(context.Context) error
+	recording bool
+	requested string
+	services  []serviceOutcome
 	// unkept are the services whose rendering could not be kept on the hub.
 	unkept []rendercache.Unkept
 	// resources is the new inventory, replacing status.resources when set.
