@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 
@@ -44,6 +45,8 @@ func RequireBinaries(t testing.TB) {
 type LogBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
+	// shown holds the tests ShowOnFailure was called for.
+	shown map[testing.TB]bool
 }
 
 // Write appends p.
@@ -58,4 +61,43 @@ func (b *LogBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// Lines returns the last max lines written so far that contain match, oldest first.
+func (b *LogBuffer) Lines(match string, max int) []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []string
+	for line := range bytes.Lines(b.buf.Bytes()) {
+		if bytes.Contains(line, []byte(match)) {
+			out = append(out, string(bytes.TrimRight(line, "\n")))
+		}
+	}
+	if len(out) > max {
+		out = out[len(out)-max:]
+	}
+	return out
+}
+
+// ShowOnFailure makes t, when it fails and the log did not go to stderr already (-v), print
+// the last max lines of b that contain match: a failure seen once in CI is then diagnosed from
+// its output. Calling it again for the same t does nothing more.
+func (b *LogBuffer) ShowOnFailure(t testing.TB, match string, max int) {
+	b.mu.Lock()
+	if b.shown == nil {
+		b.shown = map[testing.TB]bool{}
+	}
+	done := b.shown[t]
+	b.shown[t] = true
+	b.mu.Unlock()
+	if done {
+		return
+	}
+	t.Cleanup(func() {
+		if !t.Failed() || testing.Verbose() {
+			return
+		}
+		lines := b.Lines(match, max)
+		t.Logf("the controller's last %d log lines naming %q:\n%s", len(lines), match, strings.Join(lines, "\n"))
+	})
 }

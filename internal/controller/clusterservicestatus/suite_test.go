@@ -81,7 +81,11 @@ func run(m *testing.M) int {
 	defer func() { _ = fl.Stop() }()
 	hub = fl.HubClient()
 	for _, t := range fl.Targets {
-		c, err := client.New(t.RESTConfig(), client.Options{Scheme: hub.Scheme()})
+		// Unthrottled: a test that samples the targets (rolloutFleet.watchOrder) must read
+		// them when it says it does, not when client-go's default 5 requests a second allow.
+		cfg := t.RESTConfig()
+		cfg.QPS, cfg.Burst = -1, 0
+		c, err := client.New(cfg, client.Options{Scheme: hub.Scheme()})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
@@ -214,6 +218,7 @@ func restartManagerWith(t *testing.T, change func(*controller.Options)) {
 // objName derives a name unique to the test from its name.
 func objName(t *testing.T, suffix string) string {
 	n := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
+	logs.ShowOnFailure(t, strings.TrimLeft(n[max(0, len(n)-40):], "-"), 400)
 	if suffix != "" {
 		n += "-" + suffix
 	}
