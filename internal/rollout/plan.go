@@ -175,7 +175,7 @@ func advance(st *holdfastv1.RolloutStatus, strategy holdfastv1.RolloutStrategy, 
 		}
 		if pause := pauseOf(strategy); pause > 0 {
 			if st.WaveHealthyTime == nil {
-				st.WaveHealthyTime = &now
+				st.WaveHealthyTime = wholeSecondFrom(now)
 			}
 			if left := st.WaveHealthyTime.Add(pause).Sub(now.Time); left > 0 {
 				st.Phase = holdfastv1.RolloutPausing
@@ -278,6 +278,17 @@ func scaled(v *intstr.IntOrString, total, def int) int {
 		}
 	}
 	return max(n, 1)
+}
+
+// wholeSecondFrom is t, or the whole second after it when it has a fraction: status times are
+// kept to the second (RFC 3339), so a pause counted from t truncated would end up to a second
+// early: a 1 s pause could end at once.
+func wholeSecondFrom(t metav1.Time) *metav1.Time {
+	whole := t.Truncate(time.Second)
+	if whole.Before(t.Time) {
+		whole = whole.Add(time.Second)
+	}
+	return &metav1.Time{Time: whole}
 }
 
 // pauseOf is the strategy's pause between waves.

@@ -1,6 +1,7 @@
 package rollout
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -52,7 +53,15 @@ func (f *fleet) plan(revision string, resume, abort string) Plan {
 			c.Status.Generation++
 		}
 	}
-	f.status = &p.Status
+	// Kept as the API server keeps it: times to the second.
+	raw, err := json.Marshal(p.Status)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.status = &holdfastv1.RolloutStatus{}
+	if err := json.Unmarshal(raw, f.status); err != nil {
+		f.t.Fatal(err)
+	}
 	return p
 }
 
@@ -130,6 +139,27 @@ func TestWavesInOrderAndHaltOnFailure(t *testing.T) {
 	if f.status.StableRevision != "r1" {
 		t.Fatalf("stable revision %s", f.status.StableRevision)
 	}
+}
+
+// TestPauseIsWhole: a wave healthy at a fraction of a second is paused after for the whole
+// pause, although status keeps its time to the second.
+func TestPauseIsWhole(t *testing.T) {
+	f := newFleet(t, holdfastv1.RolloutStrategy{WaveLabel: "wave", PauseBetweenWaves: &metav1.Duration{Duration: time.Second}})
+	f.plan("r1", "", "")
+	f.plan("r2", "", "")
+	f.reconcile(0, true)
+	f.reconcile(1, true)
+	f.now = f.now.Add(600 * time.Millisecond)
+	if p := f.plan("r2", "", ""); p.Requeue != 1400*time.Millisecond {
+		t.Fatalf("requeue %s, want 1.4s (the pause from the next whole second)", p.Requeue)
+	}
+	f.expect(holdfastv1.RolloutPausing, "r2 r2 r1 r1 r1 r1 ")
+	f.now = f.now.Add(time.Second)
+	f.plan("r2", "", "")
+	f.expect(holdfastv1.RolloutPausing, "r2 r2 r1 r1 r1 r1 ")
+	f.now = f.now.Add(400 * time.Millisecond)
+	f.plan("r2", "", "")
+	f.expect(holdfastv1.RolloutProgressing, "r2 r2 r2 r2 r1 r1 ")
 }
 
 func TestPauseBetweenWavesAndJoiningCluster(t *testing.T) {

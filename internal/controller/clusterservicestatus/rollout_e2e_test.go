@@ -63,15 +63,18 @@ func (f *rolloutFleet) expectRevisions(t *testing.T, want func(cluster string) s
 // watchOrder records, every 50 ms, when each cluster first shows revision rev, until stop.
 func (f *rolloutFleet) watchOrder(rev string) (stop func() map[string]time.Time) {
 	seen := map[string]time.Time{}
+	sample := func() {
+		for _, c := range f.names {
+			if _, ok := seen[c]; !ok && f.revisionOn(c) == rev {
+				seen[c] = time.Now()
+			}
+		}
+	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for {
-			for _, c := range f.names {
-				if _, ok := seen[c]; !ok && f.revisionOn(c) == rev {
-					seen[c] = time.Now()
-				}
-			}
+			sample()
 			select {
 			case <-done:
 				return
@@ -79,7 +82,9 @@ func (f *rolloutFleet) watchOrder(rev string) (stop func() map[string]time.Time)
 			}
 		}
 	})
-	return func() map[string]time.Time { close(done); wg.Wait(); return seen }
+	// A last sample: a cluster may have changed after the one before, and before the caller
+	// saw every cluster at rev.
+	return func() map[string]time.Time { close(done); wg.Wait(); sample(); return seen }
 }
 
 func rolloutOf(g Gomega, name string) *holdfastv1.MultiClusterService {
