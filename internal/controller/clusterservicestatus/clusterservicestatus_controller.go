@@ -231,8 +231,12 @@ func (r *Reconciler) reconcileObject(ctx context.Context, s *scope) (ctrl.Result
 		}
 		return ctrl.Result{}, nil
 	}
-	if gone, err := r.ensureFinalizer(ctx, s); gone || err != nil {
+	added, err := r.ensureFinalizer(ctx, s)
+	if err != nil {
 		return ctrl.Result{}, err
+	}
+	if added {
+		return ctrl.Result{RequeueAfter: time.Millisecond}, nil
 	}
 	if mcs.Spec.Paused {
 		return ctrl.Result{}, nil
@@ -253,25 +257,20 @@ func (r *Reconciler) reconcileObject(ctx context.Context, s *scope) (ctrl.Result
 	return r.reconcileDeploy(ctx, s)
 }
 
-// ensureFinalizer adds the cleanup finalizer to a status object that has none yet, keeping the
-// whole inventory in the scope (the update's answer holds it as stored: a summary when
-// sharded). gone: the status object is no longer there.
-func (r *Reconciler) ensureFinalizer(ctx context.Context, s *scope) (gone bool, _ error) {
+// ensureFinalizer adds the cleanup finalizer to a status object that has none yet, and only
+// that: added tells the reconcile to end there and come back at once, as Cluster API and Flux
+// do, so that nothing is deployed through a status object whose withdrawal is not guaranteed.
+// The status patch that ends the reconcile reads the object anew (readWhole).
+func (r *Reconciler) ensureFinalizer(ctx context.Context, s *scope) (added bool, _ error) {
 	if controllerutil.ContainsFinalizer(s.css, holdfastv1.CleanupFinalizer) {
 		return false, nil
 	}
-	if err := r.readWhole(ctx, s); err != nil {
-		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+	patch := client.MergeFromWithOptions(s.css.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	controllerutil.AddFinalizer(s.css, holdfastv1.CleanupFinalizer)
+	if err := r.Client.Patch(ctx, s.css, patch); client.IgnoreNotFound(err) != nil {
+		return true, fmt.Errorf("adding the finalizer to ClusterServiceStatus %s: %w", klog.KObj(s.css), err)
 	}
-	css := s.css
-	controllerutil.AddFinalizer(css, holdfastv1.CleanupFinalizer)
-	resources := css.Status.Resources
-	if err := r.Client.Update(ctx, css); err != nil {
-		return false, fmt.Errorf("adding the finalizer to ClusterServiceStatus %s: %w", klog.KObj(css), err)
-	}
-	css.Status.Resources = resources
-	s.before.ResourceVersion, s.before.Finalizers = css.ResourceVersion, css.Finalizers
-	return false, nil
+	return true, nil
 }
 
 // selects reports whether mcs selects c, as the MultiClusterService controller decides.

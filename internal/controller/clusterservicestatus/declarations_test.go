@@ -142,8 +142,8 @@ func TestRecordedStatusHoldsOnlyEntriesNotInSync(t *testing.T) {
 		t.Error("over maxUnusual: still recorded")
 	}
 	m.forget(key)
-	if len(m.entries) != 0 {
-		t.Errorf("entries after forget: %v", m.entries)
+	if n := m.statusObjects(); n != 0 {
+		t.Errorf("%d status objects held after forget", n)
 	}
 }
 

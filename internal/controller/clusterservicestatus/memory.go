@@ -2,11 +2,9 @@ package clusterservicestatus
 
 import (
 	"slices"
-	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/lru"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/apply"
@@ -14,7 +12,7 @@ import (
 )
 
 // maxPendingStatuses bounds how many status objects can hold drifts the watches saw and no
-// reconcile has taken yet, and, apart, how many can hold a recheck mark (see waiting). Objects
+// reconcile has taken yet, and, apart, how many can hold a recheck mark (part.bound). Objects
 // on a target carry their owner in an annotation anyone with write access there can set; the
 // drift watches accept only owners whose status object exists for that cluster (onDrift), and
 // the bound holds whatever the callers: a hostile cluster cannot make the controller remember
@@ -22,24 +20,6 @@ import (
 // recheck mark makes its reconcile compare with the cluster and find it again (detection
 // Comparison), and a status object refused both is compared at its next full reconcile.
 const maxPendingStatuses = 10000
-
-// waiting counts the entries that hold one kind of thing for their next reconcile, and admits
-// new ones up to maxPendingStatuses: the one bound of what the drift watches and map functions,
-// which run ahead of reconciles, can make memory hold.
-type waiting struct{ n int }
-
-// admits reports whether an entry may hold the thing counted, given whether it holds it already.
-func (w *waiting) admits(holds bool) bool { return holds || w.n < maxPendingStatuses }
-
-// update counts an entry that held the thing (had) and now holds it or not (has).
-func (w *waiting) update(had, has bool) {
-	switch {
-	case !had && has:
-		w.n++
-	case had && !has:
-		w.n--
-	}
-}
 
 // maxDeclaredBytes bounds what the declarations of all status objects hold (declaration.size):
 // about 128 MiB of compressed manifests, several GiB of YAML. Over it, the status objects whose
@@ -50,9 +30,10 @@ const maxDeclaredBytes = 128 << 20
 
 // memory is what this process knows about status objects between their reconciles, kept apart
 // from the API server because it is written from informer goroutines (the drift watches), map
-// functions and reconciles at once: the drifts watches saw and no reconcile recorded yet, the
-// status objects whose next reconcile must compare with the cluster, when this process last
-// compared each with its cluster, and the corrections counted to notice fights.
+// functions and reconciles at once. It is made of parts, one per kind of thing, each under a
+// lock of its own (no method reads two parts together); each part says whether it carries
+// correctness (what it holds is found again only by a comparison with the cluster) or is a
+// cache (what it holds is found again by reading or rendering).
 //
 // It lives in memory by design: a restart forgets it, and the first reconcile of each status
 // object after a start compares with the cluster, which finds what was pending. It forgets a
@@ -62,36 +43,25 @@ const maxDeclaredBytes = 128 << 20
 // which can go over the bound by the reconciles under way), and declarations up to
 // maxDeclaredBytes. It is safe for concurrent use.
 type memory struct {
-	mu      sync.Mutex
-	entries map[types.NamespacedName]*remembered
-	// pending counts the entries with drifts, rechecks those with a recheck mark.
-	pending, rechecks waiting
+	// drifts carries correctness: the drifts watches saw since the last reconcile took them,
+	// oldest first, for at most maxPendingStatuses status objects.
+	drifts *part[[]holdfastv1.DriftRecord]
+	// rechecks carries correctness: the status objects whose next reconcile compares with the
+	// cluster even if nothing is due, at most maxPendingStatuses.
+	rechecks *part[struct{}]
+	// compared is a cache of when this process last compared a status object's objects with
+	// the cluster (a restart forgets it, and the first reconcile then compares).
+	compared *part[time.Time]
+	// declared is a cache of what each service declared at its last render, bounded by bytes.
+	declared *declarationStore
+	// recorded is a cache of what a status object held when this process last wrote or read it
+	// whole; without it a drift correction reads the whole object first.
+	recorded *part[*recorded]
+	// notes is a cache of what the cluster's watches of this status object's kinds cover
+	// less than everywhere (watchInventory), as the last full reconcile found.
+	notes *part[[]string]
 	// fights counts recent corrections per object.
 	fights *drift.Fights
-	// used orders the status objects that hold declarations by their last use, each with the
-	// bytes they hold; declaredBytes is their sum, at most maxDeclared. Its eviction function
-	// drops an entry's declarations; it runs, like every call to used, with mu held.
-	used                       *lru.Cache
-	declaredBytes, maxDeclared int
-}
-
-// remembered is what memory holds about one status object.
-type remembered struct {
-	// cluster is the name of the status object's Cluster (in its namespace).
-	cluster string
-	// drifts are drifts watches saw since the last reconcile took them, oldest first.
-	drifts []holdfastv1.DriftRecord
-	// recheck: the next reconcile compares with the cluster even if nothing is due.
-	recheck bool
-	// compared is when this process last compared the objects with the cluster; zero if never.
-	compared time.Time
-	// declared is what each service declared at its last render, by service name.
-	declared map[string]*declaration
-	// recorded is what the status object held when this process last wrote or read it whole.
-	recorded *recorded
-	// watchNotes say what the cluster's watches of this status object's kinds cover less than
-	// everywhere (watchInventory).
-	watchNotes []string
 }
 
 // recorded is the part of a status object a drift correction needs before it may read the
@@ -117,89 +87,46 @@ const maxReplaced = 16
 const maxUnusual = 1000
 
 func newMemory() *memory {
-	m := &memory{entries: map[types.NamespacedName]*remembered{}, fights: &drift.Fights{}, maxDeclared: maxDeclaredBytes}
-	m.used = lru.NewWithEvictionFunc(0, m.dropDeclarations)
-	return m
-}
-
-// dropDeclarations is used's eviction function: the declarations of key are gone.
-func (m *memory) dropDeclarations(key lru.Key, size any) {
-	m.declaredBytes -= size.(int)
-	name := key.(types.NamespacedName)
-	if e := m.entries[name]; e != nil {
-		e.declared = nil
-		m.tidy(name, e)
+	return &memory{
+		drifts:   newPart[[]holdfastv1.DriftRecord](maxPendingStatuses),
+		rechecks: newPart[struct{}](maxPendingStatuses),
+		compared: newPart[time.Time](0),
+		declared: newDeclarationStore(maxDeclaredBytes),
+		recorded: newPart[*recorded](0),
+		notes:    newPart[[]string](0),
+		fights:   &drift.Fights{},
 	}
-}
-
-// entry returns the entry of key, made if needed; the caller holds mu.
-func (m *memory) entry(key types.NamespacedName, cluster string) *remembered {
-	e := m.entries[key]
-	if e == nil {
-		e = &remembered{cluster: cluster}
-		m.entries[key] = e
-	}
-	return e
-}
-
-// tidy drops e, the entry of key, when it holds nothing; the caller holds mu.
-func (m *memory) tidy(key types.NamespacedName, e *remembered) {
-	if len(e.drifts) == 0 && !e.recheck && e.compared.IsZero() && e.declared == nil && e.recorded == nil && e.watchNotes == nil {
-		delete(m.entries, key)
-	}
-}
-
-// setDrifts replaces the drifts of e, keeping the newest MaxDriftRecords; the caller holds mu.
-func (m *memory) setDrifts(e *remembered, drifts []holdfastv1.DriftRecord) {
-	if len(drifts) > holdfastv1.MaxDriftRecords {
-		drifts = drifts[len(drifts)-holdfastv1.MaxDriftRecords:]
-	}
-	m.pending.update(len(e.drifts) > 0, len(drifts) > 0)
-	e.drifts = drifts
-}
-
-// setRecheck sets or clears the recheck mark of e; the caller holds mu.
-func (m *memory) setRecheck(e *remembered, recheck bool) {
-	m.rechecks.update(e.recheck, recheck)
-	e.recheck = recheck
 }
 
 // addDrift remembers a drift a watch saw for the status object key of a Cluster, until its
 // reconcile takes it. It reports false when the drift was dropped because too many status
 // objects hold drifts already.
 func (m *memory) addDrift(key types.NamespacedName, cluster string, rec holdfastv1.DriftRecord) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if e := m.entries[key]; !m.pending.admits(e != nil && len(e.drifts) > 0) {
-		return false
+	return m.drifts.change(key, cluster, false, func(drifts []holdfastv1.DriftRecord) ([]holdfastv1.DriftRecord, bool) {
+		if superseded(nil, types.NamespacedName{}, rec, drifts) {
+			return drifts, len(drifts) > 0 // a second watch's report of a change waiting already
+		}
+		return newestDrifts(append(drifts, rec)), true
+	})
+}
+
+// newestDrifts keeps the newest MaxDriftRecords of drifts.
+func newestDrifts(drifts []holdfastv1.DriftRecord) []holdfastv1.DriftRecord {
+	if len(drifts) > holdfastv1.MaxDriftRecords {
+		drifts = drifts[len(drifts)-holdfastv1.MaxDriftRecords:]
 	}
-	e := m.entry(key, cluster)
-	if superseded(nil, types.NamespacedName{}, rec, e.drifts) {
-		return true // a second watch's report of a change waiting already
-	}
-	m.setDrifts(e, append(e.drifts, rec))
-	return true
+	return drifts
 }
 
 // hasDrifts reports whether watches saw drifts of a status object that no reconcile took yet.
 func (m *memory) hasDrifts(key types.NamespacedName) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	e := m.entries[key]
-	return e != nil && len(e.drifts) > 0
+	_, ok := m.drifts.get(key)
+	return ok
 }
 
 // takeDrifts returns and forgets the drifts seen for a status object.
 func (m *memory) takeDrifts(key types.NamespacedName) []holdfastv1.DriftRecord {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	e := m.entries[key]
-	if e == nil {
-		return nil
-	}
-	d := e.drifts
-	m.setDrifts(e, nil)
-	m.tidy(key, e)
+	d, _ := m.drifts.take(key)
 	return d
 }
 
@@ -208,181 +135,127 @@ func (m *memory) returnDrifts(key types.NamespacedName, cluster string, drifts [
 	if len(drifts) == 0 {
 		return
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	e := m.entry(key, cluster)
-	m.setDrifts(e, append(append([]holdfastv1.DriftRecord{}, drifts...), e.drifts...))
+	m.drifts.change(key, cluster, true, func(since []holdfastv1.DriftRecord) ([]holdfastv1.DriftRecord, bool) {
+		return newestDrifts(append(append([]holdfastv1.DriftRecord{}, drifts...), since...)), true
+	})
 }
 
 // markRecheck makes the next reconcile of a status object compare with the cluster even if no
 // full reconcile is due. It reports false when the mark was refused because too many status
 // objects hold one already: that reconcile compares only if something else makes it.
 func (m *memory) markRecheck(key types.NamespacedName, cluster string) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if e := m.entries[key]; !m.rechecks.admits(e != nil && e.recheck) {
-		return false
-	}
-	m.setRecheck(m.entry(key, cluster), true)
-	return true
+	return m.rechecks.change(key, cluster, false, func(struct{}) (struct{}, bool) { return struct{}{}, true })
+}
+
+// hasRecheck reports, without taking it, whether a status object is marked for a recheck.
+func (m *memory) hasRecheck(key types.NamespacedName) bool {
+	_, ok := m.rechecks.get(key)
+	return ok
 }
 
 // takeRecheck reports whether a recheck was asked for since the last call, and clears it.
-// hasRecheck reports, without taking it, whether a status object is marked for a recheck.
-func (m *memory) hasRecheck(key types.NamespacedName) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	e := m.entries[key]
-	return e != nil && e.recheck
-}
-
 func (m *memory) takeRecheck(key types.NamespacedName) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	e := m.entries[key]
-	if e == nil {
-		return false
-	}
-	was := e.recheck
-	m.setRecheck(e, false)
-	m.tidy(key, e)
-	return was
+	_, ok := m.rechecks.take(key)
+	return ok
 }
 
 // setCompared records that this process compared a status object's objects with the cluster.
 func (m *memory) setCompared(key types.NamespacedName, cluster string, at time.Time) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.entry(key, cluster).compared = at
+	m.compared.put(key, cluster, at, !at.IsZero())
 }
 
 // lastCompared returns when this process last compared a status object's objects with the
 // cluster, and false if it never did.
 func (m *memory) lastCompared(key types.NamespacedName) (time.Time, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if e := m.entries[key]; e != nil && !e.compared.IsZero() {
-		return e.compared, true
-	}
-	return time.Time{}, false
+	return m.compared.get(key)
 }
 
 // setDeclarations replaces what the services of a status object declared, and drops the
-// declarations used least recently while all of them hold more than maxDeclared bytes. Ones
-// over the bound alone are not kept.
+// declarations used least recently while all of them hold more than the bound. Ones over the
+// bound alone are not kept.
 func (m *memory) setDeclarations(key types.NamespacedName, cluster string, declared map[string]*declaration) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.used.Remove(key)
-	size := 0
-	for _, d := range declared {
-		size += d.size()
-	}
-	if len(declared) > 0 && size <= m.maxDeclared {
-		m.entry(key, cluster).declared = declared
-		m.used.Add(key, size)
-		m.declaredBytes += size
-	}
-	for m.declaredBytes > m.maxDeclared && m.used.Len() > 0 {
-		m.used.RemoveOldest()
-	}
+	m.declared.set(key, cluster, declared)
 }
 
 // declarations returns what the services of a status object declared at their last render, by
 // service name; the map must not be changed.
 func (m *memory) declarations(key types.NamespacedName) map[string]*declaration {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if e := m.entries[key]; e != nil && e.declared != nil {
-		m.used.Get(key)
-		return e.declared
-	}
-	return nil
-}
-
-// setWatchNotes replaces what the status object's watches cover less than everywhere.
-func (m *memory) setWatchNotes(key types.NamespacedName, cluster string, notes []string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	e := m.entry(key, cluster)
-	e.watchNotes = notes
-	m.tidy(key, e)
-}
-
-// watchNotes returns what setWatchNotes was given last.
-func (m *memory) watchNotes(key types.NamespacedName) []string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if e := m.entries[key]; e != nil {
-		return e.watchNotes
-	}
-	return nil
+	return m.declared.get(key)
 }
 
 // declares reports whether service of the status object key declares ref at its last render
 // (known), or nothing when memory does not hold that service's declaration (a restart, a
 // service that did not render, a service label that names none).
 func (m *memory) declares(key types.NamespacedName, service string, ref apply.Ref) (declared, known bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	e := m.entries[key]
-	if e == nil || e.declared[service] == nil {
+	d := m.declared.get(key)[service]
+	if d == nil {
 		return false, false
 	}
-	m.used.Get(key)
-	return e.declared[service].declares(ref), true
+	return d.declares(ref), true
+}
+
+// setWatchNotes replaces what the status object's watches cover less than everywhere.
+func (m *memory) setWatchNotes(key types.NamespacedName, cluster string, notes []string) {
+	m.notes.put(key, cluster, notes, notes != nil)
+}
+
+// watchNotes returns what setWatchNotes was given last.
+func (m *memory) watchNotes(key types.NamespacedName) []string {
+	notes, _ := m.notes.get(key)
+	return notes
 }
 
 // setRecorded remembers the whole status object css as read, or as written over version
 // replaced; it forgets what was remembered when css holds too many objects not InSync.
 func (m *memory) setRecorded(key types.NamespacedName, cluster string, css *holdfastv1.ClusterServiceStatus, replaced string) {
-	var rec *recorded
-	if css != nil {
-		rec = &recorded{resourceVersion: css.ResourceVersion, unusual: map[apply.Ref]holdfastv1.ResourceStatus{}}
-		for _, rs := range css.Status.Resources {
-			if rs.State == holdfastv1.ResourceInSync {
-				continue
-			}
-			if len(rec.unusual) == maxUnusual {
-				rec = nil
-				break
-			}
-			rec.unusual[unversioned(toRef(rs.ResourceRef))] = rs
+	rec := recordOf(css)
+	m.recorded.change(key, cluster, true, func(prev *recorded) (*recorded, bool) {
+		if rec == nil {
+			return nil, false
 		}
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	e := m.entry(key, cluster)
-	if prev := e.recorded; rec != nil && prev != nil {
-		switch {
-		case replaced != "" && replaced == prev.resourceVersion:
-			// Written over what was recorded: the cache may hold any version of the chain.
-			rec.replaced = append(append([]string{}, prev.replaced...), replaced)
-		case replaced == "" && css.ResourceVersion == prev.resourceVersion:
-			rec.replaced = prev.replaced // read back what was recorded
+		if prev != nil {
+			switch {
+			case replaced != "" && replaced == prev.resourceVersion:
+				// Written over what was recorded: the cache may hold any version of the chain.
+				rec.replaced = append(append([]string{}, prev.replaced...), replaced)
+			case replaced == "" && css.ResourceVersion == prev.resourceVersion:
+				rec.replaced = prev.replaced // read back what was recorded
+			}
 		}
+		if rec.replaced == nil && replaced != "" {
+			rec.replaced = []string{replaced}
+		}
+		if len(rec.replaced) > maxReplaced {
+			rec.replaced = rec.replaced[len(rec.replaced)-maxReplaced:]
+		}
+		return rec, true
+	})
+}
+
+// recordOf is what is recorded of the whole status object css: nil when there is none or it
+// holds too many objects not InSync.
+func recordOf(css *holdfastv1.ClusterServiceStatus) *recorded {
+	if css == nil {
+		return nil
 	}
-	if rec != nil && rec.replaced == nil && replaced != "" {
-		rec.replaced = []string{replaced}
+	rec := &recorded{resourceVersion: css.ResourceVersion, unusual: map[apply.Ref]holdfastv1.ResourceStatus{}}
+	for _, rs := range css.Status.Resources {
+		if rs.State == holdfastv1.ResourceInSync {
+			continue
+		}
+		if len(rec.unusual) == maxUnusual {
+			return nil
+		}
+		rec.unusual[unversioned(toRef(rs.ResourceRef))] = rs
 	}
-	if rec != nil && len(rec.replaced) > maxReplaced {
-		rec.replaced = rec.replaced[len(rec.replaced)-maxReplaced:]
-	}
-	e.recorded = rec
-	m.tidy(key, e)
+	return rec
 }
 
 // recordedAt returns what was recorded of a status object if the version in the cache,
 // resourceVersion, is the one recorded or one this process's own writes replaced on the way to
 // it (the cache has not seen them yet), else nil: someone else changed the status object since.
 func (m *memory) recordedAt(key types.NamespacedName, resourceVersion string) *recorded {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	e := m.entries[key]
-	if e == nil || e.recorded == nil {
-		return nil
-	}
-	if rec := e.recorded; rec.resourceVersion == resourceVersion || slices.Contains(rec.replaced, resourceVersion) {
+	if rec := m.lastRecorded(key); rec != nil && (rec.resourceVersion == resourceVersion || slices.Contains(rec.replaced, resourceVersion)) {
 		return rec
 	}
 	return nil
@@ -391,39 +264,33 @@ func (m *memory) recordedAt(key types.NamespacedName, resourceVersion string) *r
 // lastRecorded returns what was last recorded of a status object, whatever version the cache
 // holds; nil if nothing is.
 func (m *memory) lastRecorded(key types.NamespacedName) *recorded {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if e := m.entries[key]; e != nil {
-		return e.recorded
-	}
-	return nil
+	rec, _ := m.recorded.get(key)
+	return rec
 }
 
 // forget drops everything known about a status object that is gone.
 func (m *memory) forget(key types.NamespacedName) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.drop(key)
+	m.drifts.forget(key)
+	m.rechecks.forget(key)
+	m.compared.forget(key)
+	m.declared.forget(key)
+	m.recorded.forget(key)
+	m.notes.forget(key)
+	m.fights.ForgetStatus(key)
 }
 
 // forgetCluster drops everything known about the status objects of a Cluster that is gone.
 func (m *memory) forgetCluster(cluster types.NamespacedName) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for key, e := range m.entries {
-		if key.Namespace == cluster.Namespace && e.cluster == cluster.Name {
-			m.drop(key)
+	gone := map[types.NamespacedName]bool{}
+	for _, keys := range [][]types.NamespacedName{
+		m.drifts.forgetCluster(cluster), m.rechecks.forgetCluster(cluster), m.compared.forgetCluster(cluster),
+		m.declared.forgetCluster(cluster), m.recorded.forgetCluster(cluster), m.notes.forgetCluster(cluster),
+	} {
+		for _, key := range keys {
+			gone[key] = true
 		}
 	}
-}
-
-// drop forgets key; the caller holds mu.
-func (m *memory) drop(key types.NamespacedName) {
-	m.used.Remove(key)
-	if e := m.entries[key]; e != nil {
-		m.setDrifts(e, nil)
-		m.setRecheck(e, false)
-		delete(m.entries, key)
+	for key := range gone {
+		m.fights.ForgetStatus(key)
 	}
-	m.fights.ForgetStatus(key)
 }

@@ -2,6 +2,8 @@ package clusterservicestatus
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -16,6 +18,27 @@ import (
 
 func record(name string) holdfastv1.DriftRecord {
 	return holdfastv1.DriftRecord{ResourceRef: holdfastv1.ResourceRef{Version: "v1", Kind: "ConfigMap", Name: name}}
+}
+
+// holds reports whether any part of memory holds something for key.
+func (m *memory) holds(key types.NamespacedName) bool {
+	_, drifts := m.drifts.get(key)
+	_, recheck := m.rechecks.get(key)
+	_, compared := m.compared.get(key)
+	_, recorded := m.recorded.get(key)
+	_, notes := m.notes.get(key)
+	return drifts || recheck || compared || recorded || notes || m.declared.get(key) != nil
+}
+
+// statusObjects is how many status objects memory holds anything for.
+func (m *memory) statusObjects() int {
+	keys := map[types.NamespacedName]bool{}
+	for _, held := range [][]types.NamespacedName{m.drifts.keys(), m.rechecks.keys(), m.compared.keys(), m.recorded.keys(), m.notes.keys(), m.declared.keys()} {
+		for _, k := range held {
+			keys[k] = true
+		}
+	}
+	return len(keys)
 }
 
 func TestMemoryKeepsTheNewestDriftsAndReturnsThemFirst(t *testing.T) {
@@ -39,8 +62,8 @@ func TestMemoryKeepsTheNewestDriftsAndReturnsThemFirst(t *testing.T) {
 	if len(back) != 3 || back[0].Name != "5" || back[2].Name != "later" {
 		t.Fatalf("after returning two, took %v; want the returned ones before the later one", back)
 	}
-	if len(m.entries) != 0 {
-		t.Fatalf("%d entries kept for nothing", len(m.entries))
+	if m.statusObjects() != 0 {
+		t.Fatalf("%d entries kept for nothing", m.statusObjects())
 	}
 }
 
@@ -55,8 +78,8 @@ func TestMemoryIsBounded(t *testing.T) {
 	if m.addDrift(over, "c1", record("x")) {
 		t.Fatal("a drift for one status object more than the bound was kept")
 	}
-	if len(m.entries) != maxPendingStatuses {
-		t.Fatalf("%d entries, want %d", len(m.entries), maxPendingStatuses)
+	if m.statusObjects() != maxPendingStatuses {
+		t.Fatalf("%d entries, want %d", m.statusObjects(), maxPendingStatuses)
 	}
 	// A status object that already holds drifts still gets more.
 	if !m.addDrift(types.NamespacedName{Namespace: "fleet", Name: "made-up-0"}, "c1", record("y")) {
@@ -84,11 +107,11 @@ func TestMemoryStaysBoundedUnderMadeUpOwners(t *testing.T) {
 		}
 		m.markRecheck(name("marked-", i), "c1")
 	}
-	if len(m.entries) > 2*maxPendingStatuses {
-		t.Fatalf("%d entries for %d made-up owners, want at most %d", len(m.entries), 2*owners, 2*maxPendingStatuses)
+	if m.statusObjects() > 2*maxPendingStatuses {
+		t.Fatalf("%d entries for %d made-up owners, want at most %d", m.statusObjects(), 2*owners, 2*maxPendingStatuses)
 	}
-	if m.pending.n != maxPendingStatuses || m.rechecks.n != maxPendingStatuses {
-		t.Fatalf("%d status objects with drifts and %d with a recheck mark, want %d each", m.pending.n, m.rechecks.n, maxPendingStatuses)
+	if m.drifts.len() != maxPendingStatuses || m.rechecks.len() != maxPendingStatuses {
+		t.Fatalf("%d status objects with drifts and %d with a recheck mark, want %d each", m.drifts.len(), m.rechecks.len(), maxPendingStatuses)
 	}
 
 	// A mark already held is kept; a new one is refused until a reconcile takes one.
@@ -106,8 +129,8 @@ func TestMemoryStaysBoundedUnderMadeUpOwners(t *testing.T) {
 	if !m.takeRecheck(held) || !m.markRecheck(over, "c1") {
 		t.Fatal("no place for a recheck mark after a reconcile took one")
 	}
-	if len(m.entries) > 2*maxPendingStatuses {
-		t.Fatalf("%d entries, want at most %d", len(m.entries), 2*maxPendingStatuses)
+	if m.statusObjects() > 2*maxPendingStatuses {
+		t.Fatalf("%d entries, want at most %d", m.statusObjects(), 2*maxPendingStatuses)
 	}
 }
 
@@ -142,8 +165,8 @@ func TestMemoryForgetsStatusObjectsAndClusters(t *testing.T) {
 			t.Fatalf("%s, of another Cluster, was forgotten", k)
 		}
 	}
-	if m.pending.n != 0 || m.rechecks.n != 0 {
-		t.Fatalf("counts %d pending, %d rechecks after every drift and mark was taken or forgotten", m.pending.n, m.rechecks.n)
+	if m.drifts.len() != 0 || m.rechecks.len() != 0 {
+		t.Fatalf("counts %d pending, %d rechecks after every drift and mark was taken or forgotten", m.drifts.len(), m.rechecks.len())
 	}
 	// Fights of forgotten status objects are gone; the others' stay.
 	for k, want := range map[types.NamespacedName]bool{a1: false, b1: false, a2: true, other: true} {
@@ -191,7 +214,7 @@ func TestMemoryBoundsDeclarations(t *testing.T) {
 		return map[string]*declaration{"web": d}
 	}
 	one := declared(10)["web"].size()
-	m.maxDeclared = 3*one + one/2 // room for three
+	m.declared.max = 3*one + one/2 // room for three
 	keys := make([]types.NamespacedName, 5)
 	for i := range keys {
 		keys[i] = types.NamespacedName{Namespace: "fleet", Name: fmt.Sprintf("web.c%d", i)}
@@ -215,28 +238,42 @@ func TestMemoryBoundsDeclarations(t *testing.T) {
 	if _, known := m.declares(keys[1], "web", apply.Ref{Kind: "ConfigMap", Namespace: "apps", Name: "cm-1"}); known {
 		t.Error("dropped declarations still tell watch events apart")
 	}
-	if m.declaredBytes != 3*one {
-		t.Errorf("declaredBytes = %d, want %d", m.declaredBytes, 3*one)
+	if m.declared.bytes != 3*one {
+		t.Errorf("declaredBytes = %d, want %d", m.declared.bytes, 3*one)
 	}
 	// Replaced, forgotten, or alone over the bound: the count follows.
 	m.setDeclarations(keys[0], "c", declared(10))
 	m.forget(keys[2])
-	if m.declaredBytes != 2*one {
-		t.Errorf("after a replacement and a forget, declaredBytes = %d, want %d", m.declaredBytes, 2*one)
+	if m.declared.bytes != 2*one {
+		t.Errorf("after a replacement and a forget, declaredBytes = %d, want %d", m.declared.bytes, 2*one)
 	}
 	if _, ok := m.lastCompared(keys[0]); !ok {
 		t.Error("replacing declarations forgot what else was remembered")
 	}
 	m.setDeclarations(keys[4], "c", declared(200))
-	if m.declarations(keys[4]) != nil || m.declarations(keys[0]) == nil || m.declaredBytes != 2*one {
-		t.Errorf("declarations alone over the bound: kept, or others dropped for them (%d bytes of %d)", m.declaredBytes, m.maxDeclared)
+	if m.declarations(keys[4]) != nil || m.declarations(keys[0]) == nil || m.declared.bytes != 2*one {
+		t.Errorf("declarations alone over the bound: kept, or others dropped for them (%d bytes of %d)", m.declared.bytes, m.declared.max)
 	}
 	m.setDeclarations(keys[0], "c", nil)
 	m.setDeclarations(keys[3], "c", nil)
-	if m.declaredBytes != 0 || m.used.Len() != 0 {
-		t.Errorf("nothing declared: %d bytes, %d status objects still counted", m.declaredBytes, m.used.Len())
+	if m.declared.bytes != 0 || m.declared.used.Len() != 0 {
+		t.Errorf("nothing declared: %d bytes, %d status objects still counted", m.declared.bytes, m.declared.used.Len())
 	}
-	if _, ok := m.entries[keys[3]]; ok {
+	if m.holds(keys[3]) {
 		t.Error("an entry that holds nothing was kept")
 	}
+}
+
+// keys are the status objects the part holds something for.
+func (p *part[T]) keys() []types.NamespacedName {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Collect(maps.Keys(p.held))
+}
+
+// keys are the status objects the store holds declarations for.
+func (d *declarationStore) keys() []types.NamespacedName {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Collect(maps.Keys(d.held))
 }

@@ -121,8 +121,8 @@ func TestDriftOfUnknownOwnersIsDropped(t *testing.T) {
 			if got := len(r.drifted) == 1; got != tc.want {
 				t.Fatalf("reconcile asked for = %v, want %v", got, tc.want)
 			}
-			if !tc.want && len(r.memory.entries) != 0 {
-				t.Fatalf("memory holds %d entries for a dropped change", len(r.memory.entries))
+			if !tc.want && r.memory.statusObjects() != 0 {
+				t.Fatalf("memory holds %d entries for a dropped change", r.memory.statusObjects())
 			}
 		})
 	}
@@ -134,9 +134,9 @@ func TestForgedOwnersLeaveNothingBehind(t *testing.T) {
 	for i := range 20000 {
 		r.onDrift(c1, changed(fmt.Sprint("made-up-", i)))
 	}
-	if len(r.memory.entries) != 0 || r.memory.pending.n != 0 || r.memory.rechecks.n != 0 || len(r.drifted) != 0 {
+	if r.memory.statusObjects() != 0 || r.memory.drifts.len() != 0 || r.memory.rechecks.len() != 0 || len(r.drifted) != 0 {
 		t.Fatalf("20,000 forged owners left %d entries (%d pending, %d rechecks) and %d requests",
-			len(r.memory.entries), r.memory.pending.n, r.memory.rechecks.n, len(r.drifted))
+			r.memory.statusObjects(), r.memory.drifts.len(), r.memory.rechecks.len(), len(r.drifted))
 	}
 }
 
