@@ -34,9 +34,10 @@
 // (maxDeclaredBytes, least recently used dropped first, memory.go); they hold Secret values and
 // are never logged.
 //
-// The controller's queue is controller-runtime's priority queue (priority.go), wrapped
-// (queue.go) to record when each status object became ready in it and what brought it: its
-// sources tag what they add (triggered), and the reconcile that takes it counts its wait by
-// priority and its trigger (holdfast_queue_wait_seconds, holdfast_reconciles_total), the most
-// urgent one when several were coalesced.
+// When a status object is reconciled is package scheduling's: the controller's queue is its
+// Queue, controller-runtime's priority queue wrapped to record when each status object became
+// ready in it and what brought it (the controller's sources tag what they add with
+// scheduling.Triggered), drifted status objects are queued first (scheduling.DriftPriority),
+// and a routine reconcile takes one of scheduling.RoutineSlots before it starts, so that
+// scheduling.DriftWorkers workers stay free for corrections.
 package clusterservicestatus
