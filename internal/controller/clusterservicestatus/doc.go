@@ -21,7 +21,8 @@
 // Each service is rendered once per revision of its inputs in this process. What the last
 // render of each service declared is kept in memory, zstd-packed, with the digest of its inputs
 // (rendercache.InputDigest: the one definition of what a render reads), as a declaration
-// (declarations.go). The same copy serves three ends: a drift correction takes the drifted
+// (rendercache.Declaration, kept per status object in memory.go). The same copy serves three
+// ends: a drift correction takes the drifted
 // objects' declarations from it, a watch event on an object no service declares is told apart
 // with it, and a full reconcile whose service's inputs have the same digest applies it instead
 // of rendering (renderService). The inputs themselves are still read at every reconcile, from

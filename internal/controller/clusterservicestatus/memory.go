@@ -11,6 +11,7 @@ import (
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/apply"
 	"holdfast.dev/holdfast/internal/drift"
+	"holdfast.dev/holdfast/internal/rendercache"
 )
 
 // maxPendingStatuses bounds how many status objects can hold drifts the watches saw and no
@@ -41,7 +42,7 @@ func (w *waiting) update(had, has bool) {
 	}
 }
 
-// maxDeclaredBytes bounds what the declarations of all status objects hold (declaration.size):
+// maxDeclaredBytes bounds what the declarations of all status objects hold (Declaration.Size):
 // about 128 MiB of compressed manifests, several GiB of YAML. Over it, the status objects whose
 // declarations were used least recently lose them, as after a restart: their next full
 // reconcile renders, their drift is corrected after a render, and changes to labelled objects
@@ -86,7 +87,7 @@ type remembered struct {
 	// compared is when this process last compared the objects with the cluster; zero if never.
 	compared time.Time
 	// declared is what each service declared at its last render, by service name.
-	declared map[string]*declaration
+	declared map[string]*rendercache.Declaration
 	// recorded is what the status object held when this process last wrote or read it whole.
 	recorded *recorded
 	// watchNotes say what the cluster's watches of this status object's kinds cover less than
@@ -270,13 +271,13 @@ func (m *memory) lastCompared(key types.NamespacedName) (time.Time, bool) {
 // setDeclarations replaces what the services of a status object declared, and drops the
 // declarations used least recently while all of them hold more than maxDeclared bytes. Ones
 // over the bound alone are not kept.
-func (m *memory) setDeclarations(key types.NamespacedName, cluster string, declared map[string]*declaration) {
+func (m *memory) setDeclarations(key types.NamespacedName, cluster string, declared map[string]*rendercache.Declaration) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.used.Remove(key)
 	size := 0
 	for _, d := range declared {
-		size += d.size()
+		size += d.Size()
 	}
 	if len(declared) > 0 && size <= m.maxDeclared {
 		m.entry(key, cluster).declared = declared
@@ -290,7 +291,7 @@ func (m *memory) setDeclarations(key types.NamespacedName, cluster string, decla
 
 // declarations returns what the services of a status object declared at their last render, by
 // service name; the map must not be changed.
-func (m *memory) declarations(key types.NamespacedName) map[string]*declaration {
+func (m *memory) declarations(key types.NamespacedName) map[string]*rendercache.Declaration {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if e := m.entries[key]; e != nil && e.declared != nil {
@@ -330,7 +331,7 @@ func (m *memory) declares(key types.NamespacedName, service string, ref apply.Re
 		return false, false
 	}
 	m.used.Get(key)
-	return e.declared[service].declares(ref), true
+	return e.declared[service].Declares(declaredKey(ref)), true
 }
 
 // setRecorded remembers the whole status object css as read, or as written over version
