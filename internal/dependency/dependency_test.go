@@ -140,3 +140,74 @@ func TestReady(t *testing.T) {
 		t.Errorf("ReadyServices = %v", got)
 	}
 }
+
+// TestGraph: the walk across service sets follows the dependsOn of the set's services as
+// rendered and of the other sets' specs, skipping sets that do not exist, services they do not
+// declare or disable, and edges to sets the tenancy rule refuses.
+func TestGraph(t *testing.T) {
+	set := func(name string, services ...holdfastv1.Service) *holdfastv1.MultiClusterService {
+		m := &holdfastv1.MultiClusterService{Spec: holdfastv1.MultiClusterServiceSpec{Services: services}}
+		m.Name = name
+		return m
+	}
+	off := holdfastv1.Service{Name: "off", DependsOn: []string{"web/app"}, Disabled: true}
+	sets := map[string]*holdfastv1.MultiClusterService{
+		"storage": set("storage", holdfastv1.Service{Name: "db", DependsOn: []string{"web/app", "cache"}}, off),
+		"tenant":  set("tenant", holdfastv1.Service{Name: "db", DependsOn: []string{"web/app"}}),
+	}
+	g := &Graph{
+		Own:    set("web"),
+		Local:  map[string][]string{"app": {"storage/db", "tenant/db", "nowhere/x", "cache"}, "cache": nil, "bad": {"a/b/c", "tenant/db"}},
+		Lookup: func(name string) *holdfastv1.MultiClusterService { return sets[name] },
+		MayDependOn: func(mcs, other *holdfastv1.MultiClusterService) error {
+			if other.Name == "tenant" || mcs.Name == "tenant" {
+				return errors.New("refused")
+			}
+			return nil
+		},
+	}
+	for _, tt := range []struct {
+		from     Ref
+		next     string
+		declared bool
+	}{
+		{Ref{"web", "app"}, "storage/db web/cache", true},
+		{Ref{"web", "cache"}, "", true},
+		{Ref{"web", "gone"}, "", false},
+		{Ref{"storage", "db"}, "web/app storage/cache", true},
+		{Ref{"storage", "off"}, "", false},
+		{Ref{"tenant", "db"}, "", true},
+		{Ref{"nowhere", "x"}, "", false},
+	} {
+		var next []string
+		for _, r := range g.Next(tt.from) {
+			next = append(next, r.String())
+		}
+		if got := strings.Join(next, " "); got != tt.next {
+			t.Errorf("Next(%s) = %q, want %q", tt.from, got, tt.next)
+		}
+		if _, declared := g.Declared(tt.from); declared != tt.declared {
+			t.Errorf("Declared(%s) = %v, want %v", tt.from, declared, tt.declared)
+		}
+	}
+	if err := g.Refused(g.Local["bad"]); err == nil || err.Error() != "refused" {
+		t.Errorf("Refused(a set the tenancy rule refuses) = %v", err)
+	}
+	if err := g.Refused(g.Local["app"][2:]); err != nil {
+		t.Errorf("Refused(a set that does not exist, a service of the set) = %v, want nil", err)
+	}
+	cycle, err := Cycle(Ref{"web", "app"}, g.Next)
+	if err != nil || FormatCycle(cycle) != "web/app -> storage/db -> web/app" || !CrossesSets(cycle, "web") {
+		t.Errorf("Cycle = %q, %v; want through storage", FormatCycle(cycle), err)
+	}
+	if CrossesSets([]Ref{{"web", "a"}, {"web", "b"}, {"web", "a"}}, "web") {
+		t.Error("CrossesSets of a cycle within the set")
+	}
+	if !g.DependsOnOtherSets() {
+		t.Error("DependsOnOtherSets = false")
+	}
+	g.Local = map[string][]string{"app": {"cache", "web/cache", "bad/"}}
+	if g.DependsOnOtherSets() {
+		t.Error("DependsOnOtherSets of a set depending only on itself")
+	}
+}

@@ -36,6 +36,17 @@
 // reconcile, and nothing when nothing did. The Secret is read from the API server (never
 // cached) and its content is never logged or put in an error.
 //
+// In front of the hub's tier, a process keeps in memory what the last render of each service
+// declared, every kind of service, zstd-packed, under the same input digest (Declaration,
+// declaration.go; the caller holds one per service and bounds them all together: the status
+// controller drops the least recently used). A full reconcile whose service's inputs have that
+// digest takes the rendering back from it instead of rendering; a Helm service is still read
+// back from the Secret, since another replica may have rendered it again meanwhile and the
+// Secret's copy is the one that stays. A drift correction finds the drifted objects in it
+// (Find) without decoding the others, and a watch event on an object the service does not
+// declare is told apart from the keys it holds (Declares), without unpacking. A restart empties
+// this tier: the next full reconcile renders, or reads the Secret.
+//
 // When an input changes, the service is rendered again once: the generated values change —
 // like `helm upgrade` without `lookup` — are applied, kept, and then stay until the next change.
 // A cluster upgrade (a new Kubernetes version) is such a change, as is a new chart version. A

@@ -24,7 +24,9 @@ type entry struct {
 }
 
 // maxDecoded bounds what one entry may expand to: a kept rendering is at most as large as the
-// objects Render accepts, and a corrupt or hostile entry must not exhaust memory.
+// objects Render accepts, and a corrupt or hostile entry must not exhaust memory. It bounds a
+// Declaration the same way: a larger rendering is not kept in memory, and its drift is
+// corrected through a full render.
 const maxDecoded = 64 << 20
 
 // encode compresses a rendering made from the input digest input.

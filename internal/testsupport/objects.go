@@ -17,6 +17,20 @@ func FromJSON(t testing.TB, s string) *unstructured.Unstructured {
 	return u
 }
 
+// Object is an object of apiVersion and kind named name, in namespace unless that is "", with
+// data as its data unless that is nil.
+func Object(apiVersion, kind, namespace, name string, data map[string]any) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": apiVersion, "kind": kind,
+		"metadata": map[string]any{"name": name}}}
+	if namespace != "" {
+		u.SetNamespace(namespace)
+	}
+	if data != nil {
+		u.Object["data"] = data
+	}
+	return u
+}
+
 // ManagedFieldsEntry is a managedFields entry of manager, recorded at apiVersion, holding the
 // field set written as FieldsV1 JSON.
 func ManagedFieldsEntry(manager string, op metav1.ManagedFieldsOperationType, apiVersion, fieldsV1 string) metav1.ManagedFieldsEntry {

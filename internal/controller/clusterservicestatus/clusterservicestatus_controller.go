@@ -32,6 +32,7 @@ import (
 	"holdfast.dev/holdfast/internal/naming"
 	"holdfast.dev/holdfast/internal/notify"
 	"holdfast.dev/holdfast/internal/render"
+	"holdfast.dev/holdfast/internal/scheduling"
 	"holdfast.dev/holdfast/internal/sharding"
 	"holdfast.dev/holdfast/internal/templatesource"
 	"holdfast.dev/holdfast/internal/tenancy"
@@ -92,7 +93,7 @@ type Reconciler struct {
 
 	// recheck receives status objects to reconcile again: those whose objects another
 	// MultiClusterService just took over, so they report the Conflict at once; drifted those
-	// whose objects drifted, queued first (DriftPriority).
+	// whose objects drifted, queued first (scheduling.DriftPriority).
 	recheck chan event.TypedGenericEvent[*holdfastv1.ClusterServiceStatus]
 	drifted chan event.TypedGenericEvent[*holdfastv1.ClusterServiceStatus]
 	// recovered receives Clusters whose link recovered (see onRecovered); connected those this
@@ -123,10 +124,10 @@ type Reconciler struct {
 	// how many each of its ClusterServiceInventory shards holds beyond that (package
 	// inventory); inventory.DefaultShardSize when 0.
 	InventoryShardSize int
-	// routine bounds the routine reconciles running at once (workers.go).
-	routine *routineSlots
-	// queue is the controller's queue (queue.go), once the controller started.
-	queue atomic.Pointer[queue]
+	// routine bounds the routine reconciles running at once (package scheduling).
+	routine *scheduling.RoutineSlots
+	// queue is the controller's queue (package scheduling), once the controller started.
+	queue atomic.Pointer[scheduling.Queue]
 }
 
 // +kubebuilder:rbac:groups=holdfast.dev,resources=clusterservicestatuses,verbs=get;list;watch;update;patch;delete
@@ -142,10 +143,10 @@ type Reconciler struct {
 // Reconcile deploys, prunes or withdraws, and writes the status once, at the end.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, retErr error) {
 	if r.routine != nil && !r.memory.hasDrifts(req.NamespacedName) {
-		release, ok := r.routine.acquire(ctx)
+		release, ok := r.routine.Acquire(ctx)
 		if !ok {
 			// A drift was queued while this waited for a routine slot: its worker goes to it.
-			return withRoutinePriority(ctrl.Result{RequeueAfter: time.Millisecond}), nil
+			return scheduling.WithRoutinePriority(ctrl.Result{RequeueAfter: time.Millisecond}), nil
 		}
 		defer release()
 	}
@@ -170,7 +171,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	}()
 	// Runs before the status patch above, which may still ask to come back at once, with the
 	// priority this reconcile had.
-	defer func() { res = withRoutinePriority(res) }()
+	defer func() { res = scheduling.WithRoutinePriority(res) }()
 	return r.reconcileObject(ctx, s)
 }
 
@@ -426,7 +427,7 @@ func (r *Reconciler) recordInBackground(ctx context.Context, s *scope, leave fun
 			q.AddAfter(req, conflictRetry)
 		case requeue > 0:
 			if after := r.comeBackAfter(s, requeue); after < requeue {
-				q.AddWithOpts(priorityqueue.AddOpts{After: after, Priority: new(routinePriority)}, req)
+				q.AddWithOpts(priorityqueue.AddOpts{After: after, Priority: new(scheduling.RoutinePriority)}, req)
 			}
 		}
 	}()
@@ -652,7 +653,7 @@ func (r *Reconciler) enqueueRecheck(key types.NamespacedName, cluster string) bo
 func (r *Reconciler) enqueue(key types.NamespacedName) bool { return send(r.recheck, key) }
 
 // enqueueDrifted asks for a reconcile of a status object whose objects drifted, before routine
-// work (DriftPriority), without blocking; false when the queue is full.
+// work (scheduling.DriftPriority), without blocking; false when the queue is full.
 func (r *Reconciler) enqueueDrifted(key types.NamespacedName) bool { return send(r.drifted, key) }
 
 func send(ch chan event.TypedGenericEvent[*holdfastv1.ClusterServiceStatus], key types.NamespacedName) bool {

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/lru"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -31,6 +32,7 @@ import (
 	"holdfast.dev/holdfast/internal/fleet"
 	"holdfast.dev/holdfast/internal/metrics"
 	"holdfast.dev/holdfast/internal/naming"
+	"holdfast.dev/holdfast/internal/scheduling"
 	"holdfast.dev/holdfast/internal/templatesource"
 )
 
@@ -70,14 +72,14 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		opts.NewQueue = r.newQueue
 	}
 	if opts.RateLimiter == nil {
-		opts.RateLimiter = rateLimiter()
+		opts.RateLimiter = scheduling.RateLimiter()
 	}
-	r.routine = newRoutineSlots(opts.MaxConcurrentReconciles)
-	opts.MaxConcurrentReconciles = max(opts.MaxConcurrentReconciles, 1) + DriftWorkers
+	r.routine = scheduling.NewRoutineSlots(opts.MaxConcurrentReconciles)
+	opts.MaxConcurrentReconciles = max(opts.MaxConcurrentReconciles, 1) + scheduling.DriftWorkers
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&holdfastv1.ClusterServiceStatus{}, builder.WithPredicates(predicate.Or(
-			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}), r.Shard.Predicate(clusterOfStatus), r.noteRequests())).
-		Watches(&holdfastv1.MultiClusterService{}, triggered(handler.EnqueueRequestsFromMapFunc(r.forServiceSetChange), requestOrHub),
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}), r.Shard.Predicate(clusterOfStatus), scheduling.NoteRequests(r.queue.Load))).
+		Watches(&holdfastv1.MultiClusterService{}, scheduling.Triggered(handler.EnqueueRequestsFromMapFunc(r.forServiceSetChange), scheduling.RequestOrHub),
 			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Watches(&holdfastv1.ServiceTemplate{}, handler.EnqueueRequestsFromMapFunc(r.forTemplate),
 			builder.WithPredicates(templatesource.Changed())).
@@ -89,14 +91,14 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 			builder.WithPredicates(inventoryChanged())).
 		Watches(&holdfastv1.ClusterServiceStatus{}, handler.EnqueueRequestsFromMapFunc(r.dependentsOnCluster),
 			builder.WithPredicates(readinessChanged())).
-		WatchesRawSource(source.Channel(r.recheck, triggered(handler.TypedEventHandler[*holdfastv1.ClusterServiceStatus, reconcile.Request](
-			&handler.TypedEnqueueRequestForObject[*holdfastv1.ClusterServiceStatus]{}), always[*holdfastv1.ClusterServiceStatus](triggerRecheck)))).
-		WatchesRawSource(source.Channel(r.drifted, triggered(enqueueDrifted(r.routine.driftQueued), always[*holdfastv1.ClusterServiceStatus](triggerDrift)))).
-		WatchesRawSource(source.Channel(r.recovered, triggered(handler.TypedEnqueueRequestsFromMapFunc(r.watchedOnCluster),
-			always[*holdfastv1.Cluster](triggerRecheck)))).
-		WatchesRawSource(source.Channel(r.connected, triggered(handler.TypedEnqueueRequestsFromMapFunc(
+		WatchesRawSource(source.Channel(r.recheck, scheduling.Triggered(handler.TypedEventHandler[*holdfastv1.ClusterServiceStatus, reconcile.Request](
+			&handler.TypedEnqueueRequestForObject[*holdfastv1.ClusterServiceStatus]{}), scheduling.Always[*holdfastv1.ClusterServiceStatus](scheduling.TriggerRecheck)))).
+		WatchesRawSource(source.Channel(r.drifted, scheduling.Triggered(scheduling.EnqueueDrifted(r.routine.DriftQueued), scheduling.Always[*holdfastv1.ClusterServiceStatus](scheduling.TriggerDrift)))).
+		WatchesRawSource(source.Channel(r.recovered, scheduling.Triggered(handler.TypedEnqueueRequestsFromMapFunc(r.watchedOnCluster),
+			scheduling.Always[*holdfastv1.Cluster](scheduling.TriggerRecheck)))).
+		WatchesRawSource(source.Channel(r.connected, scheduling.Triggered(handler.TypedEnqueueRequestsFromMapFunc(
 			func(ctx context.Context, c *holdfastv1.Cluster) []reconcile.Request { return r.forCluster(ctx, c) }),
-			always[*holdfastv1.Cluster](triggerRecheck))))
+			scheduling.Always[*holdfastv1.Cluster](scheduling.TriggerRecheck))))
 	if r.Shard != nil {
 		// The status objects of a cluster handed over to this replica are compared with it anew:
 		// their events, and the drift on the cluster, went to another replica.
@@ -199,6 +201,14 @@ func (r *Reconciler) dependentsOnCluster(ctx context.Context, obj client.Object)
 		}
 	}
 	return reqs
+}
+
+// newQueue is controller.Options.NewQueue: the controller's queue, kept to add to from a
+// recording in the background and to note requests on (scheduling.NoteRequests).
+func (r *Reconciler) newQueue(name string, rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
+	q := scheduling.NewQueue(clock.RealClock{}, name, rl)
+	r.queue.Store(q)
+	return q
 }
 
 // readinessChanged passes updates of status objects in which a service became ready for the

@@ -21,7 +21,8 @@
 // Each service is rendered once per revision of its inputs in this process. What the last
 // render of each service declared is kept in memory, zstd-packed, with the digest of its inputs
 // (rendercache.InputDigest: the one definition of what a render reads), as a declaration
-// (declarations.go). The same copy serves three ends: a drift correction takes the drifted
+// (rendercache.Declaration, kept per status object in memory.go). The same copy serves three
+// ends: a drift correction takes the drifted
 // objects' declarations from it, a watch event on an object no service declares is told apart
 // with it, and a full reconcile whose service's inputs have the same digest applies it instead
 // of rendering (renderService). The inputs themselves are still read at every reconcile, from
@@ -34,9 +35,10 @@
 // (maxDeclaredBytes, least recently used dropped first, memory.go); they hold Secret values and
 // are never logged.
 //
-// The controller's queue is controller-runtime's priority queue (priority.go), wrapped
-// (queue.go) to record when each status object became ready in it and what brought it: its
-// sources tag what they add (triggered), and the reconcile that takes it counts its wait by
-// priority and its trigger (holdfast_queue_wait_seconds, holdfast_reconciles_total), the most
-// urgent one when several were coalesced.
+// When a status object is reconciled is package scheduling's: the controller's queue is its
+// Queue, controller-runtime's priority queue wrapped to record when each status object became
+// ready in it and what brought it (the controller's sources tag what they add with
+// scheduling.Triggered), drifted status objects are queued first (scheduling.DriftPriority),
+// and a routine reconcile takes one of scheduling.RoutineSlots before it starts, so that
+// scheduling.DriftWorkers workers stay free for corrections.
 package clusterservicestatus

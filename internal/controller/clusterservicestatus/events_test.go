@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"holdfast.dev/holdfast/internal/render"
+	"holdfast.dev/holdfast/internal/rendercache"
 )
 
 // TestChangesToUndeclaredObjectsBringNoReconcile: a labelled object whose owner annotation names
@@ -21,7 +22,7 @@ func TestChangesToUndeclaredObjectsBringNoReconcile(t *testing.T) {
 	settings.SetAPIVersion("v1")
 	settings.SetKind("ConfigMap")
 	settings.SetName("settings") // no namespace: the service's, "demo"
-	d, err := newDeclaration("in", &render.Result{Objects: []*unstructured.Unstructured{settings}, Digest: "out"}, "demo")
+	d, err := rendercache.NewDeclaration("in", &render.Result{Objects: []*unstructured.Unstructured{settings}, Digest: "out"}, "demo")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +39,7 @@ func TestChangesToUndeclaredObjectsBringNoReconcile(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := driftReconciler(t, statusObject("fleet", "web.c1", "web", "c1"))
 			if tc.remembered {
-				r.memory.setDeclarations(key, "c1", map[string]*declaration{"app": d})
+				r.memory.setDeclarations(key, "c1", map[string]*rendercache.Declaration{"app": d})
 			}
 			c := changed("web") // ConfigMap demo/settings of service app
 			c.Object.SetNamespace(tc.namespace)

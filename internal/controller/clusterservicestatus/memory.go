@@ -9,6 +9,7 @@ import (
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/apply"
 	"holdfast.dev/holdfast/internal/drift"
+	"holdfast.dev/holdfast/internal/rendercache"
 )
 
 // maxPendingStatuses bounds how many status objects can hold drifts the watches saw and no
@@ -21,7 +22,7 @@ import (
 // Comparison), and a status object refused both is compared at its next full reconcile.
 const maxPendingStatuses = 10000
 
-// maxDeclaredBytes bounds what the declarations of all status objects hold (declaration.size):
+// maxDeclaredBytes bounds what the declarations of all status objects hold (Declaration.Size):
 // about 128 MiB of compressed manifests, several GiB of YAML. Over it, the status objects whose
 // declarations were used least recently lose them, as after a restart: their next full
 // reconcile renders, their drift is corrected after a render, and changes to labelled objects
@@ -173,13 +174,13 @@ func (m *memory) lastCompared(key types.NamespacedName) (time.Time, bool) {
 // setDeclarations replaces what the services of a status object declared, and drops the
 // declarations used least recently while all of them hold more than the bound. Ones over the
 // bound alone are not kept.
-func (m *memory) setDeclarations(key types.NamespacedName, cluster string, declared map[string]*declaration) {
+func (m *memory) setDeclarations(key types.NamespacedName, cluster string, declared map[string]*rendercache.Declaration) {
 	m.declared.set(key, cluster, declared)
 }
 
 // declarations returns what the services of a status object declared at their last render, by
 // service name; the map must not be changed.
-func (m *memory) declarations(key types.NamespacedName) map[string]*declaration {
+func (m *memory) declarations(key types.NamespacedName) map[string]*rendercache.Declaration {
 	return m.declared.get(key)
 }
 
@@ -191,7 +192,7 @@ func (m *memory) declares(key types.NamespacedName, service string, ref apply.Re
 	if d == nil {
 		return false, false
 	}
-	return d.declares(ref), true
+	return d.Declares(declaredKey(ref)), true
 }
 
 // setWatchNotes replaces what the status object's watches cover less than everywhere.

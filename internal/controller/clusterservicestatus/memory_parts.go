@@ -5,6 +5,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/lru"
+
+	"holdfast.dev/holdfast/internal/rendercache"
 )
 
 // part is one kind of thing memory holds per status object, with the name of the status
@@ -100,11 +102,11 @@ func (p *part[T]) len() int {
 }
 
 // declarationStore is the part of memory that holds what each service of a status object
-// declared at its last render (declaration, compressed), bounded by bytes: over the bound, the
+// declared at its last render (rendercache.Declaration, compressed), bounded by bytes: over the bound, the
 // status objects whose declarations were used least recently lose them.
 type declarationStore struct {
 	mu   sync.Mutex
-	held map[types.NamespacedName]heldFor[map[string]*declaration]
+	held map[types.NamespacedName]heldFor[map[string]*rendercache.Declaration]
 	// used orders the status objects by their declarations' last use, each with the bytes they
 	// hold; bytes is their sum, at most max. Its eviction function drops a status object's
 	// declarations; it runs, like every call to used, with mu held.
@@ -113,7 +115,7 @@ type declarationStore struct {
 }
 
 func newDeclarationStore(max int) *declarationStore {
-	d := &declarationStore{held: map[types.NamespacedName]heldFor[map[string]*declaration]{}, max: max}
+	d := &declarationStore{held: map[types.NamespacedName]heldFor[map[string]*rendercache.Declaration]{}, max: max}
 	d.used = lru.NewWithEvictionFunc(0, d.evicted)
 	return d
 }
@@ -126,16 +128,16 @@ func (d *declarationStore) evicted(key lru.Key, size any) {
 
 // set replaces the declarations of key, and drops those used least recently while all of them
 // hold more than max bytes. Declarations over the bound alone are not kept.
-func (d *declarationStore) set(key types.NamespacedName, cluster string, declared map[string]*declaration) {
+func (d *declarationStore) set(key types.NamespacedName, cluster string, declared map[string]*rendercache.Declaration) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.used.Remove(key)
 	size := 0
 	for _, one := range declared {
-		size += one.size()
+		size += one.Size()
 	}
 	if len(declared) > 0 && size <= d.max {
-		d.held[key] = heldFor[map[string]*declaration]{cluster: cluster, v: declared}
+		d.held[key] = heldFor[map[string]*rendercache.Declaration]{cluster: cluster, v: declared}
 		d.used.Add(key, size)
 		d.bytes += size
 	}
@@ -146,7 +148,7 @@ func (d *declarationStore) set(key types.NamespacedName, cluster string, declare
 
 // get returns the declarations of key (nil if none), a use that keeps them longer; the map must
 // not be changed.
-func (d *declarationStore) get(key types.NamespacedName) map[string]*declaration {
+func (d *declarationStore) get(key types.NamespacedName) map[string]*rendercache.Declaration {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	h, ok := d.held[key]

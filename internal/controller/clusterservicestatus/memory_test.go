@@ -14,6 +14,8 @@ import (
 	"holdfast.dev/holdfast/internal/apply"
 	"holdfast.dev/holdfast/internal/drift"
 	"holdfast.dev/holdfast/internal/render"
+	"holdfast.dev/holdfast/internal/rendercache"
+	"holdfast.dev/holdfast/internal/testsupport"
 )
 
 func record(name string) holdfastv1.DriftRecord {
@@ -202,18 +204,18 @@ func TestMemoryRecheckAndCompared(t *testing.T) {
 // were used least recently lose them (and only their declarations); a lookup counts as a use.
 func TestMemoryBoundsDeclarations(t *testing.T) {
 	m := newMemory()
-	declared := func(n int) map[string]*declaration {
+	declared := func(n int) map[string]*rendercache.Declaration {
 		var objs []*unstructured.Unstructured
 		for i := range n {
-			objs = append(objs, object("v1", "ConfigMap", "apps", fmt.Sprintf("cm-%d", i), map[string]any{"i": int64(i)}))
+			objs = append(objs, testsupport.Object("v1", "ConfigMap", "apps", fmt.Sprintf("cm-%d", i), map[string]any{"i": int64(i)}))
 		}
-		d, err := newDeclaration("in", &render.Result{Objects: objs, Digest: "out"}, "apps")
+		d, err := rendercache.NewDeclaration("in", &render.Result{Objects: objs, Digest: "out"}, "apps")
 		if err != nil {
 			t.Fatal(err)
 		}
-		return map[string]*declaration{"web": d}
+		return map[string]*rendercache.Declaration{"web": d}
 	}
-	one := declared(10)["web"].size()
+	one := declared(10)["web"].Size()
 	m.declared.max = 3*one + one/2 // room for three
 	keys := make([]types.NamespacedName, 5)
 	for i := range keys {
@@ -261,6 +263,66 @@ func TestMemoryBoundsDeclarations(t *testing.T) {
 	}
 	if m.holds(keys[3]) {
 		t.Error("an entry that holds nothing was kept")
+	}
+}
+
+func TestRecordedStatusHoldsOnlyEntriesNotInSync(t *testing.T) {
+	m := newMemory()
+	key := types.NamespacedName{Namespace: "fleet", Name: "web.c1"}
+	entry := func(name string, state holdfastv1.ResourceState) holdfastv1.ResourceStatus {
+		return holdfastv1.ResourceStatus{ResourceRef: holdfastv1.ResourceRef{Version: "v1", Kind: "ConfigMap", Namespace: "apps", Name: name}, State: state}
+	}
+	css := &holdfastv1.ClusterServiceStatus{}
+	css.ResourceVersion = "12"
+	css.Status.Resources = []holdfastv1.ResourceStatus{entry("a", holdfastv1.ResourceInSync), entry("b", holdfastv1.ResourceContested), entry("c", holdfastv1.ResourceInSync)}
+	m.setRecorded(key, "c1", css, "9")
+
+	for _, rv := range []string{"12", "9"} {
+		rec := m.recordedAt(key, rv)
+		if rec == nil {
+			t.Fatalf("nothing recorded at %s", rv)
+		}
+		if len(rec.unusual) != 1 || rec.unusual[apply.Ref{Kind: "ConfigMap", Namespace: "apps", Name: "b"}].State != holdfastv1.ResourceContested {
+			t.Errorf("unusual entries %v, want b Contested only", rec.unusual)
+		}
+	}
+	if m.recordedAt(key, "13") != nil {
+		t.Error("a version someone else wrote: the record was used")
+	}
+	// Written again over it, twice, and read back: the cache may still hold any of 9, 12, 14.
+	css.ResourceVersion = "14"
+	m.setRecorded(key, "c1", css, "12")
+	css.ResourceVersion = "16"
+	m.setRecorded(key, "c1", css, "14")
+	m.setRecorded(key, "c1", css, "")
+	for _, rv := range []string{"9", "12", "14", "16"} {
+		if m.recordedAt(key, rv) == nil {
+			t.Errorf("our own chain of writes: version %s not accepted", rv)
+		}
+	}
+	css.ResourceVersion = "20"
+	m.setRecorded(key, "c1", css, "18") // over a version someone else wrote
+	if m.recordedAt(key, "16") != nil || m.recordedAt(key, "18") == nil {
+		t.Error("a write over someone else's version: the chain before it is still accepted")
+	}
+	css.ResourceVersion = "12"
+	m.setRecorded(key, "c1", css, "")
+	if m.recordedAt(key, "9") != nil {
+		t.Error("recorded as read: the version before was accepted")
+	}
+
+	// Too many entries not InSync: nothing is recorded, the whole object is read instead.
+	css.Status.Resources = nil
+	for i := range maxUnusual + 1 {
+		css.Status.Resources = append(css.Status.Resources, entry(fmt.Sprint(i), holdfastv1.ResourceFailed))
+	}
+	m.setRecorded(key, "c1", css, "")
+	if m.recordedAt(key, "12") != nil {
+		t.Error("over maxUnusual: still recorded")
+	}
+	m.forget(key)
+	if n := m.statusObjects(); n != 0 {
+		t.Errorf("%d status objects held after forget", n)
 	}
 }
 

@@ -23,13 +23,13 @@ import (
 // Helm service is always rendered through kept, which reads the hub's copy of its rendering:
 // another replica may have rendered it again since (the Secret deleted while it held the
 // cluster), and the hub's copy is what stays.
-func (r *Reconciler) renderService(ctx context.Context, kept *rendercache.Session, prev *declaration, req render.Request) (*render.Result, string, error) {
+func (r *Reconciler) renderService(ctx context.Context, kept *rendercache.Session, prev *rendercache.Declaration, req render.Request) (*render.Result, string, error) {
 	input, err := r.digestOf(ctx, req)
 	if err != nil {
 		input = ""
 	}
-	if req.Source.Helm == nil && prev != nil && input != "" && prev.input == input {
-		res, err := prev.rendering()
+	if req.Source.Helm == nil && prev != nil && input != "" && prev.Input() == input {
+		res, err := prev.Rendering()
 		if err == nil {
 			metrics.RenderCacheRequest(metrics.RenderHit)
 			return res, input, nil
@@ -148,17 +148,17 @@ func (r *Reconciler) renderAll(ctx context.Context, s *scope) []renderedService 
 func (r *Reconciler) rememberDeclarations(ctx context.Context, s *scope, rendered []renderedService, inputs map[string]string) {
 	key := client.ObjectKeyFromObject(s.css)
 	before := r.memory.declarations(key)
-	declared := map[string]*declaration{}
+	declared := map[string]*rendercache.Declaration{}
 	for _, rs := range rendered {
 		in, ok := inputs[rs.svc.Name]
 		if rs.err != nil || !ok {
 			continue
 		}
-		if d := before[rs.svc.Name]; d != nil && d.input == in && d.revision == rs.digest {
+		if d := before[rs.svc.Name]; d != nil && d.Input() == in && d.Revision() == rs.digest {
 			declared[rs.svc.Name] = d
 			continue
 		}
-		d, err := newDeclaration(in, &render.Result{Objects: rs.objects, Digest: rs.digest}, rs.svc.Namespace)
+		d, err := rendercache.NewDeclaration(in, &render.Result{Objects: rs.objects, Digest: rs.digest}, rs.svc.Namespace)
 		if err != nil {
 			ctrl.LoggerFrom(ctx).V(1).Info("Not keeping the service's declaration; its drift is corrected after a full render",
 				"service", rs.svc.Name, "reason", err.Error())
@@ -181,8 +181,10 @@ func (r *Reconciler) rememberedDeclarations(ctx context.Context, s *scope, asDep
 		return nil, false
 	}
 	var refs []apply.Ref
+	var keys []rendercache.ObjectKey
 	for _, d := range s.drifts {
-		refs = append(refs, unversioned(toRef(d.ResourceRef)))
+		ref := unversioned(toRef(d.ResourceRef))
+		refs, keys = append(refs, ref), append(keys, declaredKey(ref))
 	}
 	found := map[apply.Ref]bool{}
 	var out []renderedService
@@ -195,21 +197,21 @@ func (r *Reconciler) rememberedDeclarations(ctx context.Context, s *scope, asDep
 			return nil, false
 		}
 		if asDeployed {
-			if d.revision != ServiceRevision(s.css, svc.Name) {
+			if d.Revision() != ServiceRevision(s.css, svc.Name) {
 				return nil, false
 			}
-		} else if in, err := r.inputDigest(ctx, s, svc); err != nil || in != d.input {
+		} else if in, err := r.inputDigest(ctx, s, svc); err != nil || in != d.Input() {
 			return nil, false
 		}
-		rs := renderedService{svc: svc, count: d.objects, digest: d.revision}
+		rs := renderedService{svc: svc, count: d.Count(), digest: d.Revision()}
 		if len(refs) > 0 {
-			objs, err := d.find(refs, svc.Namespace)
+			objs, err := d.Find(keys, svc.Namespace)
 			if err != nil {
 				ctrl.LoggerFrom(ctx).Info("Kept declaration unusable; rendering the service again", "service", svc.Name, "reason", err.Error())
 				return nil, false
 			}
 			for _, ref := range refs {
-				if o, ok := objs[ref]; ok && !found[ref] {
+				if o, ok := objs[declaredKey(ref)]; ok && !found[ref] {
 					rs.objects, found[ref] = append(rs.objects, o), true
 				}
 			}
@@ -221,6 +223,34 @@ func (r *Reconciler) rememberedDeclarations(ctx context.Context, s *scope, asDep
 	}
 	out = s.withAdmission(out, uniqueRefs(refs), found)
 	return out, len(found) == len(uniqueRefs(refs))
+}
+
+// declaredKey is ref's identity in a declaration kept in memory (rendercache.Declaration).
+func declaredKey(ref apply.Ref) rendercache.ObjectKey {
+	return rendercache.ObjectKey{Group: ref.Group, Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name}
+}
+
+// inputDigest is the digest of everything rendering svc for cluster reads (see
+// rendercache.InputDigest): equal digests give equal renderings, up to what a Helm chart
+// generates, which the hub keeps (package rendercache).
+func (r *Reconciler) inputDigest(ctx context.Context, s *scope, svc holdfastv1.Service) (string, error) {
+	req, err := r.renderRequest(ctx, s, svc)
+	if err != nil {
+		return "", err
+	}
+	return r.digestOf(ctx, req)
+}
+
+// digestOf is inputDigest of a render request built already.
+func (r *Reconciler) digestOf(ctx context.Context, req render.Request) (string, error) {
+	if req.Source.Helm == nil || r.Charts == nil {
+		return rendercache.InputDigest(req, nil)
+	}
+	ch, err := r.Charts.Load(ctx, *req.Source.Helm)
+	if err != nil {
+		return "", fmt.Errorf("service %q: loading its chart: %w", req.Service, err)
+	}
+	return rendercache.InputDigest(req, ch)
 }
 
 // uniqueRefs returns refs without repeats.

@@ -1,4 +1,4 @@
-package clusterservicestatus
+package scheduling
 
 import (
 	"context"
@@ -55,13 +55,13 @@ func request(name string) reconcile.Request {
 // measured from when it was ready (a delayed addition waits from the end of its delay).
 func TestQueueCountsTriggersAndWaits(t *testing.T) {
 	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 11, 26, 2, 0, 0, 0, time.UTC))
-	q := newQueue(clk)("test-triggers", workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
-	defer q.ShutDown()
-	pq := q.(*queue)
+	pq := NewQueue(clk, "test-triggers", workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+	defer pq.ShutDown()
+	var q workqueue.TypedRateLimitingInterface[reconcile.Request] = pq
 	ctx := context.Background()
 
 	queued := 0
-	drifted := triggered(enqueueDrifted(func() { queued++ }), always[*holdfastv1.ClusterServiceStatus](triggerDrift))
+	drifted := Triggered(EnqueueDrifted(func() { queued++ }), Always[*holdfastv1.ClusterServiceStatus](TriggerDrift))
 	css := func(name string) *holdfastv1.ClusterServiceStatus {
 		c := &holdfastv1.ClusterServiceStatus{}
 		c.Namespace, c.Name = "fleet", name
@@ -70,7 +70,7 @@ func TestQueueCountsTriggersAndWaits(t *testing.T) {
 	drifted.Generic(ctx, event.TypedGenericEvent[*holdfastv1.ClusterServiceStatus]{Object: css("drifted")}, q)
 	q.Add(request("hub"))                                                                       // a hub source's addition
 	pq.AddWithOpts(priorityqueue.AddOpts{Priority: new(handler.LowPriority)}, request("start")) // initial list
-	pq.AddWithOpts(priorityqueue.AddOpts{After: time.Millisecond, Priority: new(routinePriority)}, request("requeue"))
+	pq.AddWithOpts(priorityqueue.AddOpts{After: time.Millisecond, Priority: new(RoutinePriority)}, request("requeue"))
 	q.AddRateLimited(request("backoff"))
 	// Coalesced: a hub change, then a drift, then a delayed requeue: one reconcile, a drift.
 	q.Add(request("coalesced"))
@@ -83,11 +83,11 @@ func TestQueueCountsTriggersAndWaits(t *testing.T) {
 	pq.note(request("requested"), triggerRequest)
 	q.Add(request("requested"))
 	// A service set's annotation changed: request; its spec: hub.
-	mcsHandler := triggered(handler.TypedFuncs[*holdfastv1.MultiClusterService, reconcile.Request]{
+	mcsHandler := Triggered(handler.TypedFuncs[*holdfastv1.MultiClusterService, reconcile.Request]{
 		UpdateFunc: func(_ context.Context, e event.TypedUpdateEvent[*holdfastv1.MultiClusterService], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			q.Add(request("set-" + e.ObjectNew.Name))
 		},
-	}, func(before, after *holdfastv1.MultiClusterService) string { return requestOrHub(before, after) })
+	}, func(before, after *holdfastv1.MultiClusterService) string { return RequestOrHub(before, after) })
 	old, annotated := &holdfastv1.MultiClusterService{}, &holdfastv1.MultiClusterService{}
 	old.Name, annotated.Name = "annotated", "annotated"
 	// (controller-runtime's handlers give an update with an unchanged resourceVersion, a resync,
@@ -116,7 +116,7 @@ func TestQueueCountsTriggersAndWaits(t *testing.T) {
 		t.Errorf("priorities taken: %v", taken)
 	}
 	triggers, waits := queueMetrics(t, "test-triggers")
-	want := map[string]float64{triggerDrift: 2, triggerHub: 2, triggerStart: 1, triggerRequeue: 2, triggerRequest: 2, triggerRecheck: 0}
+	want := map[string]float64{TriggerDrift: 2, triggerHub: 2, triggerStart: 1, triggerRequeue: 2, triggerRequest: 2, TriggerRecheck: 0}
 	for trigger, n := range want {
 		if got := triggers[trigger] - triggers0[trigger]; got != n {
 			t.Errorf("reconciles by %s: %v, want %v (all: %v)", trigger, got, n, triggers)
@@ -138,7 +138,7 @@ func TestQueueCountsTriggersAndWaits(t *testing.T) {
 func TestQueueWaitsFromReadiness(t *testing.T) {
 	start := time.Date(2026, 11, 26, 2, 0, 0, 0, time.UTC)
 	clk := clocktesting.NewFakePassiveClock(start)
-	q := newQueue(clk)("test-readiness", workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]()).(*queue)
+	q := NewQueue(clk, "test-readiness", workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
 	defer q.ShutDown()
 	q.AddAfter(request("a"), time.Hour)
 	q.Add(request("a"))
@@ -158,7 +158,7 @@ func TestQueueWaitsFromReadiness(t *testing.T) {
 // maxErrorBackoff once it is back, not after controller-runtime's default of up to 1,000 s:
 // drift kept in memory meanwhile waits for that reconcile.
 func TestErrorBackoffIsCapped(t *testing.T) {
-	rl := rateLimiter()
+	rl := RateLimiter()
 	item := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "fleet", Name: "web.c1"}}
 	var last time.Duration
 	for range 30 { // 5 ms doubled 30 times is days

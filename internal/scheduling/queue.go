@@ -1,4 +1,4 @@
-package clusterservicestatus
+package scheduling
 
 import (
 	"context"
@@ -23,17 +23,17 @@ import (
 // urgent first: when several are coalesced into one reconcile (the queue holds a request once),
 // that reconcile counts once, with the most urgent of them.
 const (
-	// triggerDrift: a watch on the cluster saw one of its objects drift.
-	triggerDrift = "drift"
+	// TriggerDrift: a watch on the cluster saw one of its objects drift.
+	TriggerDrift = "drift"
 	// triggerRequest: holdfast.dev/reconcile-requested-at changed on the status object or its
 	// service set.
 	triggerRequest = "request"
 	// triggerHub: a hub object it depends on changed: the status object, its service set, a
 	// template or what one reads, the Cluster, a status object it is in conflict with.
 	triggerHub = "hub"
-	// triggerRecheck: a comparison with the cluster was asked for: a watch of the cluster
+	// TriggerRecheck: a comparison with the cluster was asked for: a watch of the cluster
 	// (re)listed, its link recovered, another service set took its objects.
-	triggerRecheck = "recheck"
+	TriggerRecheck = "recheck"
 	// triggerStart: the initial list of a watch at start.
 	triggerStart = "start"
 	// triggerRequeue: the reconcile came back on its own: its next full reconcile, a correction
@@ -43,16 +43,16 @@ const (
 
 // urgency ranks triggers: higher wins a coalescing.
 var urgency = map[string]int{
-	triggerRequeue: 0, triggerStart: 1, triggerRecheck: 2, triggerHub: 3, triggerRequest: 4, triggerDrift: 5,
+	triggerRequeue: 0, triggerStart: 1, TriggerRecheck: 2, triggerHub: 3, triggerRequest: 4, TriggerDrift: 5,
 }
 
-// queue is the controller's work queue: controller-runtime's priority queue, which also records,
+// Queue is the controller's work queue: controller-runtime's priority queue, which also records,
 // for each request waiting in it, when it became ready and what brought it, so that a reconcile
 // that starts counts its trigger and how long it waited by priority (controller-runtime's
 // workqueue_queue_duration_seconds has no priority label). It holds one entry per request in
 // the queue, taken when the request is: the queue's own size bounds it. It is safe for
 // concurrent use.
-type queue struct {
+type Queue struct {
 	priorityqueue.PriorityQueue[reconcile.Request]
 	controller  string
 	rateLimiter workqueue.TypedRateLimiter[reconcile.Request]
@@ -68,29 +68,28 @@ type enqueued struct {
 	trigger string
 }
 
-// newQueue is controller.Options.NewQueue for the controller: the priority queue, wrapped.
-func newQueue(c clock.PassiveClock) func(string, workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
-	return func(name string, rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
-		return &queue{
-			PriorityQueue: priorityqueue.New(name, func(o *priorityqueue.Opts[reconcile.Request]) { o.RateLimiter = rl }),
-			controller:    name, rateLimiter: rl, clock: c, waiting: map[reconcile.Request]enqueued{},
-		}
+// NewQueue is what controller.Options.NewQueue makes for the controller named name, with rate
+// limiter rl: the priority queue, wrapped.
+func NewQueue(c clock.PassiveClock, name string, rl workqueue.TypedRateLimiter[reconcile.Request]) *Queue {
+	return &Queue{
+		PriorityQueue: priorityqueue.New(name, func(o *priorityqueue.Opts[reconcile.Request]) { o.RateLimiter = rl }),
+		controller:    name, rateLimiter: rl, clock: c, waiting: map[reconcile.Request]enqueued{},
 	}
 }
 
 // Add, AddAfter, AddRateLimited and AddWithOpts are the additions of the controller itself (a
 // reconcile coming back) and of sources not tagged with a trigger (see add).
-func (q *queue) Add(item reconcile.Request) { q.AddWithOpts(priorityqueue.AddOpts{}, item) }
+func (q *Queue) Add(item reconcile.Request) { q.AddWithOpts(priorityqueue.AddOpts{}, item) }
 
-func (q *queue) AddAfter(item reconcile.Request, after time.Duration) {
+func (q *Queue) AddAfter(item reconcile.Request, after time.Duration) {
 	q.AddWithOpts(priorityqueue.AddOpts{After: after}, item)
 }
 
-func (q *queue) AddRateLimited(item reconcile.Request) {
+func (q *Queue) AddRateLimited(item reconcile.Request) {
 	q.AddWithOpts(priorityqueue.AddOpts{RateLimited: true}, item)
 }
 
-func (q *queue) AddWithOpts(o priorityqueue.AddOpts, items ...reconcile.Request) {
+func (q *Queue) AddWithOpts(o priorityqueue.AddOpts, items ...reconcile.Request) {
 	trigger := triggerHub
 	if o.After > 0 || o.RateLimited {
 		trigger = triggerRequeue
@@ -100,7 +99,7 @@ func (q *queue) AddWithOpts(o priorityqueue.AddOpts, items ...reconcile.Request)
 
 // add adds items brought by trigger; one added at handler.LowPriority comes from a watch's
 // initial list (controller-runtime's handlers give those that priority), whatever the source.
-func (q *queue) add(trigger string, o priorityqueue.AddOpts, items ...reconcile.Request) {
+func (q *Queue) add(trigger string, o priorityqueue.AddOpts, items ...reconcile.Request) {
 	if o.Priority != nil && *o.Priority == handler.LowPriority {
 		trigger = triggerStart
 	}
@@ -134,7 +133,7 @@ func (q *queue) add(trigger string, o priorityqueue.AddOpts, items ...reconcile.
 // GetWithPriority takes a request for a reconcile, and counts its trigger and wait. A request
 // the queue holds no entry for (added again as it was being taken) counts as a requeue and no
 // wait.
-func (q *queue) GetWithPriority() (reconcile.Request, int, bool) {
+func (q *Queue) GetWithPriority() (reconcile.Request, int, bool) {
 	item, priority, shutdown := q.PriorityQueue.GetWithPriority()
 	if shutdown {
 		return item, priority, shutdown
@@ -153,14 +152,14 @@ func (q *queue) GetWithPriority() (reconcile.Request, int, bool) {
 }
 
 // Get is GetWithPriority without the priority.
-func (q *queue) Get() (reconcile.Request, bool) {
+func (q *Queue) Get() (reconcile.Request, bool) {
 	item, _, shutdown := q.GetWithPriority()
 	return item, shutdown
 }
 
 // tagged is the queue as a source's handler sees it: its additions carry trigger.
 type tagged struct {
-	*queue
+	*Queue
 	trigger string
 }
 
@@ -178,10 +177,10 @@ func (t tagged) AddWithOpts(o priorityqueue.AddOpts, items ...reconcile.Request)
 	t.add(t.trigger, o, items...)
 }
 
-// triggered makes what h adds to the queue carry the trigger trigger returns for each event,
+// Triggered makes what h adds to the queue carry the trigger trigger returns for each event,
 // given the object before and after it (the zero value where there is none: before a create or
 // a generic event, after a delete).
-func triggered[T any](h handler.TypedEventHandler[T, reconcile.Request], trigger func(before, after T) string) handler.TypedEventHandler[T, reconcile.Request] {
+func Triggered[T any](h handler.TypedEventHandler[T, reconcile.Request], trigger func(before, after T) string) handler.TypedEventHandler[T, reconcile.Request] {
 	return &triggeredHandler[T]{h: h, trigger: trigger}
 }
 
@@ -194,8 +193,8 @@ type rateLimitingQueue = workqueue.TypedRateLimitingInterface[reconcile.Request]
 
 // tag returns q with its additions carrying trigger, or q if it is not the controller's queue.
 func tag(q rateLimitingQueue, trigger string) rateLimitingQueue {
-	if cq, ok := q.(*queue); ok {
-		return tagged{queue: cq, trigger: trigger}
+	if cq, ok := q.(*Queue); ok {
+		return tagged{Queue: cq, trigger: trigger}
 	}
 	return q
 }
@@ -219,14 +218,14 @@ func (t *triggeredHandler[T]) Generic(ctx context.Context, e event.TypedGenericE
 	t.h.Generic(ctx, e, tag(q, t.trigger(zero, e.Object)))
 }
 
-// always is a trigger function for a source whose every event brings the same trigger.
-func always[T any](trigger string) func(before, after T) string {
+// Always is a trigger function for a source whose every event brings the same trigger.
+func Always[T any](trigger string) func(before, after T) string {
 	return func(T, T) string { return trigger }
 }
 
-// requestOrHub is the trigger of a service set's events: request when its
+// RequestOrHub is the trigger of a service set's events: request when its
 // holdfast.dev/reconcile-requested-at changed, hub otherwise.
-func requestOrHub(before, after client.Object) string {
+func RequestOrHub(before, after client.Object) string {
 	if before != nil && after != nil && before.GetAnnotations()[holdfastv1.ReconcileRequestedAtAnnotation] != after.GetAnnotations()[holdfastv1.ReconcileRequestedAtAnnotation] {
 		return triggerRequest
 	}
@@ -240,30 +239,23 @@ func requestOrHub(before, after client.Object) string {
 // Report-mode drift made while the hub was down reported 15 s after it was back).
 const maxErrorBackoff = 5 * time.Second
 
-// rateLimiter is controller-runtime's default (per-item exponential backoff from 5 ms, and 10
+// RateLimiter is controller-runtime's default (per-item exponential backoff from 5 ms, and 10
 // retries a second overall, in bursts of 100) with the per-item backoff capped at
 // maxErrorBackoff.
-func rateLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
+func RateLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
 	return workqueue.NewTypedMaxOfRateLimiter(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](5*time.Millisecond, maxErrorBackoff),
 		&workqueue.TypedBucketRateLimiter[reconcile.Request]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
 	)
 }
 
-// newQueue is controller.Options.NewQueue: the controller's queue, kept to note requests on
-// (noteRequests).
-func (r *Reconciler) newQueue(name string, rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
-	q := newQueue(clock.RealClock{})(name, rl)
-	r.queue.Store(q.(*queue))
-	return q
-}
-
-// noteRequests passes every event; an update of a status object's
+// NoteRequests passes every event; an update of a status object's
 // holdfast.dev/reconcile-requested-at marks its coming addition to the queue (by the status
-// object's own source, which cannot be tagged like the others) as a request.
-func (r *Reconciler) noteRequests() predicate.Predicate {
+// object's own source, which cannot be tagged like the others) as a request. queue returns the
+// controller's queue, nil before it started.
+func NoteRequests(queue func() *Queue) predicate.Predicate {
 	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
-		if q := r.queue.Load(); q != nil && requestOrHub(e.ObjectOld, e.ObjectNew) == triggerRequest {
+		if q := queue(); q != nil && RequestOrHub(e.ObjectOld, e.ObjectNew) == triggerRequest {
 			q.note(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(e.ObjectNew)}, triggerRequest)
 		}
 		return true
@@ -271,7 +263,7 @@ func (r *Reconciler) noteRequests() predicate.Predicate {
 }
 
 // note records trigger for a request about to be added.
-func (q *queue) note(item reconcile.Request, trigger string) {
+func (q *Queue) note(item reconcile.Request, trigger string) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	in, ok := q.waiting[item]

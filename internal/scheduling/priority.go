@@ -1,4 +1,4 @@
-package clusterservicestatus
+package scheduling
 
 import (
 	"context"
@@ -21,15 +21,15 @@ import (
 const (
 	// DriftPriority is the priority of a status object whose objects drifted.
 	DriftPriority = 100
-	// routinePriority is the priority a reconcile asks for when it comes back later on its own
+	// RoutinePriority is the priority a reconcile asks for when it comes back later on its own
 	// (next full reconcile, a correction window, a backoff): whatever brought it in, the visit
 	// due later is routine. A retry after an error keeps the priority it had.
-	routinePriority = 0
+	RoutinePriority = 0
 )
 
-// enqueueDrifted queues the status objects sent on the drift channel at DriftPriority, then calls
-// queued (routineSlots.driftQueued: a worker waiting for a routine slot gives it back).
-func enqueueDrifted(queued func()) handler.TypedEventHandler[*holdfastv1.ClusterServiceStatus, reconcile.Request] {
+// EnqueueDrifted queues the status objects sent on the drift channel at DriftPriority, then calls
+// queued (RoutineSlots.DriftQueued: a worker waiting for a routine slot gives it back).
+func EnqueueDrifted(queued func()) handler.TypedEventHandler[*holdfastv1.ClusterServiceStatus, reconcile.Request] {
 	return handler.TypedFuncs[*holdfastv1.ClusterServiceStatus, reconcile.Request]{
 		GenericFunc: func(_ context.Context, e event.TypedGenericEvent[*holdfastv1.ClusterServiceStatus], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(e.Object)}
@@ -43,10 +43,10 @@ func enqueueDrifted(queued func()) handler.TypedEventHandler[*holdfastv1.Cluster
 	}
 }
 
-// withRoutinePriority gives a result that comes back later the routine priority.
-func withRoutinePriority(res ctrl.Result) ctrl.Result {
+// WithRoutinePriority gives a result that comes back later the routine priority.
+func WithRoutinePriority(res ctrl.Result) ctrl.Result {
 	if res.RequeueAfter > 0 && res.Priority == nil {
-		res.Priority = new(routinePriority)
+		res.Priority = new(RoutinePriority)
 	}
 	return res
 }

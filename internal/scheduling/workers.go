@@ -1,4 +1,4 @@
-package clusterservicestatus
+package scheduling
 
 import (
 	"context"
@@ -15,24 +15,25 @@ import (
 // correction as soon as it is queued.
 const DriftWorkers = 2
 
-// routineSlots bound the routine reconciles running at once. A worker that took a routine
+// RoutineSlots bound the routine reconciles running at once. A worker that took a routine
 // reconcile while every slot is held waits for a slot, and gives the reconcile back to the queue
 // when a drift arrives meanwhile, so that the worker is free for it: the queue hands it the
 // correction first, by priority. Nothing spins: a worker waits on a slot or on a drift.
-type routineSlots struct {
+type RoutineSlots struct {
 	slots chan struct{}
 	mu    sync.Mutex
 	// drift is closed, and replaced, when a drifted status object is queued.
 	drift chan struct{}
 }
 
-func newRoutineSlots(n int) *routineSlots {
-	return &routineSlots{slots: make(chan struct{}, max(n, 1)), drift: make(chan struct{})}
+// NewRoutineSlots returns n routine slots, at least one.
+func NewRoutineSlots(n int) *RoutineSlots {
+	return &RoutineSlots{slots: make(chan struct{}, max(n, 1)), drift: make(chan struct{})}
 }
 
-// acquire takes a routine slot; release gives it back. ok is false, and nothing is held, when a
+// Acquire takes a routine slot; release gives it back. ok is false, and nothing is held, when a
 // drift was queued (or ctx ended) before a slot was free: the caller gives its reconcile back.
-func (s *routineSlots) acquire(ctx context.Context) (release func(), ok bool) {
+func (s *RoutineSlots) Acquire(ctx context.Context) (release func(), ok bool) {
 	release = func() { <-s.slots }
 	select {
 	case s.slots <- struct{}{}:
@@ -52,9 +53,9 @@ func (s *routineSlots) acquire(ctx context.Context) (release func(), ok bool) {
 	}
 }
 
-// driftQueued wakes the workers waiting for a routine slot: one of them is needed for the drift
+// DriftQueued wakes the workers waiting for a routine slot: one of them is needed for the drift
 // just queued.
-func (s *routineSlots) driftQueued() {
+func (s *RoutineSlots) DriftQueued() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	close(s.drift)

@@ -1,4 +1,4 @@
-package clusterservicestatus
+package scheduling
 
 import (
 	"context"
@@ -7,10 +7,10 @@ import (
 )
 
 func TestRoutineSlotsLeaveWorkersForDrift(t *testing.T) {
-	s := newRoutineSlots(2)
+	s := NewRoutineSlots(2)
 	ctx := context.Background()
-	release1, ok1 := s.acquire(ctx)
-	_, ok2 := s.acquire(ctx)
+	release1, ok1 := s.Acquire(ctx)
+	_, ok2 := s.Acquire(ctx)
 	if !ok1 || !ok2 {
 		t.Fatal("free slots were not given")
 	}
@@ -18,7 +18,7 @@ func TestRoutineSlotsLeaveWorkersForDrift(t *testing.T) {
 	// A third routine reconcile waits while both slots are held...
 	got := make(chan bool, 1)
 	go func() {
-		_, ok := s.acquire(ctx)
+		_, ok := s.Acquire(ctx)
 		got <- ok
 	}()
 	select {
@@ -27,7 +27,7 @@ func TestRoutineSlotsLeaveWorkersForDrift(t *testing.T) {
 	case <-time.After(50 * time.Millisecond):
 	}
 	// ...and gives its worker back when a drift is queued.
-	s.driftQueued()
+	s.DriftQueued()
 	select {
 	case ok := <-got:
 		if ok {
@@ -39,7 +39,7 @@ func TestRoutineSlotsLeaveWorkersForDrift(t *testing.T) {
 
 	// A waiting one takes the slot another releases.
 	go func() {
-		_, ok := s.acquire(ctx)
+		_, ok := s.Acquire(ctx)
 		got <- ok
 	}()
 	time.Sleep(20 * time.Millisecond)
@@ -56,7 +56,7 @@ func TestRoutineSlotsLeaveWorkersForDrift(t *testing.T) {
 	// A context that ends frees the worker too.
 	cctx, cancel := context.WithCancel(ctx)
 	go func() {
-		_, ok := s.acquire(cctx)
+		_, ok := s.Acquire(cctx)
 		got <- ok
 	}()
 	cancel()
