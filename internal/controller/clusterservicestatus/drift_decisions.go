@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
@@ -208,141 +207,43 @@ func retryUncorrectable(s *scope) time.Duration {
 	return after
 }
 
-// driftDetail returns what is known about the drift of ref: the newest drift a watch reported
-// in this reconcile, else the one recorded before (the object stayed drifted), else a new one
-// from the verdict on the live object (isNew: it goes into the history if it counts), detected
-// at compared, when the comparison was made: a reconcile can read an object changed after it
-// began, so its start (s.now) could precede the change.
-//
-// A drift a record holds is not new, even when the object's status entry no longer says so: an
-// apply that failed (the cluster unreachable) leaves the entry Failed, without its drift, and
-// the object found still drifted afterwards is the same change (bench/soak saw it recorded twice,
-// by a watch and by the comparison after the cluster came back).
+// driftDetail returns what is known about the drift of ref, on which a comparison at compared
+// gave verdict v (drift.DetailFor): from the drifts watches reported, its status entry before
+// this reconcile, the records, else new (isNew).
 func (s *scope) driftDetail(ref apply.Ref, v drift.Verdict, compared time.Time) (detail *holdfastv1.DriftDetail, isNew bool) {
-	for i := len(s.drifts) - 1; i >= 0; i-- {
-		if unversioned(toRef(s.drifts[i].ResourceRef)) == ref {
-			d := s.drifts[i].DriftDetail
-			return &d, false
-		}
+	var records []holdfastv1.DriftRecord
+	if s.css != nil {
+		records = s.css.Status.Drifts
 	}
-	if prev, ok := s.previous[ref]; ok && prev.LastDrift != nil {
-		return prev.LastDrift, false
-	}
-	if rec := s.recordOfVersion(ref, v.ResourceVersion); rec != nil {
-		d := rec.DriftDetail
-		return &d, false
-	}
-	d := drift.DetailOf(v, compared, holdfastv1.DriftDetectedByComparison)
-	return &d, true
+	return drift.DetailFor(driftRef(ref), v, compared, s.drifts, s.previous[ref].LastDrift, records)
 }
 
-// recordOfVersion returns the newest record of ref about version resourceVersion, nil if none
-// (or the version is unknown, or no status object was read).
-func (s *scope) recordOfVersion(ref apply.Ref, resourceVersion string) *holdfastv1.DriftRecord {
-	if resourceVersion == "" || s.css == nil {
-		return nil
-	}
-	records := s.css.Status.Drifts
-	for i := range records { // newest first
-		if rec := &records[i]; rec.ResourceVersion == resourceVersion && unversioned(toRef(rec.ResourceRef)) == ref {
-			return rec
-		}
-	}
-	return nil
-}
-
-// keepDrifts drops the drifts watches reported that the policy exempts: all of them outside
-// ContinuousWithDriftDetection mode (another service set's watch on the same kind saw them:
-// Continuous waits for a declaration change or a full reconcile), those of services that opted
-// out, and changes only to ignored fields. It drops what Holdfast's own change of declaration
-// did, which a watch compares with the declaration before: objects no longer declared (pruned)
-// and fields gone that the declaration no longer names. The rest keep only their fields not
-// ignored.
+// keepDrifts returns the drifts watches reported that remain to be handled, judged against the
+// declarations rendered (drift.KeepReported).
 func keepDrifts(s *scope, rendered []renderedService) []holdfastv1.DriftRecord {
-	if len(s.drifts) == 0 || s.mcs.Spec.SyncMode != holdfastv1.SyncModeContinuousWithDriftDetection {
+	if len(s.drifts) == 0 {
 		return nil
 	}
-	type declared struct {
-		pol *drift.Policy
-		obj *unstructured.Unstructured
-	}
-	byRef := map[apply.Ref]declared{}
-	complete := true // every service rendered: what is not in byRef is not declared
+	declared := make([]drift.DeclaredService, 0, len(rendered))
 	for _, rs := range rendered {
-		if rs.err != nil {
-			complete = false
-		}
-		pol := s.policy(rs.svc)
-		for _, o := range rs.objects {
-			ref := unversioned(apply.RefOf(o))
-			byRef[ref] = declared{pol, o}
-			if ref.Namespace == "" {
-				ref.Namespace = rs.svc.Namespace // as apply defaults it
-				byRef[ref] = declared{pol, o}
-			}
-		}
+		declared = append(declared, drift.DeclaredService{Policy: s.policy(rs.svc), Namespace: rs.svc.Namespace,
+			Objects: rs.objects, Failed: rs.err != nil})
 	}
-	var out []holdfastv1.DriftRecord
-	for _, d := range s.drifts {
-		if superseded(s.ownWrites, s.clusterKey(), d, s.css.Status.Drifts) {
-			metrics.DriftEventIgnored(metrics.IgnoredSuperseded)
-			continue
-		}
-		decl, ok := byRef[unversioned(toRef(d.ResourceRef))]
-		switch {
-		case !ok && complete:
-			// Not declared any more: Holdfast pruned or let it go, its watch saw that.
-			continue
-		case !ok:
-			out = append(out, d)
-			continue
-		}
-		if decl.pol.OptOut {
-			continue
-		}
-		if d.Type == holdfastv1.DriftChanged {
-			ignored := decl.pol.IgnoredPaths(decl.obj)
-			var fields []holdfastv1.FieldChange
-			for _, f := range d.Fields {
-				// A field gone that the declaration no longer names went with a new revision.
-				if f.New == "" && !drift.Declares(decl.obj, f.Path) {
-					continue
-				}
-				if !drift.Covered(f.Path, ignored) {
-					fields = append(fields, f)
-				}
-			}
-			if len(fields) == 0 && len(d.Fields) > 0 {
-				continue
-			}
-			d.Fields = fields
-		}
-		out = append(out, d)
-	}
-	return out
+	kept, superseded := drift.KeepReported(s.drifts, s.mcs.Spec.SyncMode, declared, s.ownWrites, s.clusterKey(), s.css.Status.Drifts)
+	ignoredSuperseded(superseded)
+	return kept
 }
 
-// superseded reports whether a drift a watch reported is no new one: Holdfast wrote the object
-// after the version reported (the watch runs behind: the version is gone, put back or replaced;
-// or a comparison recorded the change and corrected it before the watch's report came), or one
-// of the records holds the same or a later version of the object (a second watch of the same
-// kind, a comparison that recorded it without correcting). One change, one record.
-func superseded(own *drift.OwnWrites, cluster types.NamespacedName, d holdfastv1.DriftRecord, records []holdfastv1.DriftRecord) bool {
-	if d.ResourceVersion == "" {
-		return false
+// ignoredSuperseded counts n drift reports dropped as superseded (drift.Superseded).
+func ignoredSuperseded(n int) {
+	for range n {
+		metrics.DriftEventIgnored(metrics.IgnoredSuperseded)
 	}
-	gvk := schema.GroupVersionKind{Group: d.Group, Version: d.Version, Kind: d.Kind}
-	if own != nil && own.Superseded(cluster, gvk, d.Namespace, d.Name, d.ResourceVersion) {
-		return true
-	}
-	ref := unversioned(toRef(d.ResourceRef))
-	for _, p := range records {
-		if unversioned(toRef(p.ResourceRef)) == ref &&
-			(p.ResourceVersion == d.ResourceVersion || drift.NewerVersion(p.ResourceVersion, d.ResourceVersion)) {
-			return true
-		}
-	}
-	return false
+}
+
+// driftRef is the drift.Ref of ref.
+func driftRef(ref apply.Ref) drift.Ref {
+	return drift.Ref{Group: ref.Group, Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name}
 }
 
 // clusterKey is the key of the Cluster the status object is of.

@@ -18,7 +18,7 @@ import (
 func (r *Reconciler) gatherFacts(ctx context.Context, s *scope) (facts, []renderedService) {
 	key := client.ObjectKeyFromObject(s.css)
 	f := facts{
-		containers:    deletedContainers(s.drifts),
+		containers:    drift.DeletesContainer(s.drifts),
 		due:           !s.now.Before(nextFullReconcile(s.mcs, s.css, s.now)),
 		setChanged:    serviceSetChanged(s.css, s.mcs),
 		unsettled:     !conditions.IsTrue(s.css, holdfastv1.AppliedCondition),
@@ -41,7 +41,7 @@ func (r *Reconciler) gatherFacts(ctx context.Context, s *scope) (facts, []render
 		declared, f.declarations = r.renderAll(ctx, s), fromRendering
 	}
 	s.drifts = keepDrifts(s, declared)
-	f.drifts, f.containers = len(s.drifts) > 0, deletedContainers(s.drifts)
+	f.drifts, f.containers = len(s.drifts) > 0, drift.DeletesContainer(s.drifts)
 	if f.declarations != asDeployed {
 		// As deployed, the declarations are not what the service set declares now.
 		f.changed = declarationChanged(s.css, s.mcs, declared)
@@ -56,18 +56,6 @@ func (r *Reconciler) takeMarks(s *scope) {
 	key := client.ObjectKeyFromObject(s.css)
 	r.memory.takeRecheck(key)
 	r.memory.fights.TakeDue(key, s.now)
-}
-
-// deletedContainers reports whether a drift is the deletion of a Namespace or a CRD: what was in
-// it went with it, and watches may never report it (the watch of a CRD's kind ends with the
-// CRD), so only a full reconcile puts everything back.
-func deletedContainers(drifts []holdfastv1.DriftRecord) bool {
-	for _, d := range drifts {
-		if d.Type == holdfastv1.DriftDeleted && drift.Contains(d.Group, d.Kind) {
-			return true
-		}
-	}
-	return false
 }
 
 // comparisonDue reports whether, in drift-detection mode, the cluster must be compared with

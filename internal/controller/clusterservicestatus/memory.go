@@ -174,7 +174,7 @@ func (m *memory) addDrift(key types.NamespacedName, cluster string, rec holdfast
 		return false
 	}
 	e := m.entry(key, cluster)
-	if superseded(nil, types.NamespacedName{}, rec, e.drifts) {
+	if drift.Superseded(nil, types.NamespacedName{}, rec, e.drifts) {
 		return true // a second watch's report of a change waiting already
 	}
 	m.setDrifts(e, append(e.drifts, rec))
