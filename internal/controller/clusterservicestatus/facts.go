@@ -4,11 +4,13 @@ import (
 	"context"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/conditions"
 	"holdfast.dev/holdfast/internal/drift"
+	"holdfast.dev/holdfast/internal/metrics"
 )
 
 // gatherFacts gathers what plan decides from, and the declarations the drifts watches saw are
@@ -115,4 +117,32 @@ func declarationChanged(css *holdfastv1.ClusterServiceStatus, mcs *holdfastv1.Mu
 		}
 	}
 	return false
+}
+
+// keepDrifts returns the drifts watches reported that remain to be handled, judged against the
+// declarations rendered (drift.KeepReported).
+func keepDrifts(s *scope, rendered []renderedService) []holdfastv1.DriftRecord {
+	if len(s.drifts) == 0 {
+		return nil
+	}
+	declared := make([]drift.DeclaredService, 0, len(rendered))
+	for _, rs := range rendered {
+		declared = append(declared, drift.DeclaredService{Policy: s.policy(rs.svc), Namespace: rs.svc.Namespace,
+			Objects: rs.objects, Failed: rs.err != nil})
+	}
+	kept, superseded := drift.KeepReported(s.drifts, s.mcs.Spec.SyncMode, declared, s.ownWrites, s.clusterKey(), s.css.Status.Drifts)
+	ignoredSuperseded(superseded)
+	return kept
+}
+
+// ignoredSuperseded counts n drift reports dropped as superseded (drift.Superseded).
+func ignoredSuperseded(n int) {
+	for range n {
+		metrics.DriftEventIgnored(metrics.IgnoredSuperseded)
+	}
+}
+
+// clusterKey is the key of the Cluster the status object is of.
+func (s *scope) clusterKey() types.NamespacedName {
+	return types.NamespacedName{Namespace: s.css.Namespace, Name: s.css.Spec.Cluster}
 }

@@ -1,9 +1,7 @@
 package clusterservicestatus
 
 import (
-	"slices"
 	"sync"
-	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -11,8 +9,11 @@ import (
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/apply"
 	"holdfast.dev/holdfast/internal/drift"
-	"holdfast.dev/holdfast/internal/metrics"
 )
+
+// During an apply (deploy or correctDrifts), apply hands each object drift.Decide judged to
+// correctFunc: the service's drift policy responds (drift.Policy.Respond) and the answer is noted
+// in scope.decisions, which settleCorrections holds against what the apply did, for the status.
 
 // objectDrift is what drift handling decided about one drifted object in this reconcile.
 type objectDrift struct {
@@ -172,92 +173,4 @@ func (s *scope) settleCorrections(res *apply.Result, fights *drift.Fights) {
 		s.decisions.note(ref, objectDrift{state: holdfastv1.ResourceUncorrectable, detail: od.detail,
 			message: "correction refused by the API server, retried with backoff: " + o.Message})
 	}
-}
-
-// newlyIn lists the objects this reconcile left in one of states that were not there before
-// with the same drift: what a Warning Event and a notification are sent for once per drift, not
-// per reconcile.
-func newlyIn(s *scope, states ...holdfastv1.ResourceState) []holdfastv1.ResourceStatus {
-	var out []holdfastv1.ResourceStatus
-	for _, rs := range s.resources {
-		if !slices.Contains(states, rs.State) {
-			continue
-		}
-		if p, ok := s.previous[unversioned(toRef(rs.ResourceRef))]; ok && p.State == rs.State && sameDrift(p.LastDrift, rs.LastDrift) {
-			continue
-		}
-		out = append(out, rs)
-	}
-	return out
-}
-
-// retryUncorrectable returns when the reconcile should come back to retry refused corrections
-// (drift.RetryAfter of the oldest), or 0 when there are none. Corrections a service's policy
-// makes only on request (Report outside its windows) are not retried on their own.
-func retryUncorrectable(s *scope) time.Duration {
-	var after time.Duration
-	for _, rs := range s.resources {
-		if rs.State != holdfastv1.ResourceUncorrectable || rs.LastDrift == nil || !s.correctsNow(rs.Service) {
-			continue
-		}
-		if d := drift.RetryAfter(rs.LastDrift.DetectedTime.Time, s.now); after == 0 || d < after {
-			after = d
-		}
-	}
-	return after
-}
-
-// driftDetail returns what is known about the drift of ref, on which a comparison at compared
-// gave verdict v (drift.DetailFor): from the drifts watches reported, its status entry before
-// this reconcile, the records, else new (isNew).
-func (s *scope) driftDetail(ref apply.Ref, v drift.Verdict, compared time.Time) (detail *holdfastv1.DriftDetail, isNew bool) {
-	var records []holdfastv1.DriftRecord
-	if s.css != nil {
-		records = s.css.Status.Drifts
-	}
-	return drift.DetailFor(driftRef(ref), v, compared, s.drifts, s.previous[ref].LastDrift, records)
-}
-
-// keepDrifts returns the drifts watches reported that remain to be handled, judged against the
-// declarations rendered (drift.KeepReported).
-func keepDrifts(s *scope, rendered []renderedService) []holdfastv1.DriftRecord {
-	if len(s.drifts) == 0 {
-		return nil
-	}
-	declared := make([]drift.DeclaredService, 0, len(rendered))
-	for _, rs := range rendered {
-		declared = append(declared, drift.DeclaredService{Policy: s.policy(rs.svc), Namespace: rs.svc.Namespace,
-			Objects: rs.objects, Failed: rs.err != nil})
-	}
-	kept, superseded := drift.KeepReported(s.drifts, s.mcs.Spec.SyncMode, declared, s.ownWrites, s.clusterKey(), s.css.Status.Drifts)
-	ignoredSuperseded(superseded)
-	return kept
-}
-
-// ignoredSuperseded counts n drift reports dropped as superseded (drift.Superseded).
-func ignoredSuperseded(n int) {
-	for range n {
-		metrics.DriftEventIgnored(metrics.IgnoredSuperseded)
-	}
-}
-
-// driftRef is the drift.Ref of ref.
-func driftRef(ref apply.Ref) drift.Ref {
-	return drift.Ref{Group: ref.Group, Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name}
-}
-
-// clusterKey is the key of the Cluster the status object is of.
-func (s *scope) clusterKey() types.NamespacedName {
-	return types.NamespacedName{Namespace: s.css.Namespace, Name: s.css.Spec.Cluster}
-}
-
-// correctsNow reports whether the drift policy of the named service corrects drift now on its
-// own; false for a service the service set no longer declares.
-func (s *scope) correctsNow(service string) bool {
-	for _, svc := range s.mcs.Spec.Services {
-		if svc.Name == service {
-			return s.policy(svc).CorrectsNow(s.now)
-		}
-	}
-	return false
 }
