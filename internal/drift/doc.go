@@ -13,7 +13,10 @@
 //     (Verdict.Claimed, ResolveClaim).
 //   - author.go: who made a change, from managedFields, and the attribution stamp's user where it
 //     can be trusted (StampedUser, TrustStamp). fields.go: how a changed value is shown
-//     (Secret data redacted, long values cut). records.go: a verdict as status records it.
+//     (Secret data redacted, long values cut).
+//   - reported.go: which drifts watches reported remain to be handled (KeepReported) and are new
+//     (NewReported): one change, one record (Superseded). records.go: a verdict as status
+//     records it (DetailOf, DetailFor) and the bounded history (Record).
 //   - policy.go: a service's drift policy resolved from its service set (action, ignore rules,
 //     opt-out, fight limits, problems to report). respond.go: what the policy does about one
 //     drifted object (correct, report, contested). windows.go: correction windows. fights.go:

@@ -606,7 +606,7 @@ func (r *Reconciler) onDrift(cluster types.NamespacedName, c drift.Change) {
 		DriftDetail: drift.DetailOf(c.TrustStamp(attributionInForce(css, c.Object)), r.Clock.Now(), holdfastv1.DriftDetectedByWatch),
 	}
 	// The records are asked when the report is taken (the hub cache holds no drift history).
-	if superseded(r.ownWrites, cluster, rec, nil) {
+	if drift.Superseded(r.ownWrites, cluster, rec, nil) {
 		metrics.DriftEventIgnored(metrics.IgnoredSuperseded)
 		return
 	}

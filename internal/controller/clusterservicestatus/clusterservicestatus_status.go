@@ -14,7 +14,6 @@ import (
 	"holdfast.dev/holdfast/internal/apply"
 	"holdfast.dev/holdfast/internal/conditions"
 	"holdfast.dev/holdfast/internal/drift"
-	"holdfast.dev/holdfast/internal/metrics"
 )
 
 // maxListed bounds how many objects a condition message names.
@@ -388,99 +387,4 @@ func (r *Reconciler) recordTransitions(ctx context.Context, s *scope) {
 		eventType = corev1.EventTypeWarning
 	}
 	r.Recorder.Eventf(s.css, nil, eventType, after.Reason, "Reconcile", "%s", after.Message)
-}
-
-// recordDrifts adds the drifts seen since the last reconcile (by watches, and by comparison in
-// this one) to the bounded history, newest first, each marked corrected when this reconcile put
-// its object back in sync; older records of objects corrected now are marked too, as are those
-// of objects a deploy put back.
-func recordDrifts(s *scope) {
-	seen := append(append([]holdfastv1.DriftRecord{}, newDrifts(s)...), s.decisions.found...)
-	st := &s.css.Status
-	now := metav1.NewMicroTime(s.end)
-	corrected := map[apply.Ref]bool{}
-	for ref, od := range s.decisions.objects {
-		if od.corrected {
-			corrected[ref] = true
-		}
-	}
-	inSync := map[apply.Ref]bool{}
-	if s.deployed {
-		for _, rs := range st.Resources {
-			if rs.State == holdfastv1.ResourceInSync {
-				inSync[unversioned(toRef(rs.ResourceRef))] = true
-			}
-		}
-	}
-	restored := s.decisions.restored
-	if len(seen) == 0 && len(corrected) == 0 && len(inSync) == 0 && len(restored) == 0 {
-		return
-	}
-	drifts := make([]holdfastv1.DriftRecord, 0, len(seen)+len(st.Drifts))
-	add := func(d holdfastv1.DriftRecord, correctNow bool) {
-		if len(drifts) >= holdfastv1.MaxDriftRecords {
-			drifts = append(drifts, d)
-			return
-		}
-		ref := unversioned(toRef(d.ResourceRef))
-		if by, ok := restored[ref]; ok && d.CorrectedTime == nil {
-			d.CorrectedTime, d.Resolution, d.RestoredBy = &now, holdfastv1.DriftRestored, &by
-		} else if correctNow {
-			d.CorrectedTime, d.Resolution = &now, holdfastv1.DriftCorrected
-			s.correctedDrifts = append(s.correctedDrifts, len(drifts))
-		}
-		drifts = append(drifts, d)
-	}
-	for i := len(seen) - 1; i >= 0; i-- {
-		ref := unversioned(toRef(seen[i].ResourceRef))
-		add(seen[i], corrected[ref] || inSync[ref])
-	}
-	for _, d := range st.Drifts {
-		// An object a deploy put back (a new revision, a requested full reconcile) is corrected
-		// as much as one a drift correction put back.
-		ref := unversioned(toRef(d.ResourceRef))
-		add(d, d.CorrectedTime == nil && (corrected[ref] || inSync[ref]))
-	}
-	if len(drifts) > holdfastv1.MaxDriftRecords {
-		drifts = drifts[:holdfastv1.MaxDriftRecords]
-	}
-	s.freshDrifts = min(len(seen), len(drifts))
-	st.DriftCount += int64(len(seen))
-	st.Drifts = drifts
-}
-
-// newDrifts returns the drifts watches saw that are new. Left out are those a record holds
-// already (see superseded), judged again against the records as they are now: the status object
-// the reconcile began with may have been read before the previous reconcile's records were
-// there (Holdfast's own writes are not asked again: this reconcile's corrections are newer than
-// the drifts they correct). Left out too are deletions that are none, or none new:
-//   - of an object this status object never applied: it did not drift from anything deployed.
-//     That is how a deletion Holdfast began itself ends when a cluster is unmatched and matched
-//     again at once: the namespace the withdrawal deleted is still terminating when the new
-//     status object deploys, which does not take it for applied (apply.ErrBeingDeleted), and
-//     goes only later;
-//   - of an object whose deletion is recorded already and that was not put back since: a
-//     comparison found it gone before the watch event arrived (bench/soak saw both recorded
-//     while a terminating namespace refused the correction).
-//
-// Without the status entries from before (no deploy or correction ran) no deletion is left out.
-func newDrifts(s *scope) []holdfastv1.DriftRecord {
-	var out []holdfastv1.DriftRecord
-	for _, d := range s.drifts {
-		if superseded(nil, s.clusterKey(), d, s.css.Status.Drifts) {
-			metrics.DriftEventIgnored(metrics.IgnoredSuperseded)
-			continue
-		}
-		if s.previous == nil {
-			out = append(out, d)
-			continue
-		}
-		prev := s.previous[unversioned(toRef(d.ResourceRef))]
-		stillGone := prev.LastDrift != nil && prev.LastDrift.Type == holdfastv1.DriftDeleted && prev.State != holdfastv1.ResourceInSync
-		if d.Type == holdfastv1.DriftDeleted && (prev.Desired == "" || stillGone) {
-			continue
-		}
-		out = append(out, d)
-	}
-	return out
 }

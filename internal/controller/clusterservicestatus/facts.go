@@ -4,11 +4,13 @@ import (
 	"context"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/conditions"
 	"holdfast.dev/holdfast/internal/drift"
+	"holdfast.dev/holdfast/internal/metrics"
 )
 
 // gatherFacts gathers what plan decides from, and the declarations the drifts watches saw are
@@ -18,7 +20,7 @@ import (
 func (r *Reconciler) gatherFacts(ctx context.Context, s *scope) (facts, []renderedService) {
 	key := client.ObjectKeyFromObject(s.css)
 	f := facts{
-		containers:    deletedContainers(s.drifts),
+		containers:    drift.DeletesContainer(s.drifts),
 		due:           !s.now.Before(nextFullReconcile(s.mcs, s.css, s.now)),
 		setChanged:    serviceSetChanged(s.css, s.mcs),
 		unsettled:     !conditions.IsTrue(s.css, holdfastv1.AppliedCondition),
@@ -41,7 +43,7 @@ func (r *Reconciler) gatherFacts(ctx context.Context, s *scope) (facts, []render
 		declared, f.declarations = r.renderAll(ctx, s), fromRendering
 	}
 	s.drifts = keepDrifts(s, declared)
-	f.drifts, f.containers = len(s.drifts) > 0, deletedContainers(s.drifts)
+	f.drifts, f.containers = len(s.drifts) > 0, drift.DeletesContainer(s.drifts)
 	if f.declarations != asDeployed {
 		// As deployed, the declarations are not what the service set declares now.
 		f.changed = declarationChanged(s.css, s.mcs, declared)
@@ -56,18 +58,6 @@ func (r *Reconciler) takeMarks(s *scope) {
 	key := client.ObjectKeyFromObject(s.css)
 	r.memory.takeRecheck(key)
 	r.memory.fights.TakeDue(key, s.now)
-}
-
-// deletedContainers reports whether a drift is the deletion of a Namespace or a CRD: what was in
-// it went with it, and watches may never report it (the watch of a CRD's kind ends with the
-// CRD), so only a full reconcile puts everything back.
-func deletedContainers(drifts []holdfastv1.DriftRecord) bool {
-	for _, d := range drifts {
-		if d.Type == holdfastv1.DriftDeleted && drift.Contains(d.Group, d.Kind) {
-			return true
-		}
-	}
-	return false
 }
 
 // comparisonDue reports whether, in drift-detection mode, the cluster must be compared with
@@ -127,4 +117,32 @@ func declarationChanged(css *holdfastv1.ClusterServiceStatus, mcs *holdfastv1.Mu
 		}
 	}
 	return false
+}
+
+// keepDrifts returns the drifts watches reported that remain to be handled, judged against the
+// declarations rendered (drift.KeepReported).
+func keepDrifts(s *scope, rendered []renderedService) []holdfastv1.DriftRecord {
+	if len(s.drifts) == 0 {
+		return nil
+	}
+	declared := make([]drift.DeclaredService, 0, len(rendered))
+	for _, rs := range rendered {
+		declared = append(declared, drift.DeclaredService{Policy: s.policy(rs.svc), Namespace: rs.svc.Namespace,
+			Objects: rs.objects, Failed: rs.err != nil})
+	}
+	kept, superseded := drift.KeepReported(s.drifts, s.mcs.Spec.SyncMode, declared, s.ownWrites, s.clusterKey(), s.css.Status.Drifts)
+	ignoredSuperseded(superseded)
+	return kept
+}
+
+// ignoredSuperseded counts n drift reports dropped as superseded (drift.Superseded).
+func ignoredSuperseded(n int) {
+	for range n {
+		metrics.DriftEventIgnored(metrics.IgnoredSuperseded)
+	}
+}
+
+// clusterKey is the key of the Cluster the status object is of.
+func (s *scope) clusterKey() types.NamespacedName {
+	return types.NamespacedName{Namespace: s.css.Namespace, Name: s.css.Spec.Cluster}
 }

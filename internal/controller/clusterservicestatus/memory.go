@@ -104,7 +104,7 @@ func newMemory() *memory {
 // objects hold drifts already.
 func (m *memory) addDrift(key types.NamespacedName, cluster string, rec holdfastv1.DriftRecord) bool {
 	return m.drifts.change(key, cluster, false, func(drifts []holdfastv1.DriftRecord) ([]holdfastv1.DriftRecord, bool) {
-		if superseded(nil, types.NamespacedName{}, rec, drifts) {
+		if drift.Superseded(nil, types.NamespacedName{}, rec, drifts) {
 			return drifts, len(drifts) > 0 // a second watch's report of a change waiting already
 		}
 		return newestDrifts(append(drifts, rec)), true

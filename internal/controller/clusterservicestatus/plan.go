@@ -59,7 +59,7 @@ type facts struct {
 	declarations declarationSource
 	// drifts: drifts watches saw remain to be handled once judged against the declarations
 	// (keepDrifts); containers: one of them is the deletion of a Namespace or a CRD, which only
-	// a full reconcile puts back (deletedContainers). Before the declarations are known (for
+	// a full reconcile puts back (drift.DeletesContainer). Before the declarations are known (for
 	// mayCorrectAheadOfNewInputs), containers is of the drifts as watches saw them.
 	drifts, containers bool
 	// due: the periodic full reconcile is due.

@@ -3,6 +3,7 @@ package clusterservicestatus
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -13,6 +14,9 @@ import (
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/apply"
 )
+
+// At the status patch: the Drifted and Contested conditions (computeStatus), and, once the
+// status is written, the Events about drift (recordTransitions).
 
 // setDrifted: True while objects differ from the declaration and wait (Report mode, or
 // Contested); False/InSync otherwise; Unknown with InvalidDriftPolicy when the policy cannot be
@@ -182,4 +186,21 @@ func (r *Reconciler) recordDriftEvents(ctx context.Context, s *scope) {
 
 func sameDrift(a, b *holdfastv1.DriftDetail) bool {
 	return a == nil || b == nil || a.DetectedTime.Equal(&b.DetectedTime)
+}
+
+// newlyIn lists the objects this reconcile left in one of states that were not there before
+// with the same drift: what a Warning Event and a notification are sent for once per drift, not
+// per reconcile.
+func newlyIn(s *scope, states ...holdfastv1.ResourceState) []holdfastv1.ResourceStatus {
+	var out []holdfastv1.ResourceStatus
+	for _, rs := range s.resources {
+		if !slices.Contains(states, rs.State) {
+			continue
+		}
+		if p, ok := s.previous[unversioned(toRef(rs.ResourceRef))]; ok && p.State == rs.State && sameDrift(p.LastDrift, rs.LastDrift) {
+			continue
+		}
+		out = append(out, rs)
+	}
+	return out
 }

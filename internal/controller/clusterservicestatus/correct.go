@@ -11,7 +11,13 @@ import (
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/apply"
+	"holdfast.dev/holdfast/internal/drift"
 )
+
+// The correction phase, when plan says stepCorrect or stepCorrectThenFull: correctDrifts puts
+// back the drifted objects watches saw, and only those, and the reconcile comes back to retry
+// corrections the API server refused (retryUncorrectable). What is done about each object is
+// decided in respond.go; what is recorded of it, in record_drifts.go.
 
 // correctBeforeDeploy handles drifts watches saw on a status object that also needs a full
 // reconcile, in two cases where nothing else asks for one: its periodic full reconcile is due, or
@@ -141,4 +147,31 @@ func replaceEntries(entries, updates []holdfastv1.ResourceStatus) []holdfastv1.R
 		}
 	}
 	return out
+}
+
+// retryUncorrectable returns when the reconcile should come back to retry refused corrections
+// (drift.RetryAfter of the oldest), or 0 when there are none. Corrections a service's policy
+// makes only on request (Report outside its windows) are not retried on their own.
+func retryUncorrectable(s *scope) time.Duration {
+	var after time.Duration
+	for _, rs := range s.resources {
+		if rs.State != holdfastv1.ResourceUncorrectable || rs.LastDrift == nil || !s.correctsNow(rs.Service) {
+			continue
+		}
+		if d := drift.RetryAfter(rs.LastDrift.DetectedTime.Time, s.now); after == 0 || d < after {
+			after = d
+		}
+	}
+	return after
+}
+
+// correctsNow reports whether the drift policy of the named service corrects drift now on its
+// own; false for a service the service set no longer declares.
+func (s *scope) correctsNow(service string) bool {
+	for _, svc := range s.mcs.Spec.Services {
+		if svc.Name == service {
+			return s.policy(svc).CorrectsNow(s.now)
+		}
+	}
+	return false
 }
