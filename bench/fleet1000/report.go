@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"holdfast.dev/holdfast/bench/internal/measure"
+	"holdfast.dev/holdfast/internal/measure"
 )
 
 // result is what was measured at one size.

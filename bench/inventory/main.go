@@ -76,8 +76,8 @@ import (
 	"k8s.io/client-go/rest"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
-	"holdfast.dev/holdfast/bench/internal/measure"
 	"holdfast.dev/holdfast/internal/controller"
+	"holdfast.dev/holdfast/internal/measure"
 	"holdfast.dev/holdfast/internal/naming"
 )
 

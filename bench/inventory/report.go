@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"holdfast.dev/holdfast/bench/internal/measure"
+	"holdfast.dev/holdfast/internal/measure"
 )
 
 // ratio is a ÷ b, e.g. "1.32×", blank when b is zero.

@@ -59,8 +59,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	"holdfast.dev/holdfast/bench/internal/measure"
 	"holdfast.dev/holdfast/internal/controller"
+	"holdfast.dev/holdfast/internal/measure"
 )
 
 const (

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"holdfast.dev/holdfast/bench/internal/measure"
+	"holdfast.dev/holdfast/internal/measure"
 )
 
 // round is one round's four changes.

@@ -106,7 +106,7 @@ import (
 	"os"
 	"time"
 
-	"holdfast.dev/holdfast/bench/internal/measure"
+	"holdfast.dev/holdfast/internal/measure"
 )
 
 type config struct {

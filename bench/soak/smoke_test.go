@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"holdfast.dev/holdfast/bench/internal/measure"
+	"holdfast.dev/holdfast/internal/measure"
 )
 
 // TestSmoke: one short round of faults on two clusters, a small flood. It asserts only that the

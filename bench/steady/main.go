@@ -35,8 +35,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
-	"holdfast.dev/holdfast/bench/internal/measure"
 	"holdfast.dev/holdfast/internal/controller"
+	"holdfast.dev/holdfast/internal/measure"
 )
 
 const (
