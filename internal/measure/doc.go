@@ -15,6 +15,9 @@
 // check its flags' bounds (ParseFlags, AtLeast) and run with logs and signals set up alike
 // (Main).
 //
+// It lives in the module's internal/ rather than under bench/ because the soak test (test/soak),
+// not a benchmark, runs the same way: its flags, its Main and smoke run, its Markdown report.
+//
 // It reads /proc rather than asking the Go runtime because most of what the benchmarks measure
 // runs in child processes (etcd, kube-apiserver, kube-controller-manager), and because RSS is
 // what an operator sizing a machine or a pod limit sees. It is Linux-only, like the sandbox.
