@@ -460,7 +460,7 @@ func recordDrifts(s *scope) {
 //     status object deploys, which does not take it for applied (apply.ErrBeingDeleted), and
 //     goes only later;
 //   - of an object whose deletion is recorded already and that was not put back since: a
-//     comparison found it gone before the watch event arrived (bench/soak saw both recorded
+//     comparison found it gone before the watch event arrived (test/soak saw both recorded
 //     while a terminating namespace refused the correction).
 //
 // Without the status entries from before (no deploy or correction ran) no deletion is left out.

@@ -216,7 +216,7 @@ func retryUncorrectable(s *scope) time.Duration {
 //
 // A drift a record holds is not new, even when the object's status entry no longer says so: an
 // apply that failed (the cluster unreachable) leaves the entry Failed, without its drift, and
-// the object found still drifted afterwards is the same change (bench/soak saw it recorded twice,
+// the object found still drifted afterwards is the same change (test/soak saw it recorded twice,
 // by a watch and by the comparison after the cluster came back).
 func (s *scope) driftDetail(ref apply.Ref, v drift.Verdict, compared time.Time) (detail *holdfastv1.DriftDetail, isNew bool) {
 	for i := len(s.drifts) - 1; i >= 0; i-- {
