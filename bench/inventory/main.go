@@ -90,10 +90,6 @@ const (
 	chunkSize = 5000
 	// goalFactor is the goal: the p50 at every larger size within this factor of the smallest's.
 	goalFactor = 2
-	// fightMax is the service sets' spec.drift.fight.maxCorrections, the most the API allows:
-	// with the default (5 within 10 minutes) a small set's objects would become Contested after
-	// a few edits each and no longer be corrected.
-	fightMax = 1000
 )
 
 // sizeList is the -sizes flag: distinct sizes, kept in ascending order.
@@ -154,9 +150,9 @@ func main() {
 	flag.IntVar(&cfg.trace, "trace", 0, "list on stderr the controller's requests, in order and timed from t0, for this many of the largest size's Holdfast edits (each until -quiet without a request)")
 	flag.StringVar(&cfg.cpuProfile, "cpu-profile", "", "write a CPU profile (go tool pprof) of the largest size's edit phase to this `file`")
 	measure.ParseFlags(measure.AtLeast("edits", 1))
-	if most := fightMax * cfg.sizes[0]; cfg.edits > most {
+	if most := measure.FightMax * cfg.sizes[0]; cfg.edits > most {
 		// Each ConfigMap is edited at most ceil(edits / size) times (see picker).
-		fmt.Fprintf(os.Stderr, "Error: -edits must be at most %d with a smallest size of %d (no object may be corrected more than %d times)\n", most, cfg.sizes[0], fightMax)
+		fmt.Fprintf(os.Stderr, "Error: -edits must be at most %d with a smallest size of %d (no object may be corrected more than %d times)\n", most, cfg.sizes[0], measure.FightMax)
 		os.Exit(2)
 	}
 	measure.Main(func(ctx context.Context) error { return run(ctx, cfg) })
@@ -288,8 +284,7 @@ func (b *bench) measureSize(ctx context.Context, n int) (*sizeResult, error) {
 				mcs.Spec.Services = append(mcs.Spec.Services, holdfastv1.Service{Name: serviceName(k),
 					Template: holdfastv1.TemplateReference{Name: templateName(n, k), Namespace: templateNamespace}, Namespace: hns})
 			}
-			mcs.Spec.Drift = &holdfastv1.DriftPolicy{Fight: &holdfastv1.FightPolicy{MaxCorrections: fightMax}}
-		}); err != nil {
+		}, measure.RaiseFightLimit); err != nil {
 		return nil, err
 	}
 	if _, err := b.WaitStatuses(ctx, b.cfg.timeout, measure.ReadyInSync(n+1)); err != nil {

@@ -219,6 +219,21 @@ func (h *Harness) CreateTemplate(ctx context.Context, namespace, name, yaml stri
 	return nil
 }
 
+// FightMax is the most a service set's fight limit (spec.drift.fight.maxCorrections) may be.
+// Benchmarks that edit the same objects again and again raise the limit to it
+// (RaiseFightLimit): with the default (5 corrections within 10 minutes) the objects would become
+// Contested after a few edits each, and be corrected only after a backoff.
+const FightMax = 1000
+
+// RaiseFightLimit is an option of CreateServiceSet: the fight limit at FightMax.
+func RaiseFightLimit(mcs *holdfastv1.MultiClusterService) {
+	mcs.Spec.Drift = &holdfastv1.DriftPolicy{Fight: &holdfastv1.FightPolicy{MaxCorrections: FightMax}}
+}
+
+// GoTemplate is an option of CreateTemplate: the template is a Go template (it may name the
+// cluster, as in {{ .Cluster.Name }}).
+func GoTemplate(t *holdfastv1.ServiceTemplate) { t.Spec.Templating = holdfastv1.TemplatingGoTemplate }
+
 // CreateServiceSet creates a MultiClusterService selecting every target of the fleet with one
 // service, deploying the template to targetNamespace; each of opts may change it before.
 func (h *Harness) CreateServiceSet(ctx context.Context, name string, mode holdfastv1.SyncMode, service string, template holdfastv1.TemplateReference, targetNamespace string, opts ...func(*holdfastv1.MultiClusterService)) error {

@@ -319,7 +319,7 @@ func (s *soak) declareServiceSet(ctx context.Context) error {
 			},
 			Drift: &holdfastv1.DriftPolicy{
 				Action: holdfastv1.DriftActionCorrect,
-				Fight:  &holdfastv1.FightPolicy{MaxCorrections: 1000},
+				Fight:  &holdfastv1.FightPolicy{MaxCorrections: measure.FightMax},
 			},
 		},
 	}
