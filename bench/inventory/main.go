@@ -76,7 +76,6 @@ import (
 	"k8s.io/client-go/rest"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
-	"holdfast.dev/holdfast/internal/controller"
 	"holdfast.dev/holdfast/internal/measure"
 	"holdfast.dev/holdfast/internal/naming"
 )
@@ -169,42 +168,36 @@ type bench struct {
 
 func run(ctx context.Context, cfg config) (retErr error) {
 	began := time.Now()
-	fmt.Printf("Machine: %s\n\n", measure.Machine())
-	fmt.Fprintln(os.Stderr, "Starting a hub and one target with kube-controller-manager")
-	h, err := measure.StartFleet(ctx, measure.FleetOptions{Clusters: 1, ControllerManager: true, UnlimitedClients: true})
-	if err != nil {
-		return err
-	}
-	defer func() { retErr = errors.Join(retErr, h.Stop()) }()
-	fleetUp := time.Since(began)
-	fmt.Fprintf(os.Stderr, "Fleet up in %s, load average %s\n", fleetUp.Round(time.Millisecond), measure.LoadAverage())
-
-	b := &bench{Harness: h, cfg: cfg, cs: h.Clientsets[0], obs: measure.NewObserver()}
-	// The ideal corrector has a client of its own, not rate-limited, like this program's.
-	idealCfg := rest.CopyConfig(h.Fleet.Targets[0].RESTConfig())
-	idealCfg.QPS, idealCfg.Burst = -1, 0
-	idealCS, err := kubernetes.NewForConfig(idealCfg)
-	if err != nil {
-		return fmt.Errorf("building the ideal corrector's client: %w", err)
-	}
-	b.ideal = measure.NewIdeal(idealCS, inventoryLabel, byIdeal, otherData)
+	b := &bench{cfg: cfg, obs: measure.NewObserver()}
+	// This program's watch of the target and the ideal corrector, before the controller.
 	watchCtx, stopWatches := context.WithCancel(ctx)
 	defer stopWatches()
-	if err := b.obs.Start(watchCtx, b.cs, inventoryLabel); err != nil {
+	before := func(h *measure.Harness) error {
+		b.Harness, b.cs = h, h.Clientsets[0]
+		// The ideal corrector has a client of its own, not rate-limited, like this program's.
+		idealCfg := rest.CopyConfig(h.Fleet.Targets[0].RESTConfig())
+		idealCfg.QPS, idealCfg.Burst = -1, 0
+		idealCS, err := kubernetes.NewForConfig(idealCfg)
+		if err != nil {
+			return fmt.Errorf("building the ideal corrector's client: %w", err)
+		}
+		b.ideal = measure.NewIdeal(idealCS, inventoryLabel, byIdeal, otherData)
+		if err := b.obs.Start(watchCtx, b.cs, inventoryLabel); err != nil {
+			return err
+		}
+		return b.ideal.Start(watchCtx)
+	}
+	h, err := measure.Start(ctx, measure.Setup{FleetOptions: measure.FleetOptions{Clusters: 1, ControllerManager: true, UnlimitedClients: true},
+		ReadyTimeout: cfg.timeout, BeforeController: before})
+	if err != nil {
 		return err
 	}
-	if err := b.ideal.Start(watchCtx); err != nil {
-		return err
-	}
-
-	if err := b.StartController(ctx, 0, controller.Options{}); err != nil {
-		return err
-	}
-	if err := b.WaitClustersReady(ctx, cfg.timeout); err != nil {
-		return err
-	}
+	defer func() {
+		stopWatches()
+		retErr = errors.Join(retErr, h.Stop())
+	}()
 	fmt.Printf("Fleet start (hub + 1 target with kube-controller-manager; CRDs, registration): %s. Target: %s. Sizes: %s ConfigMaps; %d edits per size and corrector.\n\n",
-		measure.Seconds(fleetUp), b.Names[0], cfg.sizes.String(), cfg.edits)
+		measure.Seconds(h.FleetUp), b.Names[0], cfg.sizes.String(), cfg.edits)
 
 	var results []*sizeResult
 	for _, n := range cfg.sizes {
