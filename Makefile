@@ -27,7 +27,7 @@ GO_TEST_FLAGS ?= -count=1 -timeout 30m
 STATICCHECK_VERSION ?= v0.8.2
 STATICCHECK := $(CURDIR)/bin/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 
-.PHONY: all build image generate verify-generate lint control-plane chromium test demo bench clean
+.PHONY: all build image generate verify-generate lint control-plane chromium test demo bench soak clean
 
 all: build
 
@@ -77,13 +77,21 @@ test: control-plane chromium
 	HOLDFAST_CHROMIUM="$$(bash hack/install-chromium.sh | tail -n1)" HOLDFAST_REQUIRE_BINARIES=1 \
 		go test $(GO_TEST_FLAGS) ./...
 
-## bench: every benchmark (bench/) once at tiny sizes, seconds each, one after another,
-## asserting only that each completes, so that none rots unseen; the measurements themselves are
-## run by hand (bench/README.md). .ci/run runs it after the tests.
+## bench: every benchmark (bench/) and the soak test (test/soak) once at tiny sizes, seconds
+## each, one after another, asserting only that each completes, so that none rots unseen; the
+## measurements and the soak themselves are run by hand (bench/README.md, `make soak`). .ci/run
+## runs it after the tests.
 bench: control-plane chromium
 	HOLDFAST_BIN_DIR="$$(bash hack/build-control-plane.sh | tail -n1)" \
 	HOLDFAST_CHROMIUM="$$(bash hack/install-chromium.sh | tail -n1)" HOLDFAST_REQUIRE_BINARIES=1 \
-	HOLDFAST_BENCH_SMOKE=1 go test -count=1 -p 1 -timeout 30m -run '^TestSmoke$$' ./bench/...
+	HOLDFAST_BENCH_SMOKE=1 go test -count=1 -p 1 -timeout 30m -run '^TestSmoke$$' ./bench/... ./test/soak
+
+## soak: the soak test with fault injection (test/soak/README.md): 30 minutes of faults against
+## the controller, invariants checked after every round, exit status 1 on any violation. Run by
+## hand, not by CI; SOAK_FLAGS adds flags, e.g. SOAK_FLAGS='-seed 2036 -log-dir /tmp/soak'.
+soak: control-plane
+	HOLDFAST_BIN_DIR="$$(bash hack/build-control-plane.sh | tail -n1)" \
+		go run ./test/soak -duration 30m $(SOAK_FLAGS)
 
 ## demo: a hub and two target clusters on this machine, with Holdfast managing them.
 demo: control-plane build

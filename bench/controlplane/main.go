@@ -18,7 +18,7 @@ import (
 	"os"
 	"time"
 
-	"holdfast.dev/holdfast/bench/internal/measure"
+	"holdfast.dev/holdfast/internal/measure"
 	"holdfast.dev/holdfast/internal/sandbox"
 )
 

@@ -52,8 +52,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
-	"holdfast.dev/holdfast/bench/internal/measure"
-	"holdfast.dev/holdfast/internal/controller"
+	"holdfast.dev/holdfast/internal/measure"
 	"holdfast.dev/holdfast/internal/naming"
 )
 
@@ -92,49 +91,40 @@ type bench struct {
 }
 
 func run(ctx context.Context, cfg config) (retErr error) {
-	fmt.Printf("Machine: %s\n\n", measure.Machine())
 	results := measure.NewTable("measure", "value")
-
-	fmt.Fprintf(os.Stderr, "Starting a hub and %d targets\n", cfg.clusters)
-	began := time.Now()
-	h, err := measure.StartFleet(ctx, measure.FleetOptions{Clusters: cfg.clusters})
-	if err != nil {
-		return err
-	}
-	b := &bench{Harness: h, cfg: cfg, self: os.Getpid()}
-	defer func() { retErr = errors.Join(retErr, b.Stop()) }()
-	b.ExpectServiceSet(serviceSetName)
-	results.Row(fmt.Sprintf("fleet start (hub + %d targets in parallel, without kube-controller-manager, CRDs, registration)", cfg.clusters), measure.Seconds(time.Since(began)))
-	fmt.Fprintf(os.Stderr, "Fleet up in %s, load average %s\n", time.Since(began).Round(time.Millisecond), measure.LoadAverage())
-
+	b := &bench{cfg: cfg, self: os.Getpid()}
 	m := measure.MixOf(cfg.objects)
-	yaml := m.Manifests(targetNamespace)
-	if err := b.CreateTemplate(ctx, templateNamespace, templateName, yaml); err != nil {
-		return err
+	// The template, then the baseline, before the manager.
+	var baseHeap, baseRSS int64
+	before := func(h *measure.Harness) error {
+		b.Harness = h
+		results.Row(fmt.Sprintf("fleet start (hub + %d targets in parallel, without kube-controller-manager, CRDs, registration)", cfg.clusters), measure.Seconds(h.FleetUp))
+		yaml := m.Manifests(targetNamespace)
+		if err := b.CreateTemplate(ctx, templateNamespace, templateName, yaml); err != nil {
+			return err
+		}
+		tplSize, err := b.rawSize(ctx, "/apis/"+holdfastv1.GroupVersion.String()+"/namespaces/"+templateNamespace+"/servicetemplates/"+templateName)
+		if err != nil {
+			return err
+		}
+		results.Row("objects per cluster", fmt.Sprintf("%d (%s)", m.Total(), m))
+		results.Row("ServiceTemplate size as served (JSON; inline YAML)", fmt.Sprintf("%d bytes (%d bytes of YAML)", tplSize, len(yaml)))
+		if baseHeap, baseRSS, err = measure.SelfMemory(); err != nil {
+			return err
+		}
+		results.Row("baseline before the manager: Go heap in use", measure.MiB(baseHeap))
+		results.Row("baseline before the manager: process RSS", measure.MiB(baseRSS))
+		if peak, err := measure.PeakRSS(b.self); err == nil {
+			results.Row("baseline before the manager: peak process RSS so far (VmHWM)", measure.MiB(peak))
+		}
+		return nil
 	}
-	tplSize, err := b.rawSize(ctx, "/apis/"+holdfastv1.GroupVersion.String()+"/namespaces/"+templateNamespace+"/servicetemplates/"+templateName)
+	h, err := measure.Start(ctx, measure.Setup{FleetOptions: measure.FleetOptions{Clusters: cfg.clusters}, ReadyTimeout: cfg.timeout, BeforeController: before})
 	if err != nil {
 		return err
 	}
-	results.Row("objects per cluster", fmt.Sprintf("%d (%s)", m.Total(), m))
-	results.Row("ServiceTemplate size as served (JSON; inline YAML)", fmt.Sprintf("%d bytes (%d bytes of YAML)", tplSize, len(yaml)))
-
-	baseHeap, baseRSS, err := measure.SelfMemory()
-	if err != nil {
-		return err
-	}
-	results.Row("baseline before the manager: Go heap in use", measure.MiB(baseHeap))
-	results.Row("baseline before the manager: process RSS", measure.MiB(baseRSS))
-	if peak, err := measure.PeakRSS(b.self); err == nil {
-		results.Row("baseline before the manager: peak process RSS so far (VmHWM)", measure.MiB(peak))
-	}
-
-	if err := b.StartController(ctx, 0, controller.Options{}); err != nil {
-		return err
-	}
-	if err := b.WaitClustersReady(ctx, cfg.timeout); err != nil {
-		return err
-	}
+	defer func() { retErr = errors.Join(retErr, h.Stop()) }()
+	b.ExpectServiceSet(serviceSetName)
 	results.Row(fmt.Sprintf("manager start until all %d Clusters Ready", cfg.clusters), measure.Seconds(time.Since(b.Started)))
 	if !b.Counter.WaitQuiet(cfg.quiet, time.Minute) {
 		fmt.Fprintln(os.Stderr, "Warning: the controller did not go quiet before the deployment")

@@ -101,8 +101,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
-	"holdfast.dev/holdfast/bench/internal/measure"
 	"holdfast.dev/holdfast/internal/controller"
+	"holdfast.dev/holdfast/internal/measure"
 )
 
 const (
@@ -196,50 +196,47 @@ type bench struct {
 }
 
 func run(ctx context.Context, cfg config) (retErr error) {
-	fmt.Printf("Machine: %s\n\n", measure.Machine())
 	setup := measure.NewTable("measure", "value")
+	b := &bench{cfg: cfg, m: mix{ConfigMaps: cfg.configMaps, Secrets: cfg.secrets, Services: cfg.services, Deployments: cfg.deployments}}
+	// This program's watches of the targets and of the drift records, and the template, before
+	// the controller.
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	before := func(h *measure.Harness) (err error) {
+		b.Harness = h
+		b.ExpectServiceSet(serviceSetName)
+		for i, name := range b.Names {
+			t := &target{name: name, c: b.Targets[i], cs: b.Clientsets[i], log: &objectLog{events: map[objKey][]objEvent{}}}
+			if t.ec, t.ecs, err = editorClients(b.Fleet.Targets[i].RESTConfig(), cfg.impersonate); err != nil {
+				return fmt.Errorf("building the editor's clients of %s: %w", name, err)
+			}
+			b.targets = append(b.targets, t)
+		}
+		setup.Row(fmt.Sprintf("fleet start (hub + %d targets with kube-controller-manager, in parallel; CRDs, registration)", cfg.clusters), measure.Seconds(h.FleetUp))
+		b.records = newRecordLog(b.Statuses)
+		go b.records.run(watchCtx, b.Watcher, b.Fleet.Namespace)
+		for _, t := range b.targets {
+			if err := t.startInformers(watchCtx); err != nil {
+				return err
+			}
+		}
 
-	fmt.Fprintf(os.Stderr, "Starting a hub and %d targets with kube-controller-manager\n", cfg.clusters)
-	began := time.Now()
-	h, err := measure.StartFleet(ctx, measure.FleetOptions{Clusters: cfg.clusters, ControllerManager: true, UnlimitedClients: true})
+		if err := b.CreateTemplate(ctx, templateNamespace, templateName, manifests(b.m, targetNamespace)); err != nil {
+			return err
+		}
+		setup.Row("objects per cluster", fmt.Sprintf("%d (%s)", b.m.total(), b.m))
+		setup.Row("controller's hub client rate limit", map[bool]string{true: "controller.NewManager's default (QPS unset: 50/s, burst 100)", false: fmt.Sprintf("QPS %g (-1: none)", cfg.hubQPS)}[cfg.hubQPS == 0])
+		return nil
+	}
+	h, err := measure.Start(ctx, measure.Setup{FleetOptions: measure.FleetOptions{Clusters: cfg.clusters, ControllerManager: true, UnlimitedClients: true},
+		HubQPS: float32(cfg.hubQPS), ReadyTimeout: cfg.timeout, BeforeController: before})
 	if err != nil {
 		return err
 	}
-	b := &bench{Harness: h, cfg: cfg,
-		m: mix{ConfigMaps: cfg.configMaps, Secrets: cfg.secrets, Services: cfg.services, Deployments: cfg.deployments}}
-	defer func() { retErr = errors.Join(retErr, b.Stop()) }()
-	b.ExpectServiceSet(serviceSetName)
-	for i, name := range b.Names {
-		t := &target{name: name, c: b.Targets[i], cs: b.Clientsets[i], log: &objectLog{events: map[objKey][]objEvent{}}}
-		if t.ec, t.ecs, err = editorClients(b.Fleet.Targets[i].RESTConfig(), cfg.impersonate); err != nil {
-			return fmt.Errorf("building the editor's clients of %s: %w", name, err)
-		}
-		b.targets = append(b.targets, t)
-	}
-	setup.Row(fmt.Sprintf("fleet start (hub + %d targets with kube-controller-manager, in parallel; CRDs, registration)", cfg.clusters), measure.Seconds(time.Since(began)))
-	fmt.Fprintf(os.Stderr, "Fleet up in %s, load average %s\n", time.Since(began).Round(time.Millisecond), measure.LoadAverage())
-	b.records = newRecordLog(b.Statuses)
-	watchCtx, stopWatch := context.WithCancel(ctx)
-	defer stopWatch()
-	go b.records.run(watchCtx, b.Watcher, b.Fleet.Namespace)
-	for _, t := range b.targets {
-		if err := t.startInformers(watchCtx); err != nil {
-			return err
-		}
-	}
-
-	if err := b.CreateTemplate(ctx, templateNamespace, templateName, manifests(b.m, targetNamespace)); err != nil {
-		return err
-	}
-	setup.Row("objects per cluster", fmt.Sprintf("%d (%s)", b.m.total(), b.m))
-
-	setup.Row("controller's hub client rate limit", map[bool]string{true: "controller.NewManager's default (QPS unset: 50/s, burst 100)", false: fmt.Sprintf("QPS %g (-1: none)", cfg.hubQPS)}[cfg.hubQPS == 0])
-	if err := b.StartController(ctx, float32(cfg.hubQPS), controller.Options{}); err != nil {
-		return err
-	}
-	if err := b.WaitClustersReady(ctx, b.cfg.timeout); err != nil {
-		return err
-	}
+	defer func() {
+		stopWatch()
+		retErr = errors.Join(retErr, h.Stop())
+	}()
 
 	setup.Row("drift attribution (spec.drift.attribution)", map[bool]string{true: "Auto", false: "Off"}[cfg.attribution])
 	setup.Row("drift prevention (spec.drift.prevention)", map[bool]string{true: string(cfg.prevention) + ", breakGlass.groups [" + breakGlassGroup + "]", false: "Off"}[cfg.prevented()])

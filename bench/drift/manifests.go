@@ -3,7 +3,7 @@ package main
 import (
 	"fmt"
 
-	"holdfast.dev/holdfast/bench/internal/measure"
+	"holdfast.dev/holdfast/internal/measure"
 )
 
 // Kinds of managed objects the benchmark drifts.

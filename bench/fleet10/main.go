@@ -33,9 +33,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
-	"holdfast.dev/holdfast/bench/internal/measure"
 	"holdfast.dev/holdfast/internal/controller"
 	"holdfast.dev/holdfast/internal/localfleet"
+	"holdfast.dev/holdfast/internal/measure"
 	"holdfast.dev/holdfast/internal/sandbox"
 	"holdfast.dev/holdfast/internal/tenancy"
 )

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"holdfast.dev/holdfast/bench/internal/measure"
+	"holdfast.dev/holdfast/internal/measure"
 )
 
 // idealRollout applies the template's objects at revision rev (b.manifests, as

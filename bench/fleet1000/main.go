@@ -85,8 +85,6 @@ import (
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -94,8 +92,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
-	"holdfast.dev/holdfast/bench/internal/measure"
 	"holdfast.dev/holdfast/internal/controller"
+	"holdfast.dev/holdfast/internal/measure"
 	"holdfast.dev/holdfast/internal/naming"
 )
 
@@ -103,7 +101,6 @@ const (
 	templateNamespace = "bench"
 	templateName      = "fleet"
 	setName           = "fleet"
-	serviceName       = "app"
 	editor            = "bench-editor"
 	// fleetLabel marks every ConfigMap of either corrector: this program's watches select the
 	// key, the ideal corrector's its value byIdeal.
@@ -112,8 +109,6 @@ const (
 	byIdeal    = "ideal"
 	// idealNamespace is the ideal corrector's namespace on each API server.
 	idealNamespace = "ideal"
-	// fightMax is the service set's spec.drift.fight.maxCorrections, the most the API allows.
-	fightMax = 1000
 	// goalSeconds and goalRSS and goalRatio are the goals.
 	goalSeconds = 60
 	goalRSS     = 1 << 30
@@ -479,21 +474,13 @@ metadata:
 // createTemplate creates the template at revision 1, a Go template (each object's namespace is
 // the cluster's name), and with -bystander the bystander's copy of it.
 func (b *bench) createTemplate(ctx context.Context) error {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: templateNamespace}}
-	if err := b.Hub.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating namespace %s: %w", templateNamespace, err)
-	}
 	names := []string{templateName}
 	if b.bystander != "" {
 		names = append(names, bystanderSet)
 	}
 	for _, name := range names {
-		tpl := &holdfastv1.ServiceTemplate{
-			ObjectMeta: metav1.ObjectMeta{Namespace: templateNamespace, Name: name},
-			Spec:       holdfastv1.ServiceTemplateSpec{Inline: b.manifests(1), Templating: holdfastv1.TemplatingGoTemplate},
-		}
-		if err := b.Hub.Create(ctx, tpl); err != nil {
-			return fmt.Errorf("creating ServiceTemplate %s/%s: %w", templateNamespace, name, err)
+		if err := b.CreateTemplate(ctx, templateNamespace, name, b.manifests(1), measure.GoTemplate); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -511,18 +498,11 @@ func (b *bench) createServiceSet(ctx context.Context) error {
 		if name == bystanderSet {
 			template = bystanderSet
 		}
-		mcs := &holdfastv1.MultiClusterService{
-			ObjectMeta: metav1.ObjectMeta{Name: name},
-			Spec: holdfastv1.MultiClusterServiceSpec{
-				ClusterSelector: holdfastv1.ClusterSelector{LabelSelector: selector},
-				SyncMode:        holdfastv1.SyncModeContinuousWithDriftDetection,
-				Services: []holdfastv1.Service{{Name: serviceName, CreateNamespace: new(false),
-					Template: holdfastv1.TemplateReference{Name: template, Namespace: templateNamespace}}},
-				Drift: &holdfastv1.DriftPolicy{Fight: &holdfastv1.FightPolicy{MaxCorrections: fightMax}},
-			},
-		}
-		if err := b.Hub.Create(ctx, mcs); err != nil {
-			return fmt.Errorf("creating MultiClusterService %s: %w", name, err)
+		err := b.CreateSimServiceSet(ctx, name, holdfastv1.TemplateReference{Name: template, Namespace: templateNamespace}, func(mcs *holdfastv1.MultiClusterService) {
+			mcs.Spec.ClusterSelector.LabelSelector = selector
+		})
+		if err != nil {
+			return err
 		}
 	}
 	return nil

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"holdfast.dev/holdfast/bench/internal/measure"
+	"holdfast.dev/holdfast/internal/measure"
 )
 
 // result is what was measured at one size.
@@ -52,14 +52,6 @@ func (r *result) idleGroups(servers []string) (watches, probes, others int, list
 	return watches, probes, others, listed
 }
 
-// ratio is Holdfast's time over the ideal's, 0 when there is none.
-func ratio(holdfast, ideal time.Duration) float64 {
-	if ideal <= 0 {
-		return 0
-	}
-	return float64(holdfast) / float64(ideal)
-}
-
 // p99Ratio is Holdfast's p99 correction latency over the ideal's.
 func p99Ratio(holdfast, ideal []*measure.EditRun) (h, i time.Duration, ratio float64) {
 	return percentileRatio(holdfast, ideal, 99)
@@ -99,13 +91,13 @@ func (r *result) print(cfg config) {
 	t.Row(fmt.Sprintf("first rollout (%d objects per cluster): until every status object is Ready in sync", cfg.objects), measure.Seconds(r.rollout))
 	t.Row("… first / median / last status object", spreadCell(r.rolloutSpread))
 	t.Row("… CPU time during it: this process (controller) / hub / targets", r.rolloutCPU.String())
-	t.Row("first rollout ÷ ideal rollout", fmt.Sprintf("%.2f×", ratio(r.rollout, r.idealRollout)))
+	t.Row("first rollout ÷ ideal rollout", measure.Ratio(r.rollout, r.idealRollout))
 	t.Row(fmt.Sprintf("ideal template change: one forced apply per object at the new revision, %d workers, until the last apply returned", cfg.concurrency), measure.Seconds(r.idealChange))
 	t.Row("… CPU time during it: this process (controller) / hub / targets", r.idealChangeCPU.String())
 	t.Row("template change to every cluster: until every status object is in sync at the new revision", measure.Seconds(r.change))
 	t.Row("… first / median / last status object", spreadCell(r.changeSpread))
 	t.Row("… CPU time during it: this process (controller) / hub / targets", r.changeCPU.String())
-	t.Row("template change ÷ ideal template change", fmt.Sprintf("%.2f×", ratio(r.change, r.idealChange)))
+	t.Row("template change ÷ ideal template change", measure.Ratio(r.change, r.idealChange))
 	t.Row("controller Go heap after the rollout (after a forced GC, minus the baseline)", measure.MiB(r.heap))
 	t.Row("process RSS after the rollout, minus the baseline", measure.MiB(r.rss))
 	t.Row("process RSS at the end, minus the baseline", measure.MiB(r.rssEnd))
@@ -178,8 +170,8 @@ func printSummary(cfg config, results []*result) {
 		ch, _, _ := measure.Latencies(r.rollHoldfast)
 		_, ri, rr := p99Ratio(r.restHoldfast, r.restIdeal)
 		_, ci, cr := p99Ratio(r.rollHoldfast, r.rollIdeal)
-		t.Row(fmt.Sprint(r.n), measure.Seconds(r.rollout), measure.Seconds(r.idealRollout), fmt.Sprintf("%.2f×", ratio(r.rollout, r.idealRollout)),
-			measure.Seconds(r.change), measure.Seconds(r.idealChange), fmt.Sprintf("%.2f×", ratio(r.change, r.idealChange)), measure.MiB(r.rss), measure.MiB(r.peakRSS), fmt.Sprint(others),
+		t.Row(fmt.Sprint(r.n), measure.Seconds(r.rollout), measure.Seconds(r.idealRollout), measure.Ratio(r.rollout, r.idealRollout),
+			measure.Seconds(r.change), measure.Seconds(r.idealChange), measure.Ratio(r.change, r.idealChange), measure.MiB(r.rss), measure.MiB(r.peakRSS), fmt.Sprint(others),
 			fmt.Sprintf("%s / %s (%s)", measure.Millis(measure.Percentile(rh, 50)), measure.Millis(measure.Percentile(rh, 99)), measure.Millis(ri)), fmt.Sprintf("%.2f×", rr),
 			fmt.Sprintf("%s / %s (%s)", measure.Millis(measure.Percentile(ch, 50)), measure.Millis(measure.Percentile(ch, 99)), measure.Millis(ci)), fmt.Sprintf("%.2f×", cr))
 	}
@@ -191,9 +183,9 @@ func printSummary(cfg config, results []*result) {
 		fmt.Printf("%d clusters: first rollout ≤ %d s: %s; template change ≤ %d s: %s; peak RSS ≤ 1 GiB: %s; idle, nothing but watches and probes: %s; p99 ≤ %d× the ideal's at rest: %s, during the change: %s.\n",
 			r.n, goalSeconds, met(r.rollout <= goalSeconds*time.Second), goalSeconds, met(r.change <= goalSeconds*time.Second),
 			met(r.peakRSS <= goalRSS), met(r.idleWindow > 0 && others == 0), goalRatio, met(rr > 0 && rr <= goalRatio), met(cr > 0 && cr <= goalRatio))
-		fmt.Printf("%d clusters, Holdfast ÷ the ideal rollout on the same API servers: first rollout %.2f× (%s ÷ %s), template change %.2f× (%s ÷ %s).\n",
-			r.n, ratio(r.rollout, r.idealRollout), measure.Seconds(r.rollout), measure.Seconds(r.idealRollout),
-			ratio(r.change, r.idealChange), measure.Seconds(r.change), measure.Seconds(r.idealChange))
+		fmt.Printf("%d clusters, Holdfast ÷ the ideal rollout on the same API servers: first rollout %s (%s ÷ %s), template change %s (%s ÷ %s).\n",
+			r.n, measure.Ratio(r.rollout, r.idealRollout), measure.Seconds(r.rollout), measure.Seconds(r.idealRollout),
+			measure.Ratio(r.change, r.idealChange), measure.Seconds(r.change), measure.Seconds(r.idealChange))
 	}
 	fmt.Println()
 }

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"holdfast.dev/holdfast/bench/internal/measure"
+	"holdfast.dev/holdfast/internal/measure"
 )
 
 // TestSmoke: 4 simulated clusters with 4 objects each, two edits at rest and during the

@@ -36,8 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
-	"holdfast.dev/holdfast/bench/internal/measure"
-	"holdfast.dev/holdfast/internal/controller"
+	"holdfast.dev/holdfast/internal/measure"
 )
 
 const (
@@ -71,7 +70,6 @@ func main() {
 }
 
 func run(ctx context.Context, cfg config) (retErr error) {
-	fmt.Printf("Machine: %s\n\n", measure.Machine())
 	results := measure.NewTable("measure", "Go heap (HeapAlloc)", "Go heap (HeapInuse)", "process RSS",
 		"HeapAlloc − baseline", "RSS − baseline")
 	var base measure.Memory
@@ -80,18 +78,11 @@ func run(ctx context.Context, cfg config) (retErr error) {
 			measure.MiB(s.Alloc-base.Alloc), measure.MiB(s.RSS-base.RSS))
 	}
 
-	fmt.Fprintf(os.Stderr, "Starting a hub and %d targets\n", cfg.clusters)
-	h, err := measure.StartFleet(ctx, measure.FleetOptions{Clusters: cfg.clusters})
+	h, err := measure.Start(ctx, measure.Setup{FleetOptions: measure.FleetOptions{Clusters: cfg.clusters}, ReadyTimeout: cfg.timeout})
 	if err != nil {
 		return err
 	}
 	defer func() { retErr = errors.Join(retErr, h.Stop()) }()
-	if err := h.StartController(ctx, 0, controller.Options{}); err != nil {
-		return err
-	}
-	if err := h.WaitClustersReady(ctx, cfg.timeout); err != nil {
-		return err
-	}
 	if err := h.Hub.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tenantNamespace}}); err != nil {
 		return fmt.Errorf("creating namespace %s: %w", tenantNamespace, err)
 	}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"holdfast.dev/holdfast/bench/internal/measure"
+	"holdfast.dev/holdfast/internal/measure"
 )
 
 // TestSmoke: two small ConfigMaps and Secrets, one of them read by the template.

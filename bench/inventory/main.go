@@ -76,8 +76,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
-	"holdfast.dev/holdfast/bench/internal/measure"
-	"holdfast.dev/holdfast/internal/controller"
+	"holdfast.dev/holdfast/internal/measure"
 	"holdfast.dev/holdfast/internal/naming"
 )
 
@@ -90,10 +89,6 @@ const (
 	chunkSize = 5000
 	// goalFactor is the goal: the p50 at every larger size within this factor of the smallest's.
 	goalFactor = 2
-	// fightMax is the service sets' spec.drift.fight.maxCorrections, the most the API allows:
-	// with the default (5 within 10 minutes) a small set's objects would become Contested after
-	// a few edits each and no longer be corrected.
-	fightMax = 1000
 )
 
 // sizeList is the -sizes flag: distinct sizes, kept in ascending order.
@@ -154,9 +149,9 @@ func main() {
 	flag.IntVar(&cfg.trace, "trace", 0, "list on stderr the controller's requests, in order and timed from t0, for this many of the largest size's Holdfast edits (each until -quiet without a request)")
 	flag.StringVar(&cfg.cpuProfile, "cpu-profile", "", "write a CPU profile (go tool pprof) of the largest size's edit phase to this `file`")
 	measure.ParseFlags(measure.AtLeast("edits", 1))
-	if most := fightMax * cfg.sizes[0]; cfg.edits > most {
+	if most := measure.FightMax * cfg.sizes[0]; cfg.edits > most {
 		// Each ConfigMap is edited at most ceil(edits / size) times (see picker).
-		fmt.Fprintf(os.Stderr, "Error: -edits must be at most %d with a smallest size of %d (no object may be corrected more than %d times)\n", most, cfg.sizes[0], fightMax)
+		fmt.Fprintf(os.Stderr, "Error: -edits must be at most %d with a smallest size of %d (no object may be corrected more than %d times)\n", most, cfg.sizes[0], measure.FightMax)
 		os.Exit(2)
 	}
 	measure.Main(func(ctx context.Context) error { return run(ctx, cfg) })
@@ -173,42 +168,36 @@ type bench struct {
 
 func run(ctx context.Context, cfg config) (retErr error) {
 	began := time.Now()
-	fmt.Printf("Machine: %s\n\n", measure.Machine())
-	fmt.Fprintln(os.Stderr, "Starting a hub and one target with kube-controller-manager")
-	h, err := measure.StartFleet(ctx, measure.FleetOptions{Clusters: 1, ControllerManager: true, UnlimitedClients: true})
-	if err != nil {
-		return err
-	}
-	defer func() { retErr = errors.Join(retErr, h.Stop()) }()
-	fleetUp := time.Since(began)
-	fmt.Fprintf(os.Stderr, "Fleet up in %s, load average %s\n", fleetUp.Round(time.Millisecond), measure.LoadAverage())
-
-	b := &bench{Harness: h, cfg: cfg, cs: h.Clientsets[0], obs: measure.NewObserver()}
-	// The ideal corrector has a client of its own, not rate-limited, like this program's.
-	idealCfg := rest.CopyConfig(h.Fleet.Targets[0].RESTConfig())
-	idealCfg.QPS, idealCfg.Burst = -1, 0
-	idealCS, err := kubernetes.NewForConfig(idealCfg)
-	if err != nil {
-		return fmt.Errorf("building the ideal corrector's client: %w", err)
-	}
-	b.ideal = measure.NewIdeal(idealCS, inventoryLabel, byIdeal, otherData)
+	b := &bench{cfg: cfg, obs: measure.NewObserver()}
+	// This program's watch of the target and the ideal corrector, before the controller.
 	watchCtx, stopWatches := context.WithCancel(ctx)
 	defer stopWatches()
-	if err := b.obs.Start(watchCtx, b.cs, inventoryLabel); err != nil {
+	before := func(h *measure.Harness) error {
+		b.Harness, b.cs = h, h.Clientsets[0]
+		// The ideal corrector has a client of its own, not rate-limited, like this program's.
+		idealCfg := rest.CopyConfig(h.Fleet.Targets[0].RESTConfig())
+		idealCfg.QPS, idealCfg.Burst = -1, 0
+		idealCS, err := kubernetes.NewForConfig(idealCfg)
+		if err != nil {
+			return fmt.Errorf("building the ideal corrector's client: %w", err)
+		}
+		b.ideal = measure.NewIdeal(idealCS, inventoryLabel, byIdeal, otherData)
+		if err := b.obs.Start(watchCtx, b.cs, inventoryLabel); err != nil {
+			return err
+		}
+		return b.ideal.Start(watchCtx)
+	}
+	h, err := measure.Start(ctx, measure.Setup{FleetOptions: measure.FleetOptions{Clusters: 1, ControllerManager: true, UnlimitedClients: true},
+		ReadyTimeout: cfg.timeout, BeforeController: before})
+	if err != nil {
 		return err
 	}
-	if err := b.ideal.Start(watchCtx); err != nil {
-		return err
-	}
-
-	if err := b.StartController(ctx, 0, controller.Options{}); err != nil {
-		return err
-	}
-	if err := b.WaitClustersReady(ctx, cfg.timeout); err != nil {
-		return err
-	}
+	defer func() {
+		stopWatches()
+		retErr = errors.Join(retErr, h.Stop())
+	}()
 	fmt.Printf("Fleet start (hub + 1 target with kube-controller-manager; CRDs, registration): %s. Target: %s. Sizes: %s ConfigMaps; %d edits per size and corrector.\n\n",
-		measure.Seconds(fleetUp), b.Names[0], cfg.sizes.String(), cfg.edits)
+		measure.Seconds(h.FleetUp), b.Names[0], cfg.sizes.String(), cfg.edits)
 
 	var results []*sizeResult
 	for _, n := range cfg.sizes {
@@ -288,8 +277,7 @@ func (b *bench) measureSize(ctx context.Context, n int) (*sizeResult, error) {
 				mcs.Spec.Services = append(mcs.Spec.Services, holdfastv1.Service{Name: serviceName(k),
 					Template: holdfastv1.TemplateReference{Name: templateName(n, k), Namespace: templateNamespace}, Namespace: hns})
 			}
-			mcs.Spec.Drift = &holdfastv1.DriftPolicy{Fight: &holdfastv1.FightPolicy{MaxCorrections: fightMax}}
-		}); err != nil {
+		}, measure.RaiseFightLimit); err != nil {
 		return nil, err
 	}
 	if _, err := b.WaitStatuses(ctx, b.cfg.timeout, measure.ReadyInSync(n+1)); err != nil {

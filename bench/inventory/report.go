@@ -6,16 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"holdfast.dev/holdfast/bench/internal/measure"
+	"holdfast.dev/holdfast/internal/measure"
 )
-
-// ratio is a ÷ b, e.g. "1.32×", blank when b is zero.
-func ratio(a, b float64) string {
-	if b == 0 {
-		return ""
-	}
-	return fmt.Sprintf("%.2f×", a/b)
-}
 
 // sum adds sizes up.
 func sum(sizes []int) int {
@@ -90,7 +82,7 @@ func (r *sizeResult) print(b *bench, small *sizeResult) {
 	} else {
 		setup.Row("ClusterServiceInventory shards", "none: the inventory is in the status object")
 	}
-	setup.Row("the service set's fight limit (spec.drift.fight.maxCorrections; the edits per ConfigMap at most)", fmt.Sprintf("%d (%d)", fightMax, (b.cfg.edits+r.n-1)/r.n))
+	setup.Row("the service set's fight limit (spec.drift.fight.maxCorrections; the edits per ConfigMap at most)", fmt.Sprintf("%d (%d)", measure.FightMax, (b.cfg.edits+r.n-1)/r.n))
 	setup.Row(fmt.Sprintf("the ideal corrector's %d ConfigMaps applied (%d at a time)", r.n, measure.IdealWorkers), measure.Seconds(r.idealDep))
 	setup.Row("MultiClusterService deleted until it and its namespace are gone from the target", measure.Seconds(r.withdrawn))
 	fmt.Println(setup)
@@ -101,8 +93,8 @@ func (r *sizeResult) print(b *bench, small *sizeResult) {
 	sh, si := small.p50s()
 	t := measure.NewTable(append(measure.LatencyHeader(fmt.Sprintf("correction latency, %d ConfigMaps: t0 (edit returned) until this program's watch sees the declared data", r.n)),
 		fmt.Sprintf("p50 ÷ p50 at %d", small.n), "p50 ÷ the ideal's p50")...)
-	latencyRow(t, "Holdfast", hd, ratio(float64(hp), float64(sh)), ratio(float64(hp), float64(ip)))
-	latencyRow(t, "ideal corrector (one watch, one forced apply)", id, ratio(float64(ip), float64(si)), "1.00×")
+	latencyRow(t, "Holdfast", hd, measure.Ratio(hp, sh), measure.Ratio(hp, ip))
+	latencyRow(t, "ideal corrector (one watch, one forced apply)", id, measure.Ratio(ip, si), "1.00×")
 	latencyRow(t, fmt.Sprintf("for context: Holdfast's correction seen until the controller's last request (then %s without one)", b.cfg.quiet), r.tails, "", "")
 	fmt.Println(t)
 	fmt.Printf("Edits: Holdfast %d of %d performed, %d seen corrected; ideal %d of %d performed, %d seen corrected (%d applies sent).\n\n",
@@ -156,8 +148,8 @@ func printSummary(b *bench, results []*sizeResult) {
 		"requests per correction to the target / hub (without probes)", "bytes read from the hub per correction")
 	for _, r := range results {
 		hp, ip := r.p50s()
-		t.Row(fmt.Sprint(r.n), measure.Millis(hp), measure.Millis(ip), ratio(float64(hp), float64(ip)),
-			ratio(float64(hp), float64(sh)), ratio(float64(ip), float64(si)),
+		t.Row(fmt.Sprint(r.n), measure.Millis(hp), measure.Millis(ip), measure.Ratio(hp, ip),
+			measure.Ratio(hp, sh), measure.Ratio(ip, si),
 			fmt.Sprintf("%.2f / %.2f", r.perCorrection(b.Names[0]), r.perCorrection("hub")),
 			kib(float64(measure.Bytes(r.counts.BytesRead, "hub"))/float64(max(r.corrections(), 1))))
 	}
@@ -169,9 +161,9 @@ func printSummary(b *bench, results []*sizeResult) {
 			verdict = "**not met**"
 		}
 		fmt.Printf("- p50 at %d within %d× of p50 at %d: %s (%s against %s: %s). Against the ideal corrector: Holdfast ÷ ideal %s at %d, %s at %d (%s).\n",
-			r.n, goalFactor, small.n, verdict, measure.Millis(hp), measure.Millis(sh), ratio(float64(hp), float64(sh)),
-			ratio(float64(hp), float64(ip)), r.n, ratio(float64(sh), float64(si)), small.n,
-			ratio(float64(hp)/float64(ip), float64(sh)/float64(si)))
+			r.n, goalFactor, small.n, verdict, measure.Millis(hp), measure.Millis(sh), measure.Ratio(hp, sh),
+			measure.Ratio(hp, ip), r.n, measure.Ratio(sh, si), small.n,
+			measure.Ratio(float64(hp)/float64(ip), float64(sh)/float64(si)))
 	}
 	fmt.Println()
 }

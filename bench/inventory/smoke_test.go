@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"holdfast.dev/holdfast/bench/internal/measure"
+	"holdfast.dev/holdfast/internal/measure"
 )
 
 // TestSmoke: service sets of 2 and 4 ConfigMaps, two edits each.

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"holdfast.dev/holdfast/bench/internal/measure"
+	"holdfast.dev/holdfast/internal/measure"
 )
 
 const (

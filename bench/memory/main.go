@@ -45,8 +45,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
-	"holdfast.dev/holdfast/bench/internal/measure"
-	"holdfast.dev/holdfast/internal/controller"
+	"holdfast.dev/holdfast/internal/measure"
 )
 
 const templateNamespace = "bench"
@@ -74,28 +73,18 @@ func main() {
 }
 
 func run(ctx context.Context, cfg config) (retErr error) {
-	fmt.Printf("Machine: %s\n\n", measure.Machine())
 	results := measure.NewTable("measure", "Go heap (HeapAlloc)", "Go heap (HeapInuse)", "process RSS")
 	row := func(label string, s measure.Memory) {
 		results.Row(label, measure.MiB(s.Alloc), measure.MiB(s.Inuse), measure.MiB(s.RSS))
 	}
 	setup := measure.NewTable("measure", "value")
 
-	fmt.Fprintf(os.Stderr, "Starting a hub and %d targets\n", cfg.clusters)
-	began := time.Now()
-	h, err := measure.StartFleet(ctx, measure.FleetOptions{Clusters: cfg.clusters, UnlimitedClients: cfg.flood > 0})
+	h, err := measure.Start(ctx, measure.Setup{FleetOptions: measure.FleetOptions{Clusters: cfg.clusters, UnlimitedClients: cfg.flood > 0}, ReadyTimeout: cfg.timeout})
 	if err != nil {
 		return err
 	}
 	defer func() { retErr = errors.Join(retErr, h.Stop()) }()
-	setup.Row(fmt.Sprintf("fleet start (hub + %d targets, without kube-controller-manager)", cfg.clusters), measure.Seconds(time.Since(began)))
-
-	if err := h.StartController(ctx, 0, controller.Options{}); err != nil {
-		return err
-	}
-	if err := h.WaitClustersReady(ctx, cfg.timeout); err != nil {
-		return err
-	}
+	setup.Row(fmt.Sprintf("fleet start (hub + %d targets, without kube-controller-manager)", cfg.clusters), measure.Seconds(h.FleetUp))
 	h.Counter.WaitQuiet(cfg.quiet, time.Minute)
 	base, err := measure.MemoryNow()
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
-	"holdfast.dev/holdfast/bench/internal/measure"
+	"holdfast.dev/holdfast/internal/measure"
 	"holdfast.dev/holdfast/internal/naming"
 )
 
@@ -55,8 +55,7 @@ data:
 // every status object of both is Ready in sync; then the ideal rollout creates its objects.
 func (b *bench) deploy(ctx context.Context) (time.Duration, error) {
 	for _, set := range []string{allSet, wavesSet} {
-		goTemplate := func(t *holdfastv1.ServiceTemplate) { t.Spec.Templating = holdfastv1.TemplatingGoTemplate }
-		if err := b.CreateTemplate(ctx, templateNamespace, set, b.manifests(set, 1), goTemplate); err != nil {
+		if err := b.CreateTemplate(ctx, templateNamespace, set, b.manifests(set, 1), measure.GoTemplate); err != nil {
 			return 0, err
 		}
 	}
@@ -87,27 +86,17 @@ func (b *bench) expect(sets ...string) {
 	}
 }
 
+// createServiceSet creates set's service set on every simulated cluster; the waves set rolls out
+// in waves (spec.rollout from -max-in-flight and -pause).
 func (b *bench) createServiceSet(ctx context.Context, set string) error {
-	mcs := &holdfastv1.MultiClusterService{
-		ObjectMeta: metav1.ObjectMeta{Name: set},
-		Spec: holdfastv1.MultiClusterServiceSpec{
-			ClusterSelector: holdfastv1.ClusterSelector{LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{measure.SimFleetLabel: measure.SimFleetValue}}},
-			SyncMode:        holdfastv1.SyncModeContinuousWithDriftDetection,
-			Services: []holdfastv1.Service{{Name: "app", CreateNamespace: new(false),
-				Template: holdfastv1.TemplateReference{Name: set, Namespace: templateNamespace}}},
-			Drift: &holdfastv1.DriftPolicy{Fight: &holdfastv1.FightPolicy{MaxCorrections: fightMax}},
-		},
-	}
-	if set == wavesSet {
-		mcs.Spec.Rollout = &holdfastv1.RolloutStrategy{WaveLabel: waveLabel, MaxInFlight: &b.cfg.maxInFlight}
-		if b.cfg.pause > 0 {
-			mcs.Spec.Rollout.PauseBetweenWaves = &metav1.Duration{Duration: b.cfg.pause}
+	return b.CreateSimServiceSet(ctx, set, holdfastv1.TemplateReference{Name: set, Namespace: templateNamespace}, func(mcs *holdfastv1.MultiClusterService) {
+		if set == wavesSet {
+			mcs.Spec.Rollout = &holdfastv1.RolloutStrategy{WaveLabel: waveLabel, MaxInFlight: &b.cfg.maxInFlight}
+			if b.cfg.pause > 0 {
+				mcs.Spec.Rollout.PauseBetweenWaves = &metav1.Duration{Duration: b.cfg.pause}
+			}
 		}
-	}
-	if err := b.Hub.Create(ctx, mcs); err != nil {
-		return fmt.Errorf("creating MultiClusterService %s: %w", set, err)
-	}
-	return nil
+	})
 }
 
 // idealRollout applies the ideal's objects at its next revision to sims

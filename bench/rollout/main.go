@@ -59,8 +59,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	"holdfast.dev/holdfast/bench/internal/measure"
 	"holdfast.dev/holdfast/internal/controller"
+	"holdfast.dev/holdfast/internal/measure"
 )
 
 const (
@@ -75,8 +75,6 @@ const (
 	// wavesSet rolls out in waves; allSet, the baseline, everywhere at once.
 	wavesSet = "waves"
 	allSet   = "all"
-	// fightMax is the service sets' spec.drift.fight.maxCorrections, as in fleet1000.
-	fightMax = 1000
 )
 
 type config struct {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"holdfast.dev/holdfast/bench/internal/measure"
+	"holdfast.dev/holdfast/internal/measure"
 )
 
 // round is one round's four changes.
@@ -51,13 +51,6 @@ func sum(ds []time.Duration) time.Duration {
 		s += d
 	}
 	return s
-}
-
-func ratio(a, b time.Duration) string {
-	if b <= 0 {
-		return "–"
-	}
-	return fmt.Sprintf("%.2f×", a.Seconds()/b.Seconds())
 }
 
 // span formats the first and last of sorted durations, "–" when there are none.
@@ -124,9 +117,9 @@ func (r *round) print(k int, waves [][]string, targets []string) {
 	if len(waves) > 1 {
 		s.Row("… per wave boundary", measure.Seconds((wTotal-all.total())/time.Duration(len(waves)-1)))
 	}
-	s.Row("waves ÷ baseline", ratio(wTotal, all.total()))
-	s.Row("baseline ÷ ideal at once", ratio(all.total(), r.idealAll))
-	s.Row("waves ÷ ideal in waves", ratio(wTotal, sum(r.idealWaves)))
+	s.Row("waves ÷ baseline", measure.Ratio(wTotal, all.total()))
+	s.Row("baseline ÷ ideal at once", measure.Ratio(all.total(), r.idealAll))
+	s.Row("waves ÷ ideal in waves", measure.Ratio(wTotal, sum(r.idealWaves)))
 	if w.rollout != nil {
 		s.Row("phases seen", fmt.Sprint(w.rollout.phases))
 	}

@@ -35,8 +35,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
-	"holdfast.dev/holdfast/bench/internal/measure"
-	"holdfast.dev/holdfast/internal/controller"
+	"holdfast.dev/holdfast/internal/measure"
 )
 
 const (
@@ -66,31 +65,24 @@ func main() {
 }
 
 func run(ctx context.Context, cfg config) (retErr error) {
-	fmt.Printf("Machine: %s\n\n", measure.Machine())
 	results := measure.NewTable("measure", "value")
 	kcm := map[bool]string{true: "with", false: "without"}[!cfg.noControllerManager]
-
-	fmt.Fprintf(os.Stderr, "Starting a hub and %d targets %s kube-controller-manager\n", cfg.clusters, kcm)
-	began := time.Now()
-	h, err := measure.StartFleet(ctx, measure.FleetOptions{Clusters: cfg.clusters, ControllerManager: !cfg.noControllerManager})
+	m := measure.MixOf(cfg.objects)
+	before := func(h *measure.Harness) error {
+		results.Row(fmt.Sprintf("fleet start (hub + %d targets %s kube-controller-manager, in parallel; CRDs, registration)", cfg.clusters, kcm), measure.Seconds(h.FleetUp))
+		if err := h.CreateTemplate(ctx, templateNamespace, templateName, m.Manifests(targetNamespace)); err != nil {
+			return err
+		}
+		results.Row("objects per cluster", fmt.Sprintf("%d (%s)", m.Total(), m))
+		return nil
+	}
+	h, err := measure.Start(ctx, measure.Setup{FleetOptions: measure.FleetOptions{Clusters: cfg.clusters, ControllerManager: !cfg.noControllerManager},
+		ReadyTimeout: cfg.timeout, BeforeController: before})
 	if err != nil {
 		return err
 	}
 	defer func() { retErr = errors.Join(retErr, h.Stop()) }()
 	h.ExpectServiceSet(serviceSetName)
-	results.Row(fmt.Sprintf("fleet start (hub + %d targets %s kube-controller-manager, in parallel; CRDs, registration)", cfg.clusters, kcm), measure.Seconds(time.Since(began)))
-
-	m := measure.MixOf(cfg.objects)
-	if err := h.CreateTemplate(ctx, templateNamespace, templateName, m.Manifests(targetNamespace)); err != nil {
-		return err
-	}
-	results.Row("objects per cluster", fmt.Sprintf("%d (%s)", m.Total(), m))
-	if err := h.StartController(ctx, 0, controller.Options{}); err != nil {
-		return err
-	}
-	if err := h.WaitClustersReady(ctx, cfg.timeout); err != nil {
-		return err
-	}
 	created := time.Now()
 	if err := h.CreateServiceSet(ctx, serviceSetName, holdfastv1.SyncModeContinuousWithDriftDetection, serviceName,
 		holdfastv1.TemplateReference{Name: templateName, Namespace: templateNamespace}, targetNamespace); err != nil {

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"holdfast.dev/holdfast/bench/internal/measure"
+	"holdfast.dev/holdfast/internal/measure"
 )
 
 // TestSmoke: 10 objects on one cluster, watched for two seconds.

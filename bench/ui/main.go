@@ -55,9 +55,9 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"holdfast.dev/holdfast/bench/internal/measure"
 	"holdfast.dev/holdfast/internal/controller"
 	"holdfast.dev/holdfast/internal/localfleet"
+	"holdfast.dev/holdfast/internal/measure"
 	"holdfast.dev/holdfast/internal/sandbox"
 	"holdfast.dev/holdfast/internal/webui"
 )

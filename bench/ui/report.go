@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"holdfast.dev/holdfast/bench/internal/measure"
+	"holdfast.dev/holdfast/internal/measure"
 )
 
 // goal is the bound on a page load with 200 clusters.

@@ -37,7 +37,7 @@ func DetailOf(v Verdict, detected time.Time, by holdfastv1.DriftDetection) holdf
 //
 // A drift a record holds is not new, even when the object's status entry no longer says so: an
 // apply that failed (the cluster unreachable) leaves the entry Failed, without its drift, and
-// the object found still drifted afterwards is the same change (bench/soak saw it recorded twice,
+// the object found still drifted afterwards is the same change (test/soak saw it recorded twice,
 // by a watch and by the comparison after the cluster came back).
 func DetailFor(ref Ref, v Verdict, compared time.Time, reported []holdfastv1.DriftRecord, last *holdfastv1.DriftDetail,
 	records []holdfastv1.DriftRecord) (detail *holdfastv1.DriftDetail, isNew bool) {

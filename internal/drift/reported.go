@@ -144,7 +144,7 @@ func KeepReported(reported []holdfastv1.DriftRecord, mode holdfastv1.SyncMode, d
 //     still terminating when the new status object deploys, which does not take it for applied
 //     (apply.ErrBeingDeleted), and goes only later;
 //   - of an object whose deletion is recorded already and that was not put back since: a
-//     comparison found it gone before the watch event arrived (bench/soak saw both recorded
+//     comparison found it gone before the watch event arrived (test/soak saw both recorded
 //     while a terminating namespace refused the correction).
 //
 // previous holds the status entries from before the reconcile, of the reported objects at

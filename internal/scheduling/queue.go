@@ -235,7 +235,7 @@ func RequestOrHub(before, after client.Object) string {
 // maxErrorBackoff bounds how long a status object whose reconcile failed (the hub unreachable, a
 // status patch refused) waits before it is tried again. controller-runtime's default backoff
 // grows to 1,000 s: drift a watch reported during a hub outage, kept in memory, then waited for
-// as long after the hub was back, since nothing else brings its reconcile (bench/soak: a
+// as long after the hub was back, since nothing else brings its reconcile (test/soak: a
 // Report-mode drift made while the hub was down reported 15 s after it was back).
 const maxErrorBackoff = 5 * time.Second
 

@@ -45,7 +45,7 @@ func setNamespaceFinalizers(t *testing.T, cluster, name string, finalizers ...st
 // TestQuickRematchIsNotDrift: a cluster unmatched and matched again at once. The withdrawal
 // deletes the service's Namespace, which is still terminating when the new status object
 // deploys (held here by a finalizer, as its contents would hold it); once it is gone the new
-// status object creates it, and records no drift: nobody but Holdfast deleted it (bench/soak saw
+// status object creates it, and records no drift: nobody but Holdfast deleted it (test/soak saw
 // "Deleted Namespace" recorded, and the namespace "corrected").
 func TestQuickRematchIsNotDrift(t *testing.T) {
 	name, ns := objName(t, ""), objName(t, "ns")
@@ -107,7 +107,7 @@ func TestQuickRematchIsNotDrift(t *testing.T) {
 
 // TestDriftPutBackByANewRevisionIsCorrected: in Report mode a deleted object is reported and
 // left deleted; a new template revision deploys it again, and its drift record is then marked
-// corrected (bench/soak found such records left uncorrected for good).
+// corrected (test/soak found such records left uncorrected for good).
 func TestDriftPutBackByANewRevisionIsCorrected(t *testing.T) {
 	name, ns := objName(t, ""), objName(t, "ns")
 	createTemplate(t, name, holdfastv1.ServiceTemplateSpec{Templating: holdfastv1.TemplatingGoTemplate, Inline: configMaps(ns, "a", "b")})

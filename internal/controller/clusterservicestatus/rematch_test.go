@@ -57,7 +57,7 @@ func TestDriftRecords(t *testing.T) {
 // TestWithdrawalAwaitingTheConnectionComesBackSoon: after a restart the Cluster is Connected but
 // this process has not connected yet; a status object being deleted then waits as long as one
 // deploying (connectionWait, unless the registry reports the connection sooner), not
-// DefaultClusterWait (bench/soak saw a withdrawal wait 61 s).
+// DefaultClusterWait (test/soak saw a withdrawal wait 61 s).
 func TestWithdrawalAwaitingTheConnectionComesBackSoon(t *testing.T) {
 	for _, awaiting := range []bool{true, false} {
 		css := statusObject("fleet", "web.c1", "web", "c1")

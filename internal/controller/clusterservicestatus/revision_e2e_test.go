@@ -12,7 +12,7 @@ import (
 
 // TestNewRevisionIsNotDrift: a new template revision that drops a data key of one object and a
 // whole other object is Holdfast's own change. Its watches see the key go and the object
-// deleted, compared with the revision before; neither is recorded as drift (bench/soak found
+// deleted, compared with the revision before; neither is recorded as drift (test/soak found
 // both recorded, then "corrected").
 func TestNewRevisionIsNotDrift(t *testing.T) {
 	name, ns := objName(t, ""), objName(t, "ns")

@@ -17,7 +17,7 @@ import (
 	"holdfast.dev/holdfast/internal/drift"
 )
 
-// One change, one record (bench/soak's "drift recorded twice" and late watch reports): a watch's
+// One change, one record (test/soak's "drift recorded twice" and late watch reports): a watch's
 // report of a version of an object is dropped when Holdfast has written the object since (the
 // watch runs behind, or a comparison recorded and corrected the change first), when a record
 // holds that version or a later one (a second watch, a comparison in Report mode), and when the
@@ -126,7 +126,7 @@ func TestOneChangeOneRecord(t *testing.T) {
 
 // A comparison that finds an object still drifted after an apply failed (the cluster was
 // unreachable, and the status entry lost its drift) records nothing new for the change a record
-// holds: bench/soak saw one change recorded by a watch, then by the comparison once the cluster
+// holds: test/soak saw one change recorded by a watch, then by the comparison once the cluster
 // was back. A later version is a new drift.
 func TestComparisonOfARecordedChange(t *testing.T) {
 	ref := unversioned(apply.Ref{Version: "v1", Kind: "ConfigMap", Namespace: "demo", Name: "settings"})

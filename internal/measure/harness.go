@@ -67,6 +67,9 @@ type Harness struct {
 	Servers []string
 	// Registry is the controller's fleet registry, once StartController returned.
 	Registry *fleet.Registry
+	// FleetUp is how long StartFleet took: the fleet (in parallel), its CRDs and registration,
+	// and this program's clients.
+	FleetUp time.Duration
 	// Started is when the controller's manager started.
 	Started time.Time
 	// ServerOf names the server column a target cluster's requests are counted in; the
@@ -84,6 +87,7 @@ func StartFleet(ctx context.Context, opts FleetOptions) (*Harness, error) {
 	if _, err := sandbox.BinaryDir(); err != nil {
 		return nil, err
 	}
+	began := time.Now()
 	f, err := localfleet.Up(ctx, localfleet.Options{Clusters: opts.Clusters, NoControllerManager: !opts.ControllerManager})
 	if err != nil {
 		return nil, fmt.Errorf("starting the fleet: %w", err)
@@ -92,7 +96,58 @@ func StartFleet(ctx context.Context, opts FleetOptions) (*Harness, error) {
 	if err := h.clients(opts); err != nil {
 		return nil, errors.Join(err, f.Stop())
 	}
+	h.FleetUp = time.Since(began)
 	return h, nil
+}
+
+// Setup says how a benchmark that runs the controller starts (Start).
+type Setup struct {
+	FleetOptions
+	// HubQPS is the controller's hub client rate limit; 0 leaves it to NewManager's default.
+	HubQPS float32
+	// ReadyTimeout bounds the wait until every Cluster is Ready.
+	ReadyTimeout time.Duration
+	// BeforeController, if set, runs once the fleet is up, before the controller starts: what
+	// must be there, or be measured, without the controller (templates, this program's own
+	// watches, a baseline of this process's memory).
+	BeforeController func(*Harness) error
+}
+
+// Start is how the benchmarks that run the controller begin: it prints the machine (their
+// output's first line), starts the fleet (StartFleet; FleetUp says how long it took), runs
+// BeforeController, starts the controller with default options (StartController) and waits until
+// every Cluster is Ready. Progress goes to stderr. On an error it stops what it started;
+// otherwise Stop tears it down.
+func Start(ctx context.Context, s Setup) (*Harness, error) {
+	fmt.Printf("Machine: %s\n\n", Machine())
+	targets := fmt.Sprintf("%d targets", s.Clusters)
+	if s.Clusters == 1 {
+		targets = "one target"
+	}
+	kcm := map[bool]string{true: "with", false: "without"}[s.ControllerManager]
+	fmt.Fprintf(os.Stderr, "Starting a hub and %s %s kube-controller-manager\n", targets, kcm)
+	h, err := StartFleet(ctx, s.FleetOptions)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(os.Stderr, "Fleet up in %s, load average %s\n", h.FleetUp.Round(time.Millisecond), LoadAverage())
+	if err := h.startController(ctx, s); err != nil {
+		return nil, errors.Join(err, h.Stop())
+	}
+	return h, nil
+}
+
+// startController is Start's part once the fleet is up.
+func (h *Harness) startController(ctx context.Context, s Setup) error {
+	if s.BeforeController != nil {
+		if err := s.BeforeController(h); err != nil {
+			return err
+		}
+	}
+	if err := h.StartController(ctx, s.HubQPS, controller.Options{}); err != nil {
+		return err
+	}
+	return h.WaitClustersReady(ctx, s.ReadyTimeout)
 }
 
 func (h *Harness) clients(opts FleetOptions) error {
@@ -218,6 +273,21 @@ func (h *Harness) CreateTemplate(ctx context.Context, namespace, name, yaml stri
 	}
 	return nil
 }
+
+// FightMax is the most a service set's fight limit (spec.drift.fight.maxCorrections) may be.
+// Benchmarks that edit the same objects again and again raise the limit to it
+// (RaiseFightLimit): with the default (5 corrections within 10 minutes) the objects would become
+// Contested after a few edits each, and be corrected only after a backoff.
+const FightMax = 1000
+
+// RaiseFightLimit is an option of CreateServiceSet: the fight limit at FightMax.
+func RaiseFightLimit(mcs *holdfastv1.MultiClusterService) {
+	mcs.Spec.Drift = &holdfastv1.DriftPolicy{Fight: &holdfastv1.FightPolicy{MaxCorrections: FightMax}}
+}
+
+// GoTemplate is an option of CreateTemplate: the template is a Go template (it may name the
+// cluster, as in {{ .Cluster.Name }}).
+func GoTemplate(t *holdfastv1.ServiceTemplate) { t.Spec.Templating = holdfastv1.TemplatingGoTemplate }
 
 // CreateServiceSet creates a MultiClusterService selecting every target of the fleet with one
 // service, deploying the template to targetNamespace; each of opts may change it before.

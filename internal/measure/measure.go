@@ -151,6 +151,15 @@ func MiB(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
 // Seconds formats a duration in seconds with millisecond precision.
 func Seconds(d time.Duration) string { return fmt.Sprintf("%.3f s", d.Seconds()) }
 
+// Ratio formats a ÷ b as a factor, such as "1.32×", and as "–" when b is not above zero (no
+// ideal or baseline to compare with).
+func Ratio[T time.Duration | float64](a, b T) string {
+	if b <= 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f×", float64(a)/float64(b))
+}
+
 // Table is a Markdown table.
 type Table struct {
 	header []string

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"holdfast.dev/holdfast/bench/internal/measure"
+	"holdfast.dev/holdfast/internal/measure"
 )
 
 // Invariant 3's memory bound: after warmupRounds rounds, whose highest peak is the baseline, no

@@ -147,6 +147,23 @@ func (f *SimFleet) registerOne(ctx context.Context, hub client.Client, name stri
 	return nil
 }
 
+// SimService is the service of every service set CreateSimServiceSet creates.
+const SimService = "app"
+
+// CreateSimServiceSet creates a MultiClusterService in ContinuousWithDriftDetection mode that
+// selects every simulated cluster, with one service, SimService, deploying template: a Go
+// template that puts each object in the cluster's namespace (which exists: it is the simulated
+// cluster), so the service does not create a namespace. Its fight limit is FightMax: the
+// benchmarks edit the same objects again and again. Each of opts may change it before.
+func (f *SimFleet) CreateSimServiceSet(ctx context.Context, name string, template holdfastv1.TemplateReference, opts ...func(*holdfastv1.MultiClusterService)) error {
+	sim := func(mcs *holdfastv1.MultiClusterService) {
+		mcs.Spec.ClusterSelector.LabelSelector = metav1.LabelSelector{MatchLabels: map[string]string{SimFleetLabel: SimFleetValue}}
+		mcs.Spec.Services[0].CreateNamespace = new(false)
+		RaiseFightLimit(mcs)
+	}
+	return f.CreateServiceSet(ctx, name, holdfastv1.SyncModeContinuousWithDriftDetection, SimService, template, "", append([]func(*holdfastv1.MultiClusterService){sim}, opts...)...)
+}
+
 // WaitClustersReady waits until every simulated Cluster is Ready.
 func (f *SimFleet) WaitClustersReady(ctx context.Context, timeout time.Duration) error {
 	ready := 0

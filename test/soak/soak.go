@@ -23,9 +23,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
-	"holdfast.dev/holdfast/bench/internal/measure"
 	"holdfast.dev/holdfast/internal/controller"
 	"holdfast.dev/holdfast/internal/localfleet"
+	"holdfast.dev/holdfast/internal/measure"
 	"holdfast.dev/holdfast/internal/sandbox"
 )
 
@@ -319,7 +319,7 @@ func (s *soak) declareServiceSet(ctx context.Context) error {
 			},
 			Drift: &holdfastv1.DriftPolicy{
 				Action: holdfastv1.DriftActionCorrect,
-				Fight:  &holdfastv1.FightPolicy{MaxCorrections: 1000},
+				Fight:  &holdfastv1.FightPolicy{MaxCorrections: measure.FightMax},
 			},
 		},
 	}
@@ -403,13 +403,13 @@ func describeCode(binary string, prebuilt bool, commit string) string {
 	status, _ := exec.Command("git", "status", "--porcelain").Output()
 	var files []string
 	for line := range strings.Lines(string(status)) {
-		if f := strings.TrimSpace(line); f != "" && !strings.HasSuffix(f, "bench/soak/") {
+		if f := strings.TrimSpace(line); f != "" && !strings.HasSuffix(f, "test/soak/") {
 			files = append(files, f)
 		}
 	}
 	tree := "working tree at " + strings.TrimSpace(string(head))
 	if len(files) > 0 {
-		tree += fmt.Sprintf(" with %d changed or new paths besides bench/soak (%s)", len(files), strings.Join(files, ", "))
+		tree += fmt.Sprintf(" with %d changed or new paths besides test/soak (%s)", len(files), strings.Join(files, ", "))
 	}
 	if commit != "" {
 		c, _ := exec.Command("git", "rev-parse", "--short", commit).Output()

@@ -95,7 +95,10 @@
 // violation in detail, as Markdown, and exits with status 1 on any violation. The controller's log
 // and a line per fault are kept in -log-dir (a new temporary directory by default, printed).
 //
-// Usage: go run ./bench/soak [-duration 30m] [-seed N]
+// It lives under test/, not bench/ (where it began): it passes or fails rather than measures, and
+// it is run by hand, not by CI, which runs only its smoke run (TestSmoke, in `make bench`).
+//
+// Usage: make soak, or go run ./test/soak [-duration 30m] [-seed N]
 package main
 
 import (
@@ -106,7 +109,7 @@ import (
 	"os"
 	"time"
 
-	"holdfast.dev/holdfast/bench/internal/measure"
+	"holdfast.dev/holdfast/internal/measure"
 )
 
 type config struct {

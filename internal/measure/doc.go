@@ -8,12 +8,15 @@
 // report what the controller asked of each API server, and holds the setup of the benchmarks
 // that run the controller (Harness: a local fleet, this program's own clients, the controller
 // in this process with its requests counted, or several sharded replicas of it, each also
-// counted on its own: StartReplica), a simulated fleet of many clusters on a few API servers, each
+// counted on its own: StartReplica; Start begins a run with them alike), a simulated fleet of many clusters on a few API servers, each
 // a namespace with credentials of its own (SimFleet), and the floor a rollout to it is judged
 // against (SimFleet.IdealRollout), the bulk object mix they deploy (MixOf) and the
 // multi-document YAML builder of their templates (Docs), and what every benchmark's main does:
 // check its flags' bounds (ParseFlags, AtLeast) and run with logs and signals set up alike
 // (Main).
+//
+// It lives in the module's internal/ rather than under bench/ because the soak test (test/soak),
+// not a benchmark, runs the same way: its flags, its Main and smoke run, its Markdown report.
 //
 // It reads /proc rather than asking the Go runtime because most of what the benchmarks measure
 // runs in child processes (etcd, kube-apiserver, kube-controller-manager), and because RSS is

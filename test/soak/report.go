@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"holdfast.dev/holdfast/bench/internal/measure"
+	"holdfast.dev/holdfast/internal/measure"
 )
 
 // counter counts faults by kind: performed, skipped (preconditions did not hold) and failed
