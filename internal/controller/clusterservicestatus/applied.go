@@ -60,8 +60,16 @@ func (r *Reconciler) targetCacheUsage() []metrics.TargetCacheUsage {
 // forgetStatus forgets what this process knew of a status object that is gone.
 func (r *Reconciler) forgetStatus(key types.NamespacedName) {
 	r.memory.forget(key)
+	r.fights.ForgetStatus(key)
 	r.Applied.Forget(key)
 	r.recordings.recorded(key)
+}
+
+// forgetCluster forgets what this process knew of the status objects of a Cluster that is gone.
+func (r *Reconciler) forgetCluster(cluster types.NamespacedName) {
+	for _, key := range r.memory.forgetCluster(cluster) {
+		r.fights.ForgetStatus(key)
+	}
 }
 
 // onCompare asks the status objects that applied an object a watch could not judge (a stub:

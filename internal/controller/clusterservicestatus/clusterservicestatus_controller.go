@@ -1,6 +1,7 @@
 package clusterservicestatus
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -107,6 +108,8 @@ type Reconciler struct {
 	ownWrites *drift.OwnWrites
 	// memory is what this process knows about status objects between reconciles.
 	memory *memory
+	// fights counts recent corrections per object, to notice fights (drift.Fights).
+	fights *drift.Fights
 	// healthReads coalesces the health re-reads watch events ask for (onUpdate).
 	healthReads delayed
 	// recordings are the drift corrections being recorded in the background (recordings.go).
@@ -286,7 +289,7 @@ func (r *Reconciler) loadCluster(ctx context.Context, s *scope) {
 	c := &holdfastv1.Cluster{}
 	if err := r.Client.Get(ctx, key, c); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.memory.forgetCluster(key)
+			r.forgetCluster(key)
 			s.clusterProblem = &problem{holdfastv1.ClusterNotFoundReason, fmt.Sprintf("Cluster %s not found", key)}
 		} else {
 			s.clusterProblem = &problem{holdfastv1.ClusterNotReadyReason, fmt.Sprintf("reading Cluster %s: %v", key, err)}
@@ -509,7 +512,7 @@ func (r *Reconciler) readWhole(ctx context.Context, s *scope) error {
 			return fmt.Errorf("waiting for the last status patch of ClusterServiceStatus %s: %w", klog.KObj(s.css), err)
 		}
 	}
-	atLeast := s.css.ResourceVersion
+	atLeast := cmp.Or(s.readFrom, s.css.ResourceVersion)
 	if rec := r.memory.recordedAt(key, atLeast); rec != nil {
 		atLeast = rec.resourceVersion
 	}

@@ -65,7 +65,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 			r.Applied.ForgetCluster(c.Key())
 		}
 	})
-	r.memory = newMemory()
+	r.memory, r.fights = newMemory(), &drift.Fights{}
 	r.revisions = lru.New(decodedRevisions)
 	r.configMaps = templatesource.NewRecentConfigMaps(templatesource.DefaultRecentConfigMapBytes)
 	if opts.NewQueue == nil {

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/drift"
 	"holdfast.dev/holdfast/internal/fleet"
 )
 
@@ -36,7 +37,7 @@ func TestComparisonDue(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := &Reconciler{memory: newMemory()}
+			r := &Reconciler{memory: newMemory(), fights: &drift.Fights{}}
 			if !tt.compared.IsZero() {
 				r.memory.setCompared(key, "c1", tt.compared)
 			}

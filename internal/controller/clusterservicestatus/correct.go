@@ -46,7 +46,7 @@ func (r *Reconciler) correctDrifts(ctx context.Context, s *scope, rendered []ren
 	if rec := r.recordedForCorrection(s.css); rec != nil {
 		s.previous = rec.unusual
 		// The whole object is read later; no older than what was recorded.
-		s.css.ResourceVersion = rec.resourceVersion
+		s.readFrom = rec.resourceVersion
 	} else {
 		if err := r.readWhole(ctx, s); err != nil {
 			return ctrl.Result{}, err
@@ -91,7 +91,7 @@ func (r *Reconciler) correctDrifts(ctx context.Context, s *scope, rendered []ren
 			} else {
 				out.result, out.corrections = res, true
 				prev := resourcesOf(s.resources, rs.svc.Name)
-				s.resources = replaceEntries(s.resources, s.withDriftStates(resourcesFromResult(rs.svc.Name, res, prev), r.memory.fights))
+				s.resources = replaceEntries(s.resources, s.withDriftStates(resourcesFromResult(rs.svc.Name, res, prev), r.fights))
 			}
 			s.services = append(s.services, out)
 		}

@@ -118,7 +118,7 @@ func (r *Reconciler) deployService(ctx context.Context, s *scope, applier *apply
 	if err != nil {
 		return out, prev, fmt.Errorf("applying service %q: %w", rs.svc.Name, err)
 	}
-	entries := s.withDriftStates(resourcesFromResult(rs.svc.Name, res, prev), r.memory.fights)
+	entries := s.withDriftStates(resourcesFromResult(rs.svc.Name, res, prev), r.fights)
 	if ferr := transientFailures(res); ferr != nil {
 		return out, entries, fmt.Errorf("service %q: %w", rs.svc.Name, ferr)
 	}
@@ -152,7 +152,7 @@ func (r *Reconciler) applyService(ctx context.Context, s *scope, applier *apply.
 	if err != nil {
 		return res, err
 	}
-	s.settleCorrections(res, r.memory.fights)
+	s.settleCorrections(res, r.fights)
 	if pol.WaitsForWindows() {
 		s.noteNextWindow(pol.Windows)
 	}

@@ -57,7 +57,7 @@ func (r *Reconciler) gatherFacts(ctx context.Context, s *scope) (facts, []render
 func (r *Reconciler) takeMarks(s *scope) {
 	key := client.ObjectKeyFromObject(s.css)
 	r.memory.takeRecheck(key)
-	r.memory.fights.TakeDue(key, s.now)
+	r.fights.TakeDue(key, s.now)
 }
 
 // comparisonDue reports whether, in drift-detection mode, the cluster must be compared with
@@ -81,7 +81,7 @@ func (r *Reconciler) comparisonDue(s *scope) bool {
 	if s.conn != nil && s.conn.Recovered().After(last) {
 		return true
 	}
-	if r.memory.fights.Due(client.ObjectKeyFromObject(s.css), s.now) {
+	if r.fights.Due(client.ObjectKeyFromObject(s.css), s.now) {
 		return true
 	}
 	if s.css.Status.DriftedCount > 0 {

@@ -11,6 +11,7 @@ import (
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/apply"
+	"holdfast.dev/holdfast/internal/drift"
 	"holdfast.dev/holdfast/internal/fleet"
 )
 
@@ -39,7 +40,7 @@ func TestPermissionRefusalsComeBackSooner(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := &Reconciler{memory: newMemory()}
+			r := &Reconciler{memory: newMemory(), fights: &drift.Fights{}}
 			css := &holdfastv1.ClusterServiceStatus{}
 			css.Namespace, css.Name = "fleet", "web.c1"
 			s := &scope{css: css, services: tt.services, withdrawErr: tt.withdrawErr}

@@ -1,6 +1,7 @@
 package clusterservicestatus
 
 import (
+	"maps"
 	"slices"
 	"time"
 
@@ -61,8 +62,6 @@ type memory struct {
 	// notes is a cache of what the cluster's watches of this status object's kinds cover
 	// less than everywhere (watchInventory), as the last full reconcile found.
 	notes *part[[]string]
-	// fights counts recent corrections per object.
-	fights *drift.Fights
 }
 
 // recorded is the part of a status object a drift correction needs before it may read the
@@ -95,7 +94,6 @@ func newMemory() *memory {
 		declared: newDeclarationStore(maxDeclaredBytes),
 		recorded: newPart[*recorded](0),
 		notes:    newPart[[]string](0),
-		fights:   &drift.Fights{},
 	}
 }
 
@@ -277,11 +275,11 @@ func (m *memory) forget(key types.NamespacedName) {
 	m.declared.forget(key)
 	m.recorded.forget(key)
 	m.notes.forget(key)
-	m.fights.ForgetStatus(key)
 }
 
-// forgetCluster drops everything known about the status objects of a Cluster that is gone.
-func (m *memory) forgetCluster(cluster types.NamespacedName) {
+// forgetCluster drops everything known about the status objects of a Cluster that is gone, and
+// returns them.
+func (m *memory) forgetCluster(cluster types.NamespacedName) []types.NamespacedName {
 	gone := map[types.NamespacedName]bool{}
 	for _, keys := range [][]types.NamespacedName{
 		m.drifts.forgetCluster(cluster), m.rechecks.forgetCluster(cluster), m.compared.forgetCluster(cluster),
@@ -291,7 +289,5 @@ func (m *memory) forgetCluster(cluster types.NamespacedName) {
 			gone[key] = true
 		}
 	}
-	for key := range gone {
-		m.fights.ForgetStatus(key)
-	}
+	return slices.Collect(maps.Keys(gone))
 }

@@ -137,7 +137,9 @@ func TestMemoryStaysBoundedUnderMadeUpOwners(t *testing.T) {
 }
 
 func TestMemoryForgetsStatusObjectsAndClusters(t *testing.T) {
-	m := newMemory()
+	// Through the reconciler, which forgets the fights of a status object with its memory.
+	r := &Reconciler{memory: newMemory(), fights: &drift.Fights{}, Applied: drift.NewApplied()}
+	m := r.memory
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	a1 := types.NamespacedName{Namespace: "fleet", Name: "a.c1"}
 	b1 := types.NamespacedName{Namespace: "fleet", Name: "b.c1"}
@@ -151,14 +153,14 @@ func TestMemoryForgetsStatusObjectsAndClusters(t *testing.T) {
 		m.addDrift(k, cluster, record("x"))
 		m.markRecheck(k, cluster)
 		m.setCompared(k, cluster, now)
-		m.fights.Decide(drift.ObjectKey{Status: k, Kind: "ConfigMap", Name: "x"}, now, drift.FightRules{Limit: 5, Window: time.Minute, Stop: true}, false)
+		r.fights.Decide(drift.ObjectKey{Status: k, Kind: "ConfigMap", Name: "x"}, now, drift.FightRules{Limit: 5, Window: time.Minute, Stop: true}, false)
 	}
 
-	m.forget(b1)
+	r.forgetStatus(b1)
 	if _, ok := m.lastCompared(b1); ok || m.takeRecheck(b1) || len(m.takeDrifts(b1)) != 0 {
 		t.Fatal("a deleted status object is still remembered")
 	}
-	m.forgetCluster(types.NamespacedName{Namespace: "fleet", Name: "c1"})
+	r.forgetCluster(types.NamespacedName{Namespace: "fleet", Name: "c1"})
 	if _, ok := m.lastCompared(a1); ok {
 		t.Fatal("a status object of a deleted Cluster is still remembered")
 	}
@@ -174,7 +176,7 @@ func TestMemoryForgetsStatusObjectsAndClusters(t *testing.T) {
 	for k, want := range map[types.NamespacedName]bool{a1: false, b1: false, a2: true, other: true} {
 		key := drift.ObjectKey{Status: k, Kind: "ConfigMap", Name: "x"}
 		// With a limit of 1, a correction is refused exactly when one is remembered.
-		if remembered := !m.fights.Decide(key, now, drift.FightRules{Limit: 1, Window: time.Minute, Stop: true}, false).Correct; remembered != want {
+		if remembered := !r.fights.Decide(key, now, drift.FightRules{Limit: 1, Window: time.Minute, Stop: true}, false).Correct; remembered != want {
 			t.Fatalf("fights of %s remembered = %v, want %v", k, remembered, want)
 		}
 	}

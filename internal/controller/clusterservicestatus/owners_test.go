@@ -80,6 +80,7 @@ func driftReconciler(t *testing.T, objs ...*holdfastv1.ClusterServiceStatus) *Re
 		Client:  b.Build(),
 		Clock:   clocktesting.NewFakePassiveClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)),
 		memory:  newMemory(),
+		fights:  &drift.Fights{},
 		recheck: make(chan event.TypedGenericEvent[*holdfastv1.ClusterServiceStatus], 16),
 		drifted: make(chan event.TypedGenericEvent[*holdfastv1.ClusterServiceStatus], 16),
 		Applied: drift.NewApplied(),

@@ -115,7 +115,7 @@ func (r *Reconciler) correctFunc(s *scope, svc string, pol *drift.Policy) func(d
 			Key:     s.objectKey(ref),
 			Service: svc, Previous: prev.State, PreviousMessage: prev.Message,
 			Manual: s.requested != "", Now: s.now, Manager: detail.Manager,
-		}, r.memory.fights)
+		}, r.fights)
 		switch {
 		case resp.Record:
 			if isNew {

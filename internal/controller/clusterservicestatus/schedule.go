@@ -106,7 +106,7 @@ func (r *Reconciler) comeBackAfter(s *scope, nextFull time.Duration) time.Durati
 	if retry := retryUncorrectable(s); retry > 0 && retry < after {
 		after = retry
 	}
-	if next := r.memory.fights.Next(client.ObjectKeyFromObject(s.css)); !next.IsZero() && next.Sub(s.now) < after {
+	if next := r.fights.Next(client.ObjectKeyFromObject(s.css)); !next.IsZero() && next.Sub(s.now) < after {
 		after = max(next.Sub(s.now), 50*time.Millisecond)
 	}
 	return after

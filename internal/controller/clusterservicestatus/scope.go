@@ -77,8 +77,11 @@ type scope struct {
 	css    *holdfastv1.ClusterServiceStatus
 	before *holdfastv1.ClusterServiceStatus
 	whole  bool
-	mcs    *holdfastv1.MultiClusterService
-	now    time.Time
+	// readFrom, when set, is the version readWhole reads at least instead of the cached one:
+	// what this process recorded of the status object, which a drift correction decided from.
+	readFrom string
+	mcs      *holdfastv1.MultiClusterService
+	now      time.Time
 	// end is when the reconcile's work was done, just before the status is computed.
 	end time.Time
 
