@@ -12,6 +12,7 @@ import (
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/apply"
 	"holdfast.dev/holdfast/internal/drift"
+	"holdfast.dev/holdfast/internal/inventory"
 )
 
 // The correction phase, when plan says stepCorrect or stepCorrectThenFull: correctDrifts puts
@@ -51,7 +52,7 @@ func (r *Reconciler) correctDrifts(ctx context.Context, s *scope, rendered []ren
 		if err := r.readWhole(ctx, s); err != nil {
 			return ctrl.Result{}, err
 		}
-		s.previous = byRef(s.css.Status.Resources)
+		s.previous = inventory.IndexOf(s.css.Status.Resources)
 	}
 
 	applier, err := s.applier()
@@ -81,7 +82,7 @@ func (r *Reconciler) correctDrifts(ctx context.Context, s *scope, rendered []ren
 		if err := r.readWhole(ctx, s); err != nil {
 			return err
 		}
-		s.previous = byRef(s.css.Status.Resources)
+		s.previous = inventory.IndexOf(s.css.Status.Resources)
 		s.resources = s.css.Status.Resources
 		for _, rs := range rendered {
 			out := serviceOutcome{name: rs.svc.Name, revision: rs.digest, objects: rs.count}
@@ -91,7 +92,7 @@ func (r *Reconciler) correctDrifts(ctx context.Context, s *scope, rendered []ren
 			} else {
 				out.result, out.corrections = res, true
 				prev := resourcesOf(s.resources, rs.svc.Name)
-				s.resources = replaceEntries(s.resources, s.withDriftStates(resourcesFromResult(rs.svc.Name, res, prev), r.fights))
+				s.resources = inventory.Replace(s.resources, s.withDriftStates(resourcesFromResult(rs.svc.Name, res, prev), r.fights))
 			}
 			s.services = append(s.services, out)
 		}
@@ -117,36 +118,6 @@ func (r *Reconciler) recordedForCorrection(css *holdfastv1.ClusterServiceStatus)
 		return r.memory.lastRecorded(key)
 	}
 	return nil
-}
-
-// byRef indexes status entries by unversioned ref.
-func byRef(entries []holdfastv1.ResourceStatus) map[apply.Ref]holdfastv1.ResourceStatus {
-	out := make(map[apply.Ref]holdfastv1.ResourceStatus, len(entries))
-	for _, rs := range entries {
-		out[unversioned(toRef(rs.ResourceRef))] = rs
-	}
-	return out
-}
-
-// replaceEntries returns entries with those of the same objects as updates replaced, in place,
-// and updates of other objects added at the end. entries is not modified.
-func replaceEntries(entries, updates []holdfastv1.ResourceStatus) []holdfastv1.ResourceStatus {
-	pending := byRef(updates)
-	out := make([]holdfastv1.ResourceStatus, 0, len(entries)+len(updates))
-	for _, rs := range entries {
-		ref := unversioned(toRef(rs.ResourceRef))
-		if u, ok := pending[ref]; ok {
-			rs = u
-			delete(pending, ref)
-		}
-		out = append(out, rs)
-	}
-	for _, u := range updates {
-		if _, ok := pending[unversioned(toRef(u.ResourceRef))]; ok {
-			out = append(out, u)
-		}
-	}
-	return out
 }
 
 // retryUncorrectable returns when the reconcile should come back to retry refused corrections

@@ -15,6 +15,7 @@ import (
 	"holdfast.dev/holdfast/internal/apply"
 	"holdfast.dev/holdfast/internal/conditions"
 	"holdfast.dev/holdfast/internal/drift"
+	"holdfast.dev/holdfast/internal/inventory"
 	"holdfast.dev/holdfast/internal/naming"
 )
 
@@ -55,7 +56,7 @@ func (r *Reconciler) deploy(ctx context.Context, s *scope, rendered []renderedSe
 	}
 	s.deployed = true
 	previous := css.Status.Resources
-	s.previous = byRef(previous)
+	s.previous = inventory.IndexOf(previous)
 	var inventory []holdfastv1.ResourceStatus
 	var transient []error
 	declared, ready := map[string]bool{}, map[string]bool{}
@@ -181,7 +182,7 @@ func (s *scope) withDriftStates(entries []holdfastv1.ResourceStatus, fights *dri
 			entries[i].State, entries[i].Message, entries[i].LastDrift = od.state, od.message, od.detail
 			continue
 		}
-		prev := s.previous[ref]
+		prev := s.previous[driftRef(ref)]
 		if entries[i].State == holdfastv1.ResourceInSync && prev.State == holdfastv1.ResourceContested && fights.Live(s.objectKey(ref), s.now) {
 			entries[i].State, entries[i].Message, entries[i].LastDrift = prev.State, prev.Message, prev.LastDrift
 		}

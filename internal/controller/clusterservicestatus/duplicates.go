@@ -40,7 +40,7 @@ func (r *Reconciler) contend(ctx context.Context, s *scope) func(apply.Ref, stri
 		if !ok || o.digest == digest {
 			return "", true
 		}
-		if s.previous[k].State != holdfastv1.ResourceConflict {
+		if s.previous[driftRef(k)].State != holdfastv1.ResourceConflict {
 			// A new conflict: the other side sees it once this status is recorded.
 			s.noteContended(o.status)
 		}

@@ -75,7 +75,7 @@ func (r *Reconciler) driftWaits(key types.NamespacedName, css *holdfastv1.Cluste
 		return drift.Unresolved(state) && state != holdfastv1.ResourceContested
 	}
 	if rec := r.memory.recordedAt(key, css.ResourceVersion); rec != nil {
-		return waits(rec.unusual[ref].State)
+		return waits(rec.unusual[driftRef(ref)].State)
 	}
 	if css.Status.DriftedCount == 0 && !conditions.IsTrue(css, holdfastv1.DriftedCondition) {
 		return false

@@ -3,6 +3,7 @@ package clusterservicestatus
 import (
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/apply"
+	"holdfast.dev/holdfast/internal/inventory"
 )
 
 // resourcesOf returns the status entries of one service.
@@ -45,7 +46,7 @@ func resourcesFromResult(service string, res *apply.Result, prev []holdfastv1.Re
 	for _, e := range res.Inventory {
 		inv[unversioned(e.Ref)] = e
 	}
-	prevState := byRef(prev)
+	prevState := inventory.IndexOf(prev)
 	seen := map[apply.Ref]bool{}
 	var out []holdfastv1.ResourceStatus
 	for _, o := range res.Objects {
@@ -57,19 +58,19 @@ func resourcesFromResult(service string, res *apply.Result, prev []holdfastv1.Re
 		rs := holdfastv1.ResourceStatus{ResourceRef: fromRef(o.Ref), Service: service, Message: o.Message}
 		if e, ok := inv[k]; ok {
 			// Corrections are applied without the inventory: the status entry keeps the mark.
-			rs.Desired, rs.Owned, rs.Adopted = e.DesiredDigest, e.OwnedDigest, e.Adopted || prevState[k].Adopted
-		} else if p, ok := prevState[k]; ok && o.Action.KeepsPrevious() {
+			rs.Desired, rs.Owned, rs.Adopted = e.DesiredDigest, e.OwnedDigest, e.Adopted || prevState[driftRef(k)].Adopted
+		} else if p, ok := prevState[driftRef(k)]; ok && o.Action.KeepsPrevious() {
 			// Not applied now, but still in the cluster from before (apply.Result.Inventory
 			// holds it, unless the apply was handed only corrections: see apply.Options).
 			rs.Desired, rs.Owned, rs.Adopted = p.Desired, p.Owned, p.Adopted
 		}
 		// Health as the cluster showed the object now, or as it was last seen.
-		rs.Health, rs.HealthMessage = prevState[k].Health, prevState[k].HealthMessage
+		rs.Health, rs.HealthMessage = prevState[driftRef(k)].Health, prevState[driftRef(k)].HealthMessage
 		if o.Applied && o.Health.Status != "" {
 			rs.Health, rs.HealthMessage = holdfastv1.HealthStatus(o.Health.Status), o.Health.Message
 		}
 		_, inInventory := inv[k]
-		p, hadPrev := prevState[k]
+		p, hadPrev := prevState[driftRef(k)]
 		if rs, ok := withState(rs, o, p, hadPrev, inInventory); ok {
 			out = append(out, rs)
 		}
@@ -82,7 +83,7 @@ func resourcesFromResult(service string, res *apply.Result, prev []holdfastv1.Re
 		}
 		rs := holdfastv1.ResourceStatus{ResourceRef: fromRef(e.Ref), Service: service, State: holdfastv1.ResourceInSync,
 			Desired: e.DesiredDigest, Owned: e.OwnedDigest}
-		if p, ok := prevState[k]; ok {
+		if p, ok := prevState[driftRef(k)]; ok {
 			rs.State, rs.Message, rs.Health, rs.HealthMessage = p.State, p.Message, p.Health, p.HealthMessage
 		}
 		out = append(out, rs)

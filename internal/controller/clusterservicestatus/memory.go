@@ -10,6 +10,7 @@ import (
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/apply"
 	"holdfast.dev/holdfast/internal/drift"
+	"holdfast.dev/holdfast/internal/inventory"
 	"holdfast.dev/holdfast/internal/rendercache"
 )
 
@@ -76,7 +77,7 @@ type recorded struct {
 	// writes yet, and still hold one of them. A large status object takes a while to reach the
 	// cache.
 	replaced []string
-	unusual  map[apply.Ref]holdfastv1.ResourceStatus
+	unusual  inventory.Index
 }
 
 // maxReplaced bounds recorded.replaced.
@@ -237,7 +238,7 @@ func recordOf(css *holdfastv1.ClusterServiceStatus) *recorded {
 	if css == nil {
 		return nil
 	}
-	rec := &recorded{resourceVersion: css.ResourceVersion, unusual: map[apply.Ref]holdfastv1.ResourceStatus{}}
+	rec := &recorded{resourceVersion: css.ResourceVersion, unusual: inventory.Index{}}
 	for _, rs := range css.Status.Resources {
 		if rs.State == holdfastv1.ResourceInSync {
 			continue
@@ -245,7 +246,7 @@ func recordOf(css *holdfastv1.ClusterServiceStatus) *recorded {
 		if len(rec.unusual) == maxUnusual {
 			return nil
 		}
-		rec.unusual[unversioned(toRef(rs.ResourceRef))] = rs
+		rec.unusual[drift.RefOf(rs.ResourceRef)] = rs
 	}
 	return rec
 }

@@ -284,7 +284,7 @@ func TestRecordedStatusHoldsOnlyEntriesNotInSync(t *testing.T) {
 		if rec == nil {
 			t.Fatalf("nothing recorded at %s", rv)
 		}
-		if len(rec.unusual) != 1 || rec.unusual[apply.Ref{Kind: "ConfigMap", Namespace: "apps", Name: "b"}].State != holdfastv1.ResourceContested {
+		if len(rec.unusual) != 1 || rec.unusual[drift.Ref{Kind: "ConfigMap", Namespace: "apps", Name: "b"}].State != holdfastv1.ResourceContested {
 			t.Errorf("unusual entries %v, want b Contested only", rec.unusual)
 		}
 	}

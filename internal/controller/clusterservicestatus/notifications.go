@@ -38,7 +38,7 @@ func driftEvents(s *scope) []driftEvent {
 			e.Type = notify.DriftCorrected
 			t := d.CorrectedTime.Time
 			e.CorrectedTime = &t
-			if prev, ok := s.previous[unversioned(toRef(d.ResourceRef))]; ok && prev.State == holdfastv1.ResourceContested && s.requested != "" {
+			if prev, ok := s.previous.Of(d.ResourceRef); ok && prev.State == holdfastv1.ResourceContested && s.requested != "" {
 				e.Type, e.Message = notify.Resumed, "corrected again after a manual request"
 			}
 		}

@@ -45,14 +45,7 @@ func recordDrifts(s *scope) {
 // records as they are now and, when a deploy or correction read them, the status entries from
 // before this reconcile.
 func newDrifts(s *scope) []holdfastv1.DriftRecord {
-	var previous map[drift.Ref]holdfastv1.ResourceStatus
-	if s.previous != nil {
-		previous = make(map[drift.Ref]holdfastv1.ResourceStatus, len(s.drifts))
-		for _, d := range s.drifts {
-			previous[drift.RefOf(d.ResourceRef)] = s.previous[unversioned(toRef(d.ResourceRef))]
-		}
-	}
-	fresh, superseded := drift.NewReported(s.drifts, s.css.Status.Drifts, previous)
+	fresh, superseded := drift.NewReported(s.drifts, s.css.Status.Drifts, s.previous)
 	ignoredSuperseded(superseded)
 	return fresh
 }
@@ -65,7 +58,7 @@ func (s *scope) driftDetail(ref apply.Ref, v drift.Verdict, compared time.Time) 
 	if s.css != nil {
 		records = s.css.Status.Drifts
 	}
-	return drift.DetailFor(driftRef(ref), v, compared, s.drifts, s.previous[ref].LastDrift, records)
+	return drift.DetailFor(driftRef(ref), v, compared, s.drifts, s.previous[driftRef(ref)].LastDrift, records)
 }
 
 // driftRef is the drift.Ref of ref.

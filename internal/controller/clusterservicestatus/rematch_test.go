@@ -12,6 +12,7 @@ import (
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/conditions"
+	"holdfast.dev/holdfast/internal/inventory"
 )
 
 // TestDriftRecords: the deletion of an object the status object never applied is no drift of
@@ -36,7 +37,7 @@ func TestDriftRecords(t *testing.T) {
 	css.Status.Resources = resources
 	css.Status.Drifts = []holdfastv1.DriftRecord{record("ConfigMap", "c", holdfastv1.DriftDeleted), // by the comparison
 		record("ConfigMap", "b", holdfastv1.DriftDeleted)} // left by Report mode
-	s := &scope{css: css, deployed: true, previous: byRef(resources), end: time.Now(),
+	s := &scope{css: css, deployed: true, previous: inventory.IndexOf(resources), end: time.Now(),
 		drifts: []holdfastv1.DriftRecord{record("Namespace", "demo", holdfastv1.DriftDeleted), record("ConfigMap", "a", holdfastv1.DriftDeleted),
 			record("ConfigMap", "c", holdfastv1.DriftDeleted)}}
 	recordDrifts(s)

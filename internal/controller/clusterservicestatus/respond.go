@@ -100,7 +100,7 @@ func (r *Reconciler) correctFunc(s *scope, svc string, pol *drift.Policy) func(d
 		// else the change that removed them was stamped and later ones are not (too old).
 		v = v.TrustStamp(attributionInForce(s.css, desired))
 		ref := unversioned(apply.RefOf(desired))
-		if prev := s.previous[ref]; !v.Drifted && live != nil && drift.Unresolved(prev.State) {
+		if prev := s.previous[driftRef(ref)]; !v.Drifted && live != nil && drift.Unresolved(prev.State) {
 			// Put back as declared while the drift waited: by someone else, the drift ends,
 			// restored by them. Holdfast applies again all the same, which changes no value
 			// and takes its fields back, so that their next change is seen.
@@ -110,7 +110,7 @@ func (r *Reconciler) correctFunc(s *scope, svc string, pol *drift.Policy) func(d
 			return true
 		}
 		detail, isNew := s.driftDetail(ref, v, r.Clock.Now())
-		prev := s.previous[ref]
+		prev := s.previous[driftRef(ref)]
 		resp := pol.Respond(v, drift.Situation{
 			Key:     s.objectKey(ref),
 			Service: svc, Previous: prev.State, PreviousMessage: prev.Message,

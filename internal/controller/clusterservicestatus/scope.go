@@ -126,8 +126,8 @@ type scope struct {
 	withdrawErr error
 	// drifts are the drifts watches saw since the last reconcile, oldest first.
 	drifts []holdfastv1.DriftRecord
-	// previous are the status entries before this reconcile, by unversioned ref.
-	previous map[apply.Ref]holdfastv1.ResourceStatus
+	// previous are the status entries before this reconcile, by object.
+	previous inventory.Index
 	// decisions are drift handling's decisions on drifted objects in this reconcile.
 	decisions driftDecisions
 	// freshDrifts is how many of status.drifts (the first ones) this reconcile added, and

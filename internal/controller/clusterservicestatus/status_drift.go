@@ -197,7 +197,7 @@ func newlyIn(s *scope, states ...holdfastv1.ResourceState) []holdfastv1.Resource
 		if !slices.Contains(states, rs.State) {
 			continue
 		}
-		if p, ok := s.previous[unversioned(toRef(rs.ResourceRef))]; ok && p.State == rs.State && sameDrift(p.LastDrift, rs.LastDrift) {
+		if p, ok := s.previous.Of(rs.ResourceRef); ok && p.State == rs.State && sameDrift(p.LastDrift, rs.LastDrift) {
 			continue
 		}
 		out = append(out, rs)

@@ -15,6 +15,7 @@ import (
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/apply"
 	"holdfast.dev/holdfast/internal/drift"
+	"holdfast.dev/holdfast/internal/inventory"
 )
 
 // One change, one record (test/soak's "drift recorded twice" and late watch reports): a watch's
@@ -137,8 +138,8 @@ func TestComparisonOfARecordedChange(t *testing.T) {
 		{ResourceRef: fromRef(ref), DriftDetail: holdfastv1.DriftDetail{Type: holdfastv1.DriftChanged,
 			Detection: holdfastv1.DriftDetectedByWatch, Manager: "older-edit", ResourceVersion: "20"}},
 	}
-	s := &scope{css: css, previous: map[apply.Ref]holdfastv1.ResourceStatus{
-		ref: {ResourceRef: fromRef(ref), State: holdfastv1.ResourceFailed, Message: "connection refused"}}}
+	s := &scope{css: css, previous: inventory.Index{
+		driftRef(ref): {ResourceRef: fromRef(ref), State: holdfastv1.ResourceFailed, Message: "connection refused"}}}
 	now := time.Now()
 
 	d, isNew := s.driftDetail(ref, drift.Verdict{Drifted: true, ResourceVersion: "30"}, now)
