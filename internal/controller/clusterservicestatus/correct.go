@@ -85,15 +85,15 @@ func (r *Reconciler) correctDrifts(ctx context.Context, s *scope, rendered []ren
 		s.previous = inventory.IndexOf(s.css.Status.Resources)
 		s.resources = s.css.Status.Resources
 		for _, rs := range rendered {
-			out := serviceOutcome{name: rs.svc.Name, revision: rs.digest, objects: rs.count}
 			res, ok := results[rs.svc.Name]
 			if !ok {
-				out.unchanged = true
-			} else {
-				out.result, out.corrections = res, true
-				prev := resourcesOf(s.resources, rs.svc.Name)
-				s.resources = inventory.Replace(s.resources, s.withDriftStates(resourcesFromResult(rs.svc.Name, res, prev), r.fights))
+				out := serviceOutcome{name: rs.svc.Name, revision: rs.digest, objects: rs.count, unchanged: true}
+				out.applied, out.total = rs.count, rs.count
+				s.services = append(s.services, out)
+				continue
 			}
+			out, entries := r.serviceApplied(s, rs, res, resourcesOf(s.resources, rs.svc.Name), true)
+			s.resources = inventory.Replace(s.resources, entries)
 			s.services = append(s.services, out)
 		}
 		return nil

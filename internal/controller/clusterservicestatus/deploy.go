@@ -92,6 +92,23 @@ func (r *Reconciler) deploy(ctx context.Context, s *scope, rendered []renderedSe
 	return ctrl.Result{RequeueAfter: r.comeBackAfter(s, interval(mcs))}, nil
 }
 
+// serviceApplied is the outcome of one service applied (applyService), in a full reconcile or as
+// drift corrections (corrections: res holds only the objects they looked at, and the others count
+// as applied before), with its status entries from prev, its entries before.
+func (r *Reconciler) serviceApplied(s *scope, rs renderedService, res *apply.Result, prev []holdfastv1.ResourceStatus, corrections bool) (serviceOutcome, []holdfastv1.ResourceStatus) {
+	out := serviceOutcome{name: rs.svc.Name, revision: rs.digest, objects: rs.count, result: res, total: len(res.Objects)}
+	for _, o := range res.Objects {
+		if o.Applied {
+			out.applied++
+		}
+	}
+	if corrections {
+		left := max(rs.count-out.total, 0)
+		out.applied, out.total = out.applied+left, out.total+left
+	}
+	return out, s.withDriftStates(resourcesFromResult(rs.svc.Name, res, prev), r.fights)
+}
+
 // deployService handles one service in a full reconcile: it waits for what it depends on, keeps
 // what was deployed when it could not be rendered or, with SyncMode OneTime, once it was
 // deployed, and otherwise applies it (applyService). It returns the service's outcome, its
@@ -115,11 +132,11 @@ func (r *Reconciler) deployService(ctx context.Context, s *scope, applier *apply
 		return out, prev, nil
 	}
 	res, err := r.applyService(ctx, s, applier, rs, prev, false)
-	out.result, out.applyErr = res, err
 	if err != nil {
+		out.result, out.applyErr = res, err
 		return out, prev, fmt.Errorf("applying service %q: %w", rs.svc.Name, err)
 	}
-	entries := s.withDriftStates(resourcesFromResult(rs.svc.Name, res, prev), r.fights)
+	out, entries := r.serviceApplied(s, rs, res, prev, false)
 	if ferr := transientFailures(res); ferr != nil {
 		return out, entries, fmt.Errorf("service %q: %w", rs.svc.Name, ferr)
 	}

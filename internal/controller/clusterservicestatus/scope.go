@@ -34,41 +34,22 @@ type serviceOutcome struct {
 	result *apply.Result
 	// applyErr is an error of the whole apply (cluster unreachable), not of one object.
 	applyErr error
-	// corrections: result holds only the objects a drift correction looked at.
-	corrections bool
 	// kept: OneTime mode and already deployed, so it was left alone.
 	kept bool
 	// unchanged: a drift correction changed none of its objects (see correctDrifts); its
 	// status stays as recorded.
 	unchanged bool
+	// applied counts its objects applied as declared (now or, for those a correction left
+	// alone, before), total all of them: the declared ones and those pruned or withdrawn.
+	applied, total int
 	// waiting: not applied because of its dependencies (spec.services[].dependsOn): they are
 	// not ready yet (WaitingForDependencies), or cannot be (InvalidDependency, or
 	// CrossNamespaceReference for another tenant's service set). Its objects stay as they were.
 	waiting *problem
 }
 
-// tally counts the service's objects applied as declared (now or, for those a correction left
-// alone, before), and all of them: the declared ones and those pruned or withdrawn.
-func (o serviceOutcome) tally() (applied, total int) {
-	switch {
-	case o.unchanged:
-		return o.objects, o.objects
-	case o.result == nil:
-		return 0, 0
-	}
-	for _, r := range o.result.Objects {
-		if r.Applied {
-			applied++
-		}
-	}
-	total = len(o.result.Objects)
-	if o.corrections {
-		// The result holds only the corrected objects; the others are as applied before.
-		left := max(o.objects-total, 0)
-		applied, total = applied+left, total+left
-	}
-	return applied, total
-}
+// tally counts the service's objects applied as declared, and all of them (see applied).
+func (o serviceOutcome) tally() (applied, total int) { return o.applied, o.total }
 
 // scope is what one reconcile learned; the deferred status patch computes everything from it.
 type scope struct {
