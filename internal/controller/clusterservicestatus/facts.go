@@ -29,20 +29,8 @@ func (r *Reconciler) gatherFacts(ctx context.Context, s *scope) (facts, []render
 		healthPending: healthPending(s.css),
 	}
 	_, f.compared = r.memory.lastCompared(key)
-	declared, remembered := r.rememberedDeclarations(ctx, s, false)
-	switch {
-	case remembered:
-		f.declarations = fromMemory
-	case len(s.drifts) > 0 && f.mayCorrectAheadOfNewInputs():
-		if deployed, ok := r.rememberedDeclarations(ctx, s, true); ok && len(keepDrifts(s, deployed)) > 0 {
-			declared, f.declarations = deployed, asDeployed
-			break
-		}
-		fallthrough
-	default:
-		declared, f.declarations = r.renderAll(ctx, s), fromRendering
-	}
-	s.drifts = keepDrifts(s, declared)
+	var declared []renderedService
+	declared, f.declarations, s.drifts = r.declarationsFor(ctx, s, f)
 	f.drifts, f.containers = len(s.drifts) > 0, drift.DeletesContainer(s.drifts)
 	if f.declarations != asDeployed {
 		// As deployed, the declarations are not what the service set declares now.
@@ -50,6 +38,25 @@ func (r *Reconciler) gatherFacts(ctx context.Context, s *scope) (facts, []render
 		f.compare = r.comparisonDue(s)
 	}
 	return f, declared
+}
+
+// declarationsFor returns the declarations the drifts watches saw are judged against, where
+// they come from, and the drifts still to handle against them (keepDrifts, once): memory's as
+// the services' inputs are now; else, when the drifts may be corrected ahead of new inputs and
+// some remain against them, memory's as deployed; else a rendering.
+func (r *Reconciler) declarationsFor(ctx context.Context, s *scope, f facts) ([]renderedService, declarationSource, []holdfastv1.DriftRecord) {
+	if declared, ok := r.rememberedDeclarations(ctx, s, false); ok {
+		return declared, fromMemory, keepDrifts(s, declared)
+	}
+	if len(s.drifts) > 0 && f.mayCorrectAheadOfNewInputs() {
+		if deployed, ok := r.rememberedDeclarations(ctx, s, true); ok {
+			if kept := keepDrifts(s, deployed); len(kept) > 0 {
+				return deployed, asDeployed, kept
+			}
+		}
+	}
+	declared := r.renderAll(ctx, s)
+	return declared, fromRendering, keepDrifts(s, declared)
 }
 
 // takeMarks takes the marks a full reconcile answers: a recheck asked for, and the corrections
