@@ -63,9 +63,30 @@ func MixOf(n int) Mix {
 // would for a reusable template.
 func (m Mix) Manifests(ns string) string {
 	b := NewDocs(ns)
-	doc := b.Add
 	for i := range m.ConfigMaps {
-		doc(`apiVersion: v1
+		b.Add(configMapDoc, i, i%50, 1024+i, i%50, ns)
+	}
+	for i := range m.Secrets {
+		b.Add(secretDoc, i, i%50, i, i)
+	}
+	for i := range m.Services {
+		b.Add(serviceDoc, i, i, i)
+	}
+	for i := range m.ServiceAccounts {
+		b.Add(serviceAccountDoc, i)
+	}
+	for i := range m.Roles {
+		b.Add(roleDoc, i)
+	}
+	for i := range m.RoleBindings {
+		b.Add(roleBindingDoc, i, i, i%m.ServiceAccounts, ns)
+	}
+	return b.String()
+}
+
+// The documents of a Mix, one per kind, as fmt formats.
+const (
+	configMapDoc = `apiVersion: v1
 kind: ConfigMap
 metadata:
   name: config-%04d
@@ -79,10 +100,8 @@ data:
     server.port=8080
     cache.size=%d
     upstream.url=http://app-%02d.%s.svc:8080
-`, i, i%50, 1024+i, i%50, ns)
-	}
-	for i := range m.Secrets {
-		doc(`apiVersion: v1
+`
+	secretDoc = `apiVersion: v1
 kind: Secret
 metadata:
   name: secret-%04d
@@ -93,10 +112,8 @@ type: Opaque
 stringData:
   username: svc-%04d
   password: not-a-real-password-%04d
-`, i, i%50, i, i)
-	}
-	for i := range m.Services {
-		doc(`apiVersion: v1
+`
+	serviceDoc = `apiVersion: v1
 kind: Service
 metadata:
   name: app-%02d
@@ -111,19 +128,15 @@ spec:
   - name: http
     port: 80
     targetPort: 8080
-`, i, i, i)
-	}
-	for i := range m.ServiceAccounts {
-		doc(`apiVersion: v1
+`
+	serviceAccountDoc = `apiVersion: v1
 kind: ServiceAccount
 metadata:
   name: sa-%02d
   labels:
     app.kubernetes.io/part-of: bench
-`, i)
-	}
-	for i := range m.Roles {
-		doc(`apiVersion: rbac.authorization.k8s.io/v1
+`
+	roleDoc = `apiVersion: rbac.authorization.k8s.io/v1
 kind: Role
 metadata:
   name: reader-%02d
@@ -133,10 +146,8 @@ rules:
 - apiGroups: [""]
   resources: ["configmaps", "services"]
   verbs: ["get", "list", "watch"]
-`, i)
-	}
-	for i := range m.RoleBindings {
-		doc(`apiVersion: rbac.authorization.k8s.io/v1
+`
+	roleBindingDoc = `apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding
 metadata:
   name: reader-%02d
@@ -150,10 +161,8 @@ subjects:
 - kind: ServiceAccount
   name: sa-%02d
   namespace: %s
-`, i, i, i%m.ServiceAccounts, ns)
-	}
-	return b.String()
-}
+`
+)
 
 // Docs builds the multi-document YAML of a benchmark's template.
 type Docs struct{ b strings.Builder }
