@@ -367,6 +367,22 @@ type ClusterServiceStatusStatus struct {
 	// annotation (on this object or its MultiClusterService) that a reconcile handled.
 	// +optional
 	LastHandledReconcileAt string `json:"lastHandledReconcileAt,omitempty"`
+	// HandledRequests are the values of the holdfast.dev/reconcile-requested-at annotation, on
+	// the MultiClusterService and on this object, that the last reconcile handling a request
+	// found: each is handled until it changes, whichever lastHandledReconcileAt echoes.
+	// +optional
+	HandledRequests *HandledRequests `json:"handledRequests,omitempty"`
+}
+
+// HandledRequests are the values of holdfast.dev/reconcile-requested-at a reconcile handled, by
+// where the annotation was set.
+type HandledRequests struct {
+	// ServiceSet is the value on the MultiClusterService.
+	// +optional
+	ServiceSet string `json:"serviceSet,omitempty"`
+	// Status is the value on the ClusterServiceStatus itself.
+	// +optional
+	Status string `json:"status,omitempty"`
 }
 
 // +kubebuilder:object:root=true

@@ -36,7 +36,7 @@ func computeStatus(s *scope) {
 		setServiceHealth(st.Services, health)
 		st.SyncMode = s.mcs.Spec.SyncMode
 		if s.requested != "" {
-			st.LastHandledReconcileAt = s.requested
+			st.LastHandledReconcileAt, st.HandledRequests = s.requested, s.handled
 		}
 	} else if s.deleting && s.resources != nil {
 		st.Resources = s.resources

@@ -25,7 +25,7 @@ import (
 func (r *Reconciler) reconcileDeploy(ctx context.Context, s *scope) (ctrl.Result, error) {
 	r.loadAdmission(ctx, s)
 	f, declared := r.gatherFacts(ctx, s)
-	s.requested = requestedToken(s.mcs, s.css)
+	s.requested, s.handled = requestedToken(s.mcs, s.css), handledRequests(s.mcs, s.css)
 	switch plan(f) {
 	case stepWait:
 		return ctrl.Result{RequeueAfter: nextFullReconcile(s.mcs, s.css, s.now).Sub(s.now)}, nil

@@ -12,18 +12,34 @@ import (
 
 // requestedToken returns the value of holdfast.dev/reconcile-requested-at that asks for a
 // reconcile not handled yet, from the MultiClusterService first and then the status object, or
-// "" when neither does.
+// "" when neither does. Each place's value is handled once a reconcile that handled a request
+// found it there (status.handledRequests, handledRequests): a request on the service set and
+// one on the status object are then both handled, whichever lastHandledReconcileAt echoes. A
+// status object written before handledRequests existed has only lastHandledReconcileAt.
 func requestedToken(mcs *holdfastv1.MultiClusterService, css *holdfastv1.ClusterServiceStatus) string {
-	handled := css.Status.LastHandledReconcileAt
-	for _, v := range []string{
-		mcs.Annotations[holdfastv1.ReconcileRequestedAtAnnotation],
-		css.Annotations[holdfastv1.ReconcileRequestedAtAnnotation],
+	handled := css.Status.HandledRequests
+	if handled == nil {
+		handled = &holdfastv1.HandledRequests{}
+	}
+	last := css.Status.LastHandledReconcileAt
+	for _, c := range []struct{ value, handled string }{
+		{mcs.Annotations[holdfastv1.ReconcileRequestedAtAnnotation], handled.ServiceSet},
+		{css.Annotations[holdfastv1.ReconcileRequestedAtAnnotation], handled.Status},
 	} {
-		if v != "" && v != handled {
-			return v
+		if c.value != "" && c.value != c.handled && c.value != last {
+			return c.value
 		}
 	}
 	return ""
+}
+
+// handledRequests are the values of holdfast.dev/reconcile-requested-at a reconcile that handles
+// a request finds, on the service set and on the status object: it handles both.
+func handledRequests(mcs *holdfastv1.MultiClusterService, css *holdfastv1.ClusterServiceStatus) *holdfastv1.HandledRequests {
+	return &holdfastv1.HandledRequests{
+		ServiceSet: mcs.Annotations[holdfastv1.ReconcileRequestedAtAnnotation],
+		Status:     css.Annotations[holdfastv1.ReconcileRequestedAtAnnotation],
+	}
 }
 
 // interval is the MultiClusterService's reconcile interval, defaulted.

@@ -39,6 +39,46 @@ func TestRequestedToken(t *testing.T) {
 	}
 }
 
+// TestRequestsOnBothPlacesAreHandledOnce replays what test/soak found (seed 2037, round 4): a
+// request on the status object, handled; then one on the service set, handled. Each is handled
+// once: no reconcile after takes the older one as new, which in Report mode would correct drift
+// at every reconcile, and lastHandledReconcileAt stays the service set's.
+func TestRequestsOnBothPlacesAreHandledOnce(t *testing.T) {
+	mcs := &holdfastv1.MultiClusterService{}
+	css := &holdfastv1.ClusterServiceStatus{}
+	request := func(o metav1.Object, value string) {
+		o.SetAnnotations(map[string]string{holdfastv1.ReconcileRequestedAtAnnotation: value})
+	}
+	// reconcile is one reconcile: what it handles, recorded as computeStatus records it.
+	reconcile := func() string {
+		token := requestedToken(mcs, css)
+		if token != "" {
+			css.Status.LastHandledReconcileAt, css.Status.HandledRequests = token, handledRequests(mcs, css)
+		}
+		return token
+	}
+	request(css, "soak-2")
+	if got := reconcile(); got != "soak-2" {
+		t.Fatalf("the status object's request: handled %q", got)
+	}
+	request(mcs, "soak-4")
+	if got := reconcile(); got != "soak-4" {
+		t.Fatalf("the service set's request: handled %q", got)
+	}
+	for i := range 3 {
+		if got := reconcile(); got != "" {
+			t.Fatalf("reconcile %d after both were handled took %q as a new request", i+1, got)
+		}
+	}
+	if css.Status.LastHandledReconcileAt != "soak-4" {
+		t.Fatalf("lastHandledReconcileAt %q, want the service set's soak-4", css.Status.LastHandledReconcileAt)
+	}
+	request(css, "soak-5")
+	if got := reconcile(); got != "soak-5" {
+		t.Fatalf("a new request on the status object: handled %q", got)
+	}
+}
+
 func TestNextFullReconcile(t *testing.T) {
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	last := metav1.NewTime(now.Add(-9*time.Hour - 59*time.Minute))

@@ -97,7 +97,9 @@ type scope struct {
 	settle    func(context.Context) error
 	recording bool
 	requested string
-	services  []serviceOutcome
+	// handled are the request values this reconcile found, recorded with requested.
+	handled  *holdfastv1.HandledRequests
+	services []serviceOutcome
 	// unkept are the services whose rendering could not be kept on the hub.
 	unkept []rendercache.Unkept
 	// resources is the new inventory, replacing status.resources when set.
