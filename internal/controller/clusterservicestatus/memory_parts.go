@@ -102,11 +102,11 @@ func (p *part[T]) len() int {
 }
 
 // declarationStore is the part of memory that holds what each service of a status object
-// declared at its last render (rendercache.Declaration, compressed), bounded by bytes: over the bound, the
-// status objects whose declarations were used least recently lose them.
+// declared at its last render (rendercache.Declaration, compressed), bounded by bytes: over the
+// bound, the status objects whose declarations were used least recently lose them.
 type declarationStore struct {
 	mu   sync.Mutex
-	held map[types.NamespacedName]heldFor[map[string]*rendercache.Declaration]
+	held *part[map[string]*rendercache.Declaration]
 	// used orders the status objects by their declarations' last use, each with the bytes they
 	// hold; bytes is their sum, at most max. Its eviction function drops a status object's
 	// declarations; it runs, like every call to used, with mu held.
@@ -115,7 +115,7 @@ type declarationStore struct {
 }
 
 func newDeclarationStore(max int) *declarationStore {
-	d := &declarationStore{held: map[types.NamespacedName]heldFor[map[string]*rendercache.Declaration]{}, max: max}
+	d := &declarationStore{held: newPart[map[string]*rendercache.Declaration](0), max: max}
 	d.used = lru.NewWithEvictionFunc(0, d.evicted)
 	return d
 }
@@ -123,7 +123,7 @@ func newDeclarationStore(max int) *declarationStore {
 // evicted is used's eviction function: the declarations of key are gone.
 func (d *declarationStore) evicted(key lru.Key, size any) {
 	d.bytes -= size.(int)
-	delete(d.held, key.(types.NamespacedName))
+	d.held.forget(key.(types.NamespacedName))
 }
 
 // set replaces the declarations of key, and drops those used least recently while all of them
@@ -137,7 +137,7 @@ func (d *declarationStore) set(key types.NamespacedName, cluster string, declare
 		size += one.Size()
 	}
 	if len(declared) > 0 && size <= d.max {
-		d.held[key] = heldFor[map[string]*rendercache.Declaration]{cluster: cluster, v: declared}
+		d.held.put(key, cluster, declared, true)
 		d.used.Add(key, size)
 		d.bytes += size
 	}
@@ -151,12 +151,11 @@ func (d *declarationStore) set(key types.NamespacedName, cluster string, declare
 func (d *declarationStore) get(key types.NamespacedName) map[string]*rendercache.Declaration {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	h, ok := d.held[key]
-	if !ok {
-		return nil
+	declared, ok := d.held.get(key)
+	if ok {
+		d.used.Get(key)
 	}
-	d.used.Get(key)
-	return h.v
+	return declared
 }
 
 // forget drops the declarations of key.
@@ -170,12 +169,9 @@ func (d *declarationStore) forget(key types.NamespacedName) {
 func (d *declarationStore) forgetCluster(cluster types.NamespacedName) []types.NamespacedName {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	var gone []types.NamespacedName
-	for key, h := range d.held {
-		if key.Namespace == cluster.Namespace && h.cluster == cluster.Name {
-			d.used.Remove(key)
-			gone = append(gone, key)
-		}
+	gone := d.held.forgetCluster(cluster)
+	for _, key := range gone {
+		d.used.Remove(key) // their bytes
 	}
 	return gone
 }

@@ -336,8 +336,4 @@ func (p *part[T]) keys() []types.NamespacedName {
 }
 
 // keys are the status objects the store holds declarations for.
-func (d *declarationStore) keys() []types.NamespacedName {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return slices.Collect(maps.Keys(d.held))
-}
+func (d *declarationStore) keys() []types.NamespacedName { return d.held.keys() }
