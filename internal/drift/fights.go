@@ -58,9 +58,11 @@ type fight struct {
 	corrections []time.Time
 	contested   bool
 	// backoffs counts the corrections made while Contested; last is the time of the latest
-	// correction of either kind.
+	// correction of either kind, and before what last and quiet were until the latest
+	// correction made while Contested (for Forgo).
 	backoffs int
 	last     time.Time
+	before   struct{ last, quiet time.Time }
 	// next is set while a correction waits for the backoff; quiet, once a correction was made
 	// while Contested, is when the fight is over if nobody changes the object back before.
 	next, quiet time.Time
@@ -129,6 +131,7 @@ func (f *Fights) Decide(k ObjectKey, now time.Time, r FightRules, contestedBefor
 		return d
 	}
 	e.backoffs++
+	e.before.last, e.before.quiet = e.last, e.quiet
 	e.last, e.next, e.quiet, d.Correct = now, time.Time{}, now.Add(r.Window), true
 	return d
 }
@@ -235,12 +238,19 @@ func (f *Fights) tracked() int {
 }
 
 // Forgo takes back the correction of k recorded at at: it did not happen (the API server
-// refused it), so it is no sign of a fight.
+// refused it), so it is no sign of a fight, and, made while Contested, it does not double the
+// backoff either: an object whose corrections are refused for a while (its namespace
+// terminating) would otherwise wait minutes once they are possible again.
 func (f *Fights) Forgo(k ObjectKey, at time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	e := f.objects[k]
 	if e == nil {
+		return
+	}
+	if e.contested && e.backoffs > 0 && e.last.Equal(at) && e.next.IsZero() {
+		e.backoffs--
+		e.last, e.quiet = e.before.last, e.before.quiet
 		return
 	}
 	for i := len(e.corrections) - 1; i >= 0; i-- {

@@ -165,3 +165,35 @@ func TestFightsForgo(t *testing.T) {
 		t.Fatalf("%+v: refused corrections were counted as a fight", d)
 	}
 }
+
+// TestFightsForgoWhileContested: corrections of a Contested object that the API server refuses
+// (its namespace terminating) do not double the backoff: once they are possible again, the
+// object is corrected after the backoff it had, not after one doubled by each refusal.
+func TestFightsForgoWhileContested(t *testing.T) {
+	var f Fights
+	k := ObjectKey{Kind: "ConfigMap", Name: "a"}
+	rules := FightRules{Limit: 2, Window: time.Hour, FirstBackoff: 10 * time.Second, MaxBackoff: time.Hour}
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	for i := range 2 {
+		f.Decide(k, now.Add(time.Duration(i)*time.Second), rules, false)
+	}
+	at := now.Add(2 * time.Second)
+	if d := f.Decide(k, at, rules, false); d.Correct || !d.NewlyContested || !d.Next.Equal(now.Add(11*time.Second)) {
+		t.Fatalf("third correction: %+v, want Contested, the next correction 10s after the last", d)
+	}
+	at = now.Add(11 * time.Second)
+	for i := range 4 {
+		if d := f.Decide(k, at, rules, false); !d.Correct {
+			t.Fatalf("attempt %d at %s: %+v, want the correction to go ahead: the ones before were refused", i, at, d)
+		}
+		f.Forgo(k, at)
+		at = at.Add(5 * time.Second)
+	}
+	if d := f.Decide(k, at, rules, false); !d.Correct {
+		t.Fatalf("%+v: after refused corrections the object waits again", d)
+	}
+	// This one happened: the next waits twice as long.
+	if d := f.Decide(k, at.Add(time.Second), rules, false); d.Correct || !d.Next.Equal(at.Add(20*time.Second)) {
+		t.Fatalf("%+v, want a wait until %s", d, at.Add(20*time.Second))
+	}
+}

@@ -80,7 +80,7 @@ func (b *LogBuffer) Lines(match string, max int) []string {
 }
 
 // ShowOnFailure makes t, when it fails and the log did not go to stderr already (-v), print
-// the last max lines of b that contain match: a failure seen once in CI is then diagnosed from
+// the last max lines of b that contain match, debug lines left out: a failure seen once in CI is then diagnosed from
 // its output. Calling it again for the same t does nothing more.
 func (b *LogBuffer) ShowOnFailure(t testing.TB, match string, max int) {
 	b.mu.Lock()
@@ -97,7 +97,17 @@ func (b *LogBuffer) ShowOnFailure(t testing.TB, match string, max int) {
 		if !t.Failed() || testing.Verbose() {
 			return
 		}
-		lines := b.Lines(match, max)
-		t.Logf("the controller's last %d log lines naming %q:\n%s", len(lines), match, strings.Join(lines, "\n"))
+		// Debug lines (every object applied, every Event) would crowd out the rest where CI
+		// shows only part of a failure's output.
+		var lines []string
+		for _, l := range b.Lines(match, 4*max) {
+			if !strings.Contains(l, "\tDEBUG\t") {
+				lines = append(lines, l)
+			}
+		}
+		if len(lines) > max {
+			lines = lines[len(lines)-max:]
+		}
+		t.Logf("the controller's last %d log lines (debug left out) naming %q:\n%s", len(lines), match, strings.Join(lines, "\n"))
 	})
 }

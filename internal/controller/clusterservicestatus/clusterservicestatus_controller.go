@@ -373,8 +373,9 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 // reconciled again.
 const conflictRetry = 50 * time.Millisecond
 
-// record patches the status of the scope once the work is done (patchStatus). again is true
-// when the patch met a newer version of the status object: nothing is lost (the drifts were put
+// record patches the status of the scope once the work is done (patchStatus). When the patch
+// meets a newer version of the status object after objects were applied, it is tried once more
+// on that version. again is true when it met one still: nothing is lost (the drifts were put
 // back, and the next reconcile compares with the cluster again, as this one's findings were not
 // written); it is read again shortly, without an error's backoff and log.
 func (r *Reconciler) record(ctx context.Context, s *scope) (again bool, _ error) {
@@ -389,6 +390,17 @@ func (r *Reconciler) record(ctx context.Context, s *scope) (again bool, _ error)
 		}
 	}
 	err := r.patchStatus(pctx, s)
+	if apierrors.IsConflict(err) && s.deployed {
+		// What was applied must be recorded: if the status object is being deleted (the
+		// cluster unmatched meanwhile), the next reconcile withdraws what the inventory lists,
+		// and objects this one created would be left behind. The object is read anew, from
+		// etcd, and the status computed again for it.
+		s.whole, s.fresh = false, true
+		err = r.patchStatus(pctx, s)
+	}
+	if err != nil {
+		r.memory.returnDrifts(client.ObjectKeyFromObject(s.css), s.css.Spec.Cluster, s.drifts)
+	}
 	if apierrors.IsConflict(err) {
 		if s.deployed {
 			r.memory.markRecheck(client.ObjectKeyFromObject(s.css), s.css.Spec.Cluster)
@@ -455,7 +467,6 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope) error {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
-		r.memory.returnDrifts(client.ObjectKeyFromObject(s.css), s.css.Spec.Cluster, s.drifts)
 		return err
 	}
 	s.end = r.Clock.Now()
@@ -473,7 +484,6 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope) error {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
-		r.memory.returnDrifts(client.ObjectKeyFromObject(s.css), s.css.Spec.Cluster, s.drifts)
 		return fmt.Errorf("patching the status of ClusterServiceStatus %s: %w", klog.KObj(s.css), err)
 	}
 	r.memory.setRecorded(client.ObjectKeyFromObject(s.css), s.css.Spec.Cluster, s.css, replaced)
@@ -515,6 +525,11 @@ func (r *Reconciler) readWhole(ctx context.Context, s *scope) error {
 	atLeast := cmp.Or(s.readFrom, s.css.ResourceVersion)
 	if rec := r.memory.recordedAt(key, atLeast); rec != nil {
 		atLeast = rec.resourceVersion
+	}
+	if s.fresh {
+		// The newest version, which a status patch met: a read from the watch cache may
+		// answer with the one it replaced.
+		atLeast = ""
 	}
 	css := &holdfastv1.ClusterServiceStatus{}
 	if err := r.APIReader.Get(ctx, key, css, &client.GetOptions{Raw: &metav1.GetOptions{ResourceVersion: atLeast}}); err != nil {

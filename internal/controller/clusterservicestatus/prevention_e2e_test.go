@@ -39,7 +39,10 @@ func TestPrevention(t *testing.T) {
 	createServiceSet(t, name, holdfastv1.MultiClusterServiceSpec{
 		ClusterSelector: selectEnv("dev"), SyncMode: holdfastv1.SyncModeContinuousWithDriftDetection,
 		Drift: &holdfastv1.DriftPolicy{Attribution: holdfastv1.AttributionAuto, Prevention: holdfastv1.PreventionDeny,
-			BreakGlass: &holdfastv1.BreakGlass{Groups: []string{"oncall"}}},
+			BreakGlass: &holdfastv1.BreakGlass{Groups: []string{"oncall"}},
+			// Until the API server loads the policy, alice's edits go through and are corrected,
+			// as many times as the loop below tries: no fight (drift.Fights) is under test here.
+			Fight: &holdfastv1.FightPolicy{MaxCorrections: 100}},
 		Services: []holdfastv1.Service{service("web", name, ns), docs},
 	})
 	target := targets["cluster-1"]

@@ -36,7 +36,7 @@ func recordDrifts(s *scope) {
 		return
 	}
 	s.freshDrifts = h.Fresh
-	s.correctedDrifts = append(s.correctedDrifts, h.Corrected...)
+	s.correctedDrifts = h.Corrected
 	st.DriftCount += int64(len(seen))
 	st.Drifts = h.Drifts
 }

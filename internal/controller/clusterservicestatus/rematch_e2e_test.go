@@ -1,16 +1,23 @@
 package clusterservicestatus_test
 
 import (
+	"bytes"
 	"context"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/naming"
 )
 
 // setClusterLabel sets (value != "") or removes a label of a sandbox Cluster on the hub.
@@ -139,5 +146,75 @@ func TestDriftPutBackByANewRevisionIsCorrected(t *testing.T) {
 			g.Expect(d.CorrectedTime).NotTo(BeNil(), "record of %s %s put back by the new revision", d.Kind, d.Name)
 		}
 		g.Expect(condition(css.Status.Conditions, holdfastv1.DriftedCondition).Status).To(Equal(metav1.ConditionFalse))
+	})
+}
+
+// TestUnmatchedWhileItsFirstDeployIsRecorded: the cluster is unmatched while the status object's
+// first deploy is being recorded, so that its status patch meets the version the deletion
+// wrote. What the deploy applied is recorded all the same, and withdrawn with the status object
+// (test/soak found the objects left on the cluster: the deletion read an empty inventory).
+func TestUnmatchedWhileItsFirstDeployIsRecorded(t *testing.T) {
+	ctx := context.Background()
+	name, ns := objName(t, ""), objName(t, "ns")
+	label := "unmatched-" + name
+	createTemplate(t, name, holdfastv1.ServiceTemplateSpec{Templating: holdfastv1.TemplatingGoTemplate, Inline: configMaps(ns, "a")})
+	sel := selectEnv("")
+	sel.MatchLabels[label] = "yes"
+	setClusterLabel(t, "cluster-1", label, "yes")
+	t.Cleanup(func() { setClusterLabel(t, "cluster-1", label, "") })
+
+	statusName := naming.StatusName(name, "cluster-1")
+	var once sync.Once
+	unmatched := make(chan error, 1)
+	onHub(t, func(req *http.Request) {
+		if req.Method != http.MethodPatch || !strings.HasSuffix(req.URL.Path, "/clusterservicestatuses/"+statusName+"/status") || req.Body == nil {
+			return
+		}
+		body, err := io.ReadAll(req.Body)
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		if err != nil || !bytes.Contains(body, []byte(`"resources":[`)) {
+			return
+		}
+		once.Do(func() { unmatched <- unmatchAndAwaitDeletion(ctx, statusName, label) })
+	})
+	createServiceSet(t, name, holdfastv1.MultiClusterServiceSpec{
+		ClusterSelector: sel, SyncMode: holdfastv1.SyncModeContinuousWithDriftDetection,
+		Services: []holdfastv1.Service{service("web", name, ns)},
+	})
+	select {
+	case err := <-unmatched:
+		if err != nil {
+			t.Fatalf("unmatching the cluster while the deploy was recorded: %v", err)
+		}
+	case <-time.After(timeout):
+		t.Fatal("the deploy's status patch was never sent")
+	}
+	eventually(t, func(g Gomega) {
+		css := &holdfastv1.ClusterServiceStatus{}
+		err := hub.Get(ctx, client.ObjectKey{Namespace: clusterNamespace, Name: statusName}, css)
+		g.Expect(apiNotFound(err)).To(BeTrue(), "status object still there: %v", err)
+		n := &corev1.Namespace{}
+		err = targets["cluster-1"].Get(ctx, client.ObjectKey{Name: ns}, n)
+		g.Expect(apiNotFound(err) || (err == nil && n.DeletionTimestamp != nil)).To(BeTrue(), "namespace %s left on the cluster", ns)
+		expectNoConfigMap(g, "cluster-1", ns, "a")
+	})
+}
+
+// unmatchAndAwaitDeletion removes label from cluster-1, and waits until the MultiClusterService
+// controller has deleted the status object named statusName (its finalizer holds it).
+func unmatchAndAwaitDeletion(ctx context.Context, statusName, label string) error {
+	c := &holdfastv1.Cluster{}
+	if err := hub.Get(ctx, clusterKey("cluster-1"), c); err != nil {
+		return err
+	}
+	before := c.DeepCopy()
+	delete(c.Labels, label)
+	if err := hub.Patch(ctx, c, client.MergeFrom(before)); err != nil {
+		return err
+	}
+	return wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		css := &holdfastv1.ClusterServiceStatus{}
+		err := hub.Get(ctx, client.ObjectKey{Namespace: clusterNamespace, Name: statusName}, css)
+		return err == nil && css.DeletionTimestamp != nil, client.IgnoreNotFound(err)
 	})
 }

@@ -61,6 +61,8 @@ type scope struct {
 	// readFrom, when set, is the version readWhole reads at least instead of the cached one:
 	// what this process recorded of the status object, which a drift correction decided from.
 	readFrom string
+	// fresh makes readWhole read the newest version (a quorum read): a status patch met it.
+	fresh bool
 	mcs      *holdfastv1.MultiClusterService
 	now      time.Time
 	// end is when the reconcile's work was done, just before the status is computed.

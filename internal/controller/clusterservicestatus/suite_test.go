@@ -22,6 +22,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -166,7 +167,9 @@ func startManagerWith(opts controller.Options) error {
 	mgrMu.Lock()
 	defer mgrMu.Unlock()
 	ctx, cancel := context.WithCancel(context.Background())
-	mgr, reg, err := controller.NewManager(ctx, fl.Hub.RESTConfig(), opts)
+	cfg := rest.CopyConfig(fl.Hub.RESTConfig())
+	cfg.Wrap(interceptHub)
+	mgr, reg, err := controller.NewManager(ctx, cfg, opts)
 	if err != nil {
 		cancel()
 		return err
@@ -470,6 +473,26 @@ func partitionable(cluster types.NamespacedName, rt http.RoundTripper) http.Roun
 		}
 		return resp, err
 	})
+}
+
+// hubHook, when set, sees every request the controllers send to the hub before it is sent.
+var hubHook atomic.Pointer[func(*http.Request)]
+
+// interceptHub wraps the controllers' transport to the hub so that a test can act in the middle
+// of a reconcile (hubHook).
+func interceptHub(rt http.RoundTripper) http.RoundTripper {
+	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+		if hook := hubHook.Load(); hook != nil {
+			(*hook)(req)
+		}
+		return rt.RoundTrip(req)
+	})
+}
+
+// onHub sets hubHook for the rest of the test.
+func onHub(t *testing.T, hook func(*http.Request)) {
+	hubHook.Store(&hook)
+	t.Cleanup(func() { hubHook.Store(nil) })
 }
 
 // sentRequest is a request other than a watch the controller sent to a target; sentRequests
