@@ -63,8 +63,8 @@ type scope struct {
 	readFrom string
 	// fresh makes readWhole read the newest version (a quorum read): a status patch met it.
 	fresh bool
-	mcs      *holdfastv1.MultiClusterService
-	now      time.Time
+	mcs   *holdfastv1.MultiClusterService
+	now   time.Time
 	// end is when the reconcile's work was done, just before the status is computed.
 	end time.Time
 
