@@ -5,16 +5,43 @@ import (
 )
 
 // ClusterSpec declares how Holdfast reaches a managed cluster.
+// +kubebuilder:validation:XValidation:rule="(has(self.mode) && self.mode == 'Pull') != has(self.kubeconfigSecretRef)",message="a Push cluster needs kubeconfigSecretRef, and a Pull cluster has none: its agent connects to the hub"
 type ClusterSpec struct {
+	// Mode is how Holdfast reaches the cluster. Push (the default): the hub connects to the
+	// cluster's API server with the kubeconfig of kubeconfigSecretRef and does the work itself.
+	// Pull: the hub holds no kubeconfig; a Holdfast agent running in the cluster connects out to
+	// the hub with an identity limited to this Cluster's namespace (`holdfast cluster add
+	// --pull` prints what to apply on the cluster), and does the cluster's half of the work.
+	// A Pull cluster is alone in its namespace.
+	// +kubebuilder:validation:Enum=Push;Pull
+	// +kubebuilder:default=Push
+	// +optional
+	Mode ClusterMode `json:"mode,omitempty"`
+
 	// KubeconfigSecretRef names the Secret, in the Cluster's namespace, that holds the kubeconfig
 	// Holdfast uses to reach the cluster. The kubeconfig must embed its certificates and tokens:
-	// file references and exec or auth-provider plugins are refused.
-	KubeconfigSecretRef SecretKeyReference `json:"kubeconfigSecretRef"`
+	// file references and exec or auth-provider plugins are refused. Required in Push mode;
+	// refused in Pull mode.
+	// +optional
+	KubeconfigSecretRef SecretKeyReference `json:"kubeconfigSecretRef,omitzero"`
 
 	// Paused stops Holdfast from connecting to the cluster and from changing anything in it.
 	// +optional
 	Paused bool `json:"paused,omitempty"`
 }
+
+// ClusterMode is how Holdfast reaches a cluster: Push or Pull.
+type ClusterMode string
+
+const (
+	// ClusterModePush: the hub connects to the cluster with a kubeconfig.
+	ClusterModePush ClusterMode = "Push"
+	// ClusterModePull: an agent in the cluster connects to the hub.
+	ClusterModePull ClusterMode = "Pull"
+)
+
+// Pull reports whether the Cluster is reached through an agent in it (spec.mode Pull).
+func (c *Cluster) Pull() bool { return c.Spec.Mode == ClusterModePull }
 
 // ClusterInitializationStatus reports milestones that, once reached, are never undone.
 type ClusterInitializationStatus struct {
@@ -70,12 +97,14 @@ type ClusterStatus struct {
 // +kubebuilder:resource:path=holdfastclusters,singular=holdfastcluster,categories=holdfast,shortName=hfc
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
+// +kubebuilder:printcolumn:name="Mode",type=string,JSONPath=`.spec.mode`
 // +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.status.version`
 // +kubebuilder:printcolumn:name="Paused",type=boolean,JSONPath=`.spec.paused`,priority=1
 // +kubebuilder:printcolumn:name="Last Probe",type=date,JSONPath=`.status.lastProbeTime`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 
-// Cluster is a Kubernetes cluster Holdfast manages, reached through a kubeconfig Secret.
+// Cluster is a Kubernetes cluster Holdfast manages, reached through a kubeconfig Secret (Push)
+// or through a Holdfast agent running in it (Pull).
 type Cluster struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

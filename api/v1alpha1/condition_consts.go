@@ -50,6 +50,12 @@ const (
 	TLSFailedReason = "TLSFailed"
 	// CredentialsRejectedReason: the API server did not accept the kubeconfig's credentials.
 	CredentialsRejectedReason = "CredentialsRejected"
+	// AgentNotReportingReason: a Pull cluster's agent has not reported (its heartbeat Lease)
+	// within the connection grace, or never did.
+	AgentNotReportingReason = "AgentNotReporting"
+	// NamespaceSharedReason: a Pull cluster shares its namespace with another Cluster. Its
+	// namespace is its agent's boundary on the hub: the agent would read the other's work.
+	NamespaceSharedReason = "NamespaceShared"
 )
 
 // The Cluster's AdmissionPolicies condition says whether the cluster's API server serves the

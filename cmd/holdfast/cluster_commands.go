@@ -28,27 +28,37 @@ type clusterOptions struct {
 	namespaces    []string
 	tokenDuration time.Duration
 	targetContext string
+	pull          pullOptions
 }
 
 func newClusterCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "cluster", Short: "Add clusters to the fleet and remove them"}
-	cmd.AddCommand(newClusterAddCommand(), newClusterRemoveCommand())
+	cmd.AddCommand(newClusterAddCommand(), newClusterRemoveCommand(), newClusterRevokeCommand())
 	return cmd
 }
 
 func newClusterAddCommand() *cobra.Command {
 	o := &clusterOptions{}
 	cmd := &cobra.Command{
-		Use:   "add CONTEXT",
-		Short: "Give Holdfast its own identity on the cluster of a kubeconfig context and register it on the hub",
+		Use:   "add CONTEXT | add --pull NAME",
+		Short: "Give Holdfast its own identity on the cluster of a kubeconfig context and register it on the hub, or register a Pull cluster",
 		Long: `add reaches the cluster of CONTEXT (a context of the same kubeconfig as the hub's) with
 your credentials, creates the ServiceAccount holdfast-system/holdfast-manager there with every
 permission (cluster-wide, or only in the namespaces --target-namespaces lists), requests a token
 for it, and registers the cluster on the hub: the Secret <name>-kubeconfig and the Cluster.
-Run it again to rotate the token or change the labels.`,
+Run it again to rotate the token or change the labels.
+
+With --pull, add registers a cluster the hub cannot reach, named NAME: the Cluster, in Pull mode,
+alone in the hub namespace holdfast-pull-NAME (unless --namespace), whose agent identity the
+controller creates; and prints (or writes to --export) what to apply on that cluster: the
+Holdfast agent, with a bootstrap token it trades for its own at once. Run it again for a new
+bootstrap token (the one before ends). See docs/agent.md.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			if o.pull.enabled {
+				return o.addPull(cmd, args[0])
+			}
 			cfg, cs, err := o.target(args[0])
 			if err != nil {
 				return err
@@ -82,6 +92,7 @@ Run it again to rotate the token or change the labels.`,
 	cmd.Flags().StringToStringVar(&o.labels, "labels", nil, "labels of the Cluster, which service sets select by: k=v,k2=v2")
 	cmd.Flags().StringSliceVar(&o.namespaces, "target-namespaces", nil, "limit Holdfast to these existing namespaces of the cluster (default: cluster-wide)")
 	cmd.Flags().DurationVar(&o.tokenDuration, "token-duration", onboard.DefaultTokenDuration, "validity of the token (the API server may shorten it); add again to rotate it")
+	o.pull.addFlags(cmd.Flags())
 	return cmd
 }
 

@@ -1,12 +1,17 @@
 package controller
 
 import (
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/agentaccess"
 	"holdfast.dev/holdfast/internal/controller/clusterservicestatus"
 )
 
@@ -21,13 +26,30 @@ import (
 //     annotations carry data (kubectl's last-applied-configuration holds a Secret's). What the
 //     controllers use of them they read from the API server (package templatesource, the
 //     Cluster controller's kubeconfigs).
+//   - ServiceAccounts, Roles, RoleBindings and Leases, only those of Pull clusters' agents
+//     (package agentaccess): the hub's own (node Leases renewed every 10 s among them) are none
+//     of the controllers' business.
 func hubCacheByObject() map[client.Object]cache.ByObject {
+	agents := labels.SelectorFromSet(nil).Add(agentLabel)
 	return map[client.Object]cache.ByObject{
 		&holdfastv1.ClusterServiceStatus{}: {Transform: clusterservicestatus.CacheTransform},
 		&corev1.ConfigMap{}:                {Transform: identityOnly},
 		&corev1.Secret{}:                   {Transform: identityOnly},
+		&corev1.ServiceAccount{}:           {Label: agents},
+		&rbacv1.Role{}:                     {Label: agents},
+		&rbacv1.RoleBinding{}:              {Label: agents},
+		&coordinationv1.Lease{}:            {Label: agents},
 	}
 }
+
+// agentLabel selects the objects that carry agentaccess.Label.
+var agentLabel = func() labels.Requirement {
+	r, err := labels.NewRequirement(agentaccess.Label, selection.Exists, nil)
+	if err != nil {
+		panic(err)
+	}
+	return *r
+}()
 
 // identityOnly reduces a Secret or ConfigMap, or its metadata, to what the watches of them use:
 // its name and namespace (to map it to the objects reading it), UID and resourceVersion (to tell

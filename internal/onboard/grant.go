@@ -89,10 +89,16 @@ func Grant(ctx context.Context, cs kubernetes.Interface, cfg *rest.Config, opts 
 	if err != nil {
 		return nil, fmt.Errorf("requesting a token for ServiceAccount %s/%s on the target: %w", Namespace, ServiceAccount, err)
 	}
+	return kubeconfig(cfg.Host, ca, cfg.TLSClientConfig.ServerName, ServiceAccount, tr.Status.Token, "")
+}
+
+// kubeconfig is a self-contained kubeconfig: the server with its CA, a token, and the namespace
+// of its context, if any.
+func kubeconfig(server string, ca []byte, serverName, user, token, namespace string) ([]byte, error) {
 	kc := clientcmdapi.NewConfig()
-	kc.Clusters["target"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: ca, TLSServerName: cfg.TLSClientConfig.ServerName}
-	kc.AuthInfos[ServiceAccount] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
-	kc.Contexts["holdfast"] = &clientcmdapi.Context{Cluster: "target", AuthInfo: ServiceAccount}
+	kc.Clusters["target"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: ca, TLSServerName: serverName}
+	kc.AuthInfos[user] = &clientcmdapi.AuthInfo{Token: token}
+	kc.Contexts["holdfast"] = &clientcmdapi.Context{Cluster: "target", AuthInfo: user, Namespace: namespace}
 	kc.CurrentContext = "holdfast"
 	out, err := clientcmd.Write(*kc)
 	if err != nil {

@@ -6,7 +6,8 @@
 // labelled with its namespace (holdfastv1.TenantNamespaceLabel); such a service set reaches only
 // that namespace. Other MultiClusterServices belong to platform admins. A platform service set
 // selects Clusters only in the platform namespaces (Policy.PlatformNamespaces: the controller's
-// --platform-namespaces, by default the controller's own namespace alone) and in namespaces it
+// --platform-namespaces, by default the controller's own namespace and the Pull clusters'
+// namespaces, holdfast-pull-*) and in namespaces it
 // lists itself (clusterSelector.namespaces), and reads templates and Secrets only in platform
 // namespaces: a tenant can neither register a Cluster that receives platform services by
 // labelling it, nor change what a platform service set deploys by editing a template in its own
@@ -34,6 +35,15 @@ import (
 // with one team, whose Cluster creators are all platform admins (--platform-namespaces='*').
 const AllNamespaces = "*"
 
+// PullNamespaces matches the namespaces `holdfast cluster add --pull` creates, one per Pull
+// cluster (its agent's boundary, package agentaccess): a platform namespace pattern by default.
+// Only those who may create namespaces create them, as only platform admins name platform
+// namespaces.
+const PullNamespaces = PullNamespacePrefix + "*"
+
+// PullNamespacePrefix starts the name of the namespace of a Pull cluster: holdfast-pull-<name>.
+const PullNamespacePrefix = "holdfast-pull-"
+
 // Policy is the operator's tenancy setting. Its zero value has no platform namespace: platform
 // service sets select only Clusters of namespaces they list, and read no template.
 type Policy struct {
@@ -50,8 +60,9 @@ type Policy struct {
 }
 
 // PlatformNamespaces returns the platform namespaces the operator's --platform-namespaces
-// value names: own (the controller's namespace) when it names none, every namespace for
-// AllNamespaces, which must then stand alone.
+// value names: own (the controller's namespace) and the Pull clusters' (PullNamespaces) when it
+// names none, every namespace for AllNamespaces, which must then stand alone. A name ending in
+// "*" names the namespaces that start with the part before it.
 func PlatformNamespaces(flag []string, own string) ([]string, error) {
 	var names []string
 	for _, ns := range flag {
@@ -64,7 +75,7 @@ func PlatformNamespaces(flag []string, own string) ([]string, error) {
 		if own == "" {
 			return nil, errors.New("no platform namespace: name them with --platform-namespaces, or '*' for every namespace")
 		}
-		return []string{own}, nil
+		return []string{own, PullNamespaces}, nil
 	case slices.Contains(names, AllNamespaces) && len(names) > 1:
 		return nil, fmt.Errorf("--platform-namespaces %q: '*' (every namespace) stands alone", strings.Join(names, ","))
 	}
@@ -79,9 +90,18 @@ func TenantOf(mcs *holdfastv1.MultiClusterService) string {
 	return mcs.Labels[holdfastv1.TenantNamespaceLabel]
 }
 
-// platform reports whether ns is a platform namespace.
+// platform reports whether ns is a platform namespace: named, or matching a name that ends in
+// "*" by the part before it.
 func (p Policy) platform(ns string) bool {
-	return !p.Shared() || slices.Contains(p.PlatformNamespaces, ns)
+	if !p.Shared() {
+		return true
+	}
+	for _, n := range p.PlatformNamespaces {
+		if prefix, ok := strings.CutSuffix(n, "*"); n == ns || (ok && strings.HasPrefix(ns, prefix)) {
+			return true
+		}
+	}
+	return false
 }
 
 // AdmitsNamespace reports whether the service set may select Clusters in namespace ns: a

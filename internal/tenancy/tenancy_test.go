@@ -172,7 +172,8 @@ func TestDependsOn(t *testing.T) {
 }
 
 // TestPlatformNamespaces: the operator's --platform-namespaces, resolved. Naming none is the
-// safe choice, the controller's own namespace; every namespace only when asked for by '*'.
+// safe choice, the controller's own namespace and the Pull clusters'; every namespace only when
+// asked for by '*'; a name ending in '*' matches by prefix.
 func TestPlatformNamespaces(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -180,8 +181,8 @@ func TestPlatformNamespaces(t *testing.T) {
 		want    []string
 		wantErr string
 	}{
-		{"default: the controller's own namespace", nil, []string{"holdfast-system"}, ""},
-		{"blank entries are none", []string{" ", ""}, []string{"holdfast-system"}, ""},
+		{"default: the controller's own namespace and the Pull clusters'", nil, []string{"holdfast-system", "holdfast-pull-*"}, ""},
+		{"blank entries are none", []string{" ", ""}, []string{"holdfast-system", "holdfast-pull-*"}, ""},
 		{"named ones", []string{"holdfast-system", " platform"}, []string{"holdfast-system", "platform"}, ""},
 		{"every namespace", []string{"*"}, []string{"*"}, ""},
 		{"'*' with others", []string{"*", "platform"}, nil, "stands alone"},
@@ -210,5 +211,11 @@ func TestPlatformNamespaces(t *testing.T) {
 	}
 	if p.Selects(serviceSet(""), labels.Everything(), cluster("tenant-a")) {
 		t.Fatal("with default flags a platform set selects a Cluster a tenant registered and labelled")
+	}
+	if !p.platform("holdfast-pull-edge-1") || p.platform("holdfast-pull") || p.platform("x-holdfast-pull-edge-1") {
+		t.Fatalf("default policy %+v: a Pull cluster's namespace is a platform one, and only one starting with %s", p, PullNamespacePrefix)
+	}
+	if (Policy{PlatformNamespaces: []string{"team-*"}}).platform("teams") {
+		t.Fatal("team-* matched teams")
 	}
 }

@@ -113,6 +113,21 @@ func TestWebUI(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// clickLive clicks what selector finds in a part of the page that live updates re-render
+	// (#history): again when it was replaced between being found and clicked.
+	clickLive := func(t *testing.T, selector string) {
+		t.Helper()
+		var last error
+		err := wait.PollUntilContextTimeout(b, 50*time.Millisecond, uiTimeout, true, func(context.Context) (bool, error) {
+			ctx, cancel := context.WithTimeout(b, uiTimeout)
+			defer cancel()
+			last = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(selector)))
+			return last == nil, nil
+		})
+		if err != nil {
+			t.Fatalf("clicking %s: %v (%v)", selector, last, err)
+		}
+	}
 	waitText := func(t *testing.T, selector, text string) time.Duration {
 		t.Helper()
 		took, err := browser.WaitText(b, selector, text, uiTimeout)
@@ -223,7 +238,8 @@ func TestWebUI(t *testing.T) {
 		}
 		waitText(t, "#history", "Corrected")
 		browser.Screenshot(t, b, "corrected")
-		run(t, chromedp.Click(chromedp.CSS(`#history a.object`)), chromedp.WaitVisible(chromedp.CSS(`#history`)))
+		clickLive(t, `#history a.object`)
+		run(t, chromedp.WaitVisible(chromedp.CSS(`#history`)))
 		waitText(t, "h1", "Timeline of ConfigMap "+appNamespace+"/"+configMapName)
 		browser.Screenshot(t, b, "timeline")
 	})

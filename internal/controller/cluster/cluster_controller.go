@@ -15,8 +15,10 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/agentaccess"
 	"holdfast.dev/holdfast/internal/conditions"
 	"holdfast.dev/holdfast/internal/fleet"
 	"holdfast.dev/holdfast/internal/metrics"
@@ -79,6 +81,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	}
 	if !c.DeletionTimestamp.IsZero() {
 		r.forget(req.NamespacedName)
+		if controllerutil.ContainsFinalizer(c, agentaccess.Finalizer) {
+			return ctrl.Result{}, r.withdrawAgent(ctx, c)
+		}
 		return ctrl.Result{}, nil
 	}
 	ctx, leave, ok := r.Shard.Begin(ctx, req.NamespacedName)
@@ -99,7 +104,23 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		r.Fleet.Remove(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
-	r.reconcileConnection(ctx, s)
+	switch {
+	case c.Pull():
+		if err := r.ensureAgentFinalizer(ctx, c); err != nil {
+			return ctrl.Result{}, err
+		}
+		if err := r.reconcileAgent(ctx, s); err != nil {
+			return ctrl.Result{}, err
+		}
+	case controllerutil.ContainsFinalizer(c, agentaccess.Finalizer):
+		// Pull no more: its agent's access ends.
+		if err := r.withdrawAgent(ctx, c); err != nil {
+			return ctrl.Result{}, err
+		}
+		fallthrough
+	default:
+		r.reconcileConnection(ctx, s)
+	}
 	if err := r.findDuplicates(ctx, s); err != nil {
 		return ctrl.Result{}, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
@@ -11,11 +12,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/agentaccess"
 )
 
 // secretRefIndex indexes Clusters by the name of their kubeconfig Secret.
@@ -40,7 +43,10 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 		r.StatusHeartbeat = DefaultStatusHeartbeat
 	}
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &holdfastv1.Cluster{}, secretRefIndex, func(o client.Object) []string {
-		return []string{o.(*holdfastv1.Cluster).Spec.KubeconfigSecretRef.Name}
+		if c := o.(*holdfastv1.Cluster); !c.Pull() {
+			return []string{c.Spec.KubeconfigSecretRef.Name}
+		}
+		return nil
 	}); err != nil {
 		return fmt.Errorf("indexing Clusters by kubeconfig Secret: %w", err)
 	}
@@ -50,7 +56,12 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&holdfastv1.Cluster{}, builder.WithPredicates(predicate.GenerationChangedPredicate{}, r.Shard.Predicate(itself))).
 		Watches(&holdfastv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.sameCluster), builder.WithPredicates(clusterIDChanged)).
-		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.clustersForSecret), builder.OnlyMetadata)
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.clustersForSecret), builder.OnlyMetadata).
+		// A Pull cluster's agent reports through its Lease; another Cluster coming into or
+		// leaving its namespace decides whether its agent has access.
+		Watches(&coordinationv1.Lease{}, handler.EnqueueRequestsFromMapFunc(agentOf)).
+		Watches(&corev1.ServiceAccount{}, handler.EnqueueRequestsFromMapFunc(agentOf)).
+		Watches(&holdfastv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.pullClustersBeside), builder.WithPredicates(createdOrDeleted))
 	if r.Shard != nil {
 		// A Cluster handed over to this replica is probed anew: its events went to another.
 		b = b.WatchesRawSource(r.Shard.Source(func(_ context.Context, k types.NamespacedName) []reconcile.Request {
@@ -78,3 +89,31 @@ func (r *Reconciler) clustersForSecret(ctx context.Context, secret client.Object
 	}
 	return reqs
 }
+
+// agentOf maps an object of a Pull cluster's agent (package agentaccess) to its Cluster.
+func agentOf(_ context.Context, o client.Object) []reconcile.Request {
+	name := o.GetLabels()[agentaccess.Label]
+	if name == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
+}
+
+// pullClustersBeside maps a Cluster to the other, Pull, Clusters of its namespace.
+func (r *Reconciler) pullClustersBeside(ctx context.Context, o client.Object) []reconcile.Request {
+	list := &holdfastv1.ClusterList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(o.GetNamespace())); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing Clusters beside a Cluster failed", "cluster", client.ObjectKeyFromObject(o))
+		return nil
+	}
+	var reqs []reconcile.Request
+	for i := range list.Items {
+		if c := &list.Items[i]; c.Name != o.GetName() && c.Pull() {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(c)})
+		}
+	}
+	return reqs
+}
+
+// createdOrDeleted passes the creation and deletion of an object, not its updates.
+var createdOrDeleted = predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }}

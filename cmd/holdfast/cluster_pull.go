@@ -1,0 +1,107 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"holdfast.dev/holdfast/internal/onboard"
+	"holdfast.dev/holdfast/internal/version"
+)
+
+// pullOptions are the flags of `holdfast cluster add --pull`.
+type pullOptions struct {
+	enabled           bool
+	hubServer         string
+	bootstrapDuration time.Duration
+	clusterRole       string
+	image             string
+	export            string
+	wait              time.Duration
+}
+
+func (p *pullOptions) addFlags(fs *pflag.FlagSet) {
+	fs.BoolVar(&p.enabled, "pull", false, "register a cluster the hub cannot reach, named by the argument: its agent connects to the hub")
+	fs.StringVar(&p.hubServer, "hub-server", "", "with --pull: the hub API server's address as the cluster reaches it (default: the hub context's)")
+	fs.DurationVar(&p.bootstrapDuration, "bootstrap-duration", onboard.DefaultBootstrapDuration, "with --pull: validity of the bootstrap token, which the agent trades for its own at once")
+	fs.StringVar(&p.clusterRole, "agent-cluster-role", onboard.DefaultAgentClusterRole, "with --pull: the ClusterRole the agent is bound to on its cluster (what Holdfast may do there)")
+	fs.StringVar(&p.image, "agent-image", "ghcr.io/holdfast-dev/holdfast:"+version.Get().Version, "with --pull: the agent's container image")
+	fs.StringVar(&p.export, "export", "", "with --pull: write what to apply on the cluster to this file (mode 0600) instead of printing it")
+	fs.DurationVar(&p.wait, "wait", time.Minute, "with --pull: how long to wait for the controller to create the agent's identity")
+}
+
+// addPull registers the Pull cluster name and prints or writes the agent's manifests. They hold
+// a bootstrap credential: written to a file, only its owner may read it.
+func (o *clusterOptions) addPull(cmd *cobra.Command, name string) error {
+	ctx := cmd.Context()
+	if !cmd.Flags().Changed("namespace") {
+		o.namespace = onboard.PullNamespace(name)
+	}
+	cfg, err := o.config(o.hub.context)
+	if err != nil {
+		return err
+	}
+	hub, err := o.hubClient()
+	if err != nil {
+		return err
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("building a client of the hub %s: %w", cfg.Host, err)
+	}
+	kubeconfig, err := onboard.RegisterPull(ctx, hub, cs, cfg, onboard.PullOptions{Name: name, Namespace: o.namespace, Labels: o.labels,
+		HubServer: o.pull.hubServer, BootstrapDuration: o.pull.bootstrapDuration, Wait: o.pull.wait})
+	if err != nil {
+		return err
+	}
+	manifests, err := onboard.AgentManifests(kubeconfig, onboard.AgentOptions{Cluster: client.ObjectKey{Namespace: o.namespace, Name: name},
+		Image: o.pull.image, ClusterRole: o.pull.clusterRole})
+	if err != nil {
+		return err
+	}
+	if o.pull.export == "" {
+		_, err = cmd.OutOrStdout().Write(manifests)
+		return err
+	}
+	if err := os.WriteFile(o.pull.export, manifests, 0o600); err != nil {
+		return fmt.Errorf("writing the agent's manifests: %w", err)
+	}
+	_, err = fmt.Fprintf(cmd.OutOrStdout(), "Cluster %s/%s added in Pull mode; apply %s on the cluster (it holds a bootstrap token valid for %s)\n",
+		o.namespace, name, o.pull.export, o.pull.bootstrapDuration)
+	return err
+}
+
+func newClusterRevokeCommand() *cobra.Command {
+	o := &clusterOptions{}
+	cmd := &cobra.Command{
+		Use:   "revoke NAME",
+		Short: "End the hub access of a Pull cluster's agent at once",
+		Long: `revoke deletes the agent's ServiceAccount on the hub, which ends every token issued for
+it at once, and its bootstrap Secret. The controller gives the Cluster a new ServiceAccount; run
+holdfast cluster add --pull NAME for a new bootstrap token when the agent is to come back.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !cmd.Flags().Changed("namespace") {
+				o.namespace = onboard.PullNamespace(args[0])
+			}
+			hub, err := o.hubClient()
+			if err != nil {
+				return err
+			}
+			key := client.ObjectKey{Namespace: o.namespace, Name: args[0]}
+			if err := onboard.RevokePull(cmd.Context(), hub, key); err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "Agent of Cluster %s revoked\n", key)
+			return err
+		},
+	}
+	o.hub.addFlags(cmd.Flags())
+	cmd.Flags().StringVarP(&o.namespace, "namespace", "n", "", "namespace of the Cluster on the hub (default: holdfast-pull-NAME)")
+	return cmd
+}

@@ -1,0 +1,223 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/agentaccess"
+	"holdfast.dev/holdfast/internal/conditions"
+	"holdfast.dev/holdfast/internal/controller"
+	"holdfast.dev/holdfast/internal/fleet"
+	"holdfast.dev/holdfast/internal/onboard"
+)
+
+// TestPullClusterAccess: `holdfast cluster add --pull` registers two clusters the hub cannot
+// reach and writes what to apply on each, with a bootstrap token. The agent's path is followed by
+// hand (the agent is not built yet): the bootstrap token is traded for the agent's own, which
+// ends the bootstrap token; the agent's token reads and writes its own Cluster's namespace and
+// is refused the other cluster's declarations and statuses, the hub's Secrets and the Clusters;
+// its Lease makes its Cluster Connected; `holdfast cluster revoke` ends its token at once; a
+// second Cluster in its namespace withdraws its access; deleting the Cluster removes its
+// identity.
+func TestPullClusterAccess(t *testing.T) {
+	hubPlane, hub := startHub(t)
+	ctx := t.Context()
+	g := NewWithT(t)
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	g.Expect(os.WriteFile(path, hubPlane.Kubeconfig(), 0o600)).To(Succeed())
+	cli := &cliRunner{kubeconfig: path}
+	mgr, _, err := controller.NewManager(ctx, hubPlane.RESTConfig(), controller.Options{MetricsAddr: "0", HealthAddr: "0", SkipNameValidation: true,
+		ProbeInterval: 500 * time.Millisecond, ConnectionGrace: 3 * time.Second})
+	g.Expect(err).NotTo(HaveOccurred())
+	go func() { _ = mgr.Start(ctx) }()
+
+	agents := map[string]*rest.Config{}
+	for _, name := range []string{"edge-1", "edge-2"} {
+		export := filepath.Join(t.TempDir(), name+".yaml")
+		g.Expect(cli.run(t, "cluster", "add", "--pull", name, "--labels", "site="+name, "--export", export)).To(ContainSubstring("added in Pull mode"))
+		info, err := os.Stat(export)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(info.Mode().Perm()).To(Equal(os.FileMode(0o600)), "the manifests hold a bootstrap token")
+		agents[name] = agentHubConfig(t, export)
+	}
+	ns1, ns2 := onboard.PullNamespace("edge-1"), onboard.PullNamespace("edge-2")
+	cluster := func(g Gomega, ns, name string) *holdfastv1.Cluster {
+		c := &holdfastv1.Cluster{}
+		g.Expect(hub.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, c)).To(Succeed())
+		return c
+	}
+	c1 := cluster(g, ns1, "edge-1")
+	g.Expect(c1.Pull()).To(BeTrue())
+	g.Expect(c1.Spec.KubeconfigSecretRef.Name).To(BeEmpty(), "the hub holds no kubeconfig of a Pull cluster")
+	g.Eventually(func(g Gomega) {
+		c := conditions.Get(cluster(g, ns1, "edge-1"), holdfastv1.ClusterConnectedCondition)
+		g.Expect(c).NotTo(BeNil())
+		g.Expect(c.Reason).To(Equal(holdfastv1.AgentNotReportingReason))
+	}).WithTimeout(30 * time.Second).Should(Succeed())
+
+	t.Log("The agent trades the bootstrap token for its own; the bootstrap token ends")
+	bootstrap := agents["edge-1"]
+	own := tradeBootstrap(t, bootstrap, ns1)
+	g.Eventually(func() bool { return refused(ctx, bootstrap, ns1) }).WithTimeout(30*time.Second).Should(BeTrue(), "the bootstrap token still works")
+
+	t.Log("Its own token: its namespace only")
+	c, err := client.New(own, client.Options{Scheme: hub.Scheme()})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(c.List(ctx, &holdfastv1.ClusterServiceStatusList{}, client.InNamespace(ns1))).To(Succeed())
+	g.Expect(c.List(ctx, &corev1.SecretList{}, client.InNamespace(ns1))).To(Succeed())
+	for what, err := range map[string]error{
+		"the other cluster's statuses": c.List(ctx, &holdfastv1.ClusterServiceStatusList{}, client.InNamespace(ns2)),
+		"the other cluster's work":     c.List(ctx, &corev1.SecretList{}, client.InNamespace(ns2)),
+		"the other cluster's status":   c.Get(ctx, client.ObjectKey{Namespace: ns2, Name: "x"}, &holdfastv1.ClusterServiceStatus{}),
+		"the hub's Secrets":            c.List(ctx, &corev1.SecretList{}, client.InNamespace("holdfast-system")),
+		"the Clusters":                 c.List(ctx, &holdfastv1.ClusterList{}),
+		"the service sets":             c.List(ctx, &holdfastv1.MultiClusterServiceList{}),
+		"its own Cluster":              c.Get(ctx, client.ObjectKeyFromObject(c1), &holdfastv1.Cluster{}),
+		"the other agent's Lease":      c.Create(ctx, agentLease(ns2, "edge-2")),
+		"a token of the other agent":   tokenFor(ctx, own, ns2),
+		"writing a status object":      c.Create(ctx, &holdfastv1.ClusterServiceStatus{ObjectMeta: metav1.ObjectMeta{Namespace: ns1, Name: "forged"}}),
+	} {
+		g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "%s: %v", what, err)
+	}
+
+	t.Log("Its Lease makes its Cluster Connected, with what it reports")
+	g.Expect(c.Create(ctx, agentLease(ns1, "edge-1"))).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		cl := cluster(g, ns1, "edge-1")
+		g.Expect(conditions.IsTrue(cl, holdfastv1.ClusterConnectedCondition)).To(BeTrue(), "%+v", cl.Status.Conditions)
+		g.Expect(cl.Status.Version).To(Equal("v1.36.4"))
+		g.Expect(cl.Status.ClusterID).To(Equal("6f1c9a51-7f47-4a5e-9d3b-0f6c1b2d9e10"))
+	}).WithTimeout(30 * time.Second).Should(Succeed())
+	g.Eventually(func(g Gomega) {
+		c := conditions.Get(cluster(g, ns1, "edge-1"), holdfastv1.ClusterConnectedCondition)
+		g.Expect(c.Reason).To(Equal(holdfastv1.AgentNotReportingReason), "not renewed for longer than the grace")
+	}).WithTimeout(30 * time.Second).Should(Succeed())
+
+	t.Log("holdfast cluster revoke ends its token at once; the Cluster gets a new identity")
+	sa := &corev1.ServiceAccount{}
+	g.Expect(hub.Get(ctx, types.NamespacedName{Namespace: ns1, Name: agentaccess.ServiceAccountName}, sa)).To(Succeed())
+	g.Expect(cli.run(t, "cluster", "revoke", "edge-1")).To(ContainSubstring("revoked"))
+	g.Eventually(func() bool { return refused(ctx, own, ns1) }).WithTimeout(30*time.Second).Should(BeTrue(), "the revoked token still works")
+	g.Eventually(func(g Gomega) {
+		now := &corev1.ServiceAccount{}
+		g.Expect(hub.Get(ctx, types.NamespacedName{Namespace: ns1, Name: agentaccess.ServiceAccountName}, now)).To(Succeed())
+		g.Expect(now.UID).NotTo(Equal(sa.UID))
+	}).WithTimeout(30 * time.Second).Should(Succeed())
+
+	t.Log("A second Cluster in edge-2's namespace: edge-2's agent loses its access")
+	own2 := tradeBootstrap(t, agents["edge-2"], ns2)
+	g.Expect(hub.Create(ctx, &holdfastv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns2, Name: "intruder"},
+		Spec: holdfastv1.ClusterSpec{KubeconfigSecretRef: holdfastv1.SecretKeyReference{Name: "intruder"}}})).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		c := conditions.Get(cluster(g, ns2, "edge-2"), holdfastv1.ClusterConnectedCondition)
+		g.Expect(c.Reason).To(Equal(holdfastv1.NamespaceSharedReason))
+		g.Expect(refused(ctx, own2, ns2)).To(BeTrue(), "the agent still reads a shared namespace")
+	}).WithTimeout(30 * time.Second).Should(Succeed())
+
+	t.Log("Deleting a Pull Cluster removes its agent's identity")
+	g.Expect(hub.Delete(ctx, cluster(g, ns1, "edge-1"))).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		err := hub.Get(ctx, client.ObjectKey{Namespace: ns1, Name: "edge-1"}, &holdfastv1.Cluster{})
+		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "Cluster still there: %v", err)
+		err = hub.Get(ctx, types.NamespacedName{Namespace: ns1, Name: agentaccess.ServiceAccountName}, &corev1.ServiceAccount{})
+		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "ServiceAccount still there: %v", err)
+	}).WithTimeout(30 * time.Second).Should(Succeed())
+}
+
+// agentHubConfig reads the hub kubeconfig from the agent's manifests as the agent would.
+func agentHubConfig(t *testing.T, manifests string) *rest.Config {
+	t.Helper()
+	data, err := os.ReadFile(manifests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	for {
+		doc, err := docs.Read()
+		if err != nil {
+			break
+		}
+		secret := &corev1.Secret{}
+		if err := yaml.Unmarshal(doc, secret); err != nil || secret.Kind != "Secret" {
+			continue
+		}
+		cfg, err := fleet.RESTConfigFromKubeconfig(secret.Data[onboard.AgentHubKey])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	t.Fatalf("no Secret in the agent's manifests:\n%s", data)
+	return nil
+}
+
+// tradeBootstrap does what the agent does first: a token of its own, then the bootstrap Secret
+// deleted.
+func tradeBootstrap(t *testing.T, bootstrap *rest.Config, namespace string) *rest.Config {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(bootstrap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seconds := int64(3600)
+	tr, err := cs.CoreV1().ServiceAccounts(namespace).CreateToken(t.Context(), agentaccess.ServiceAccountName,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &seconds}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("trading the bootstrap token: %v", err)
+	}
+	if err := cs.CoreV1().Secrets(namespace).Delete(t.Context(), agentaccess.BootstrapSecretName, metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("deleting the bootstrap Secret: %v", err)
+	}
+	own := rest.CopyConfig(bootstrap)
+	own.BearerToken = tr.Status.Token
+	return own
+}
+
+// refused reports whether cfg's credentials no longer read namespace.
+func refused(ctx context.Context, cfg *rest.Config, namespace string) bool {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return false
+	}
+	_, err = cs.CoreV1().Secrets(namespace).List(ctx, metav1.ListOptions{})
+	return apierrors.IsUnauthorized(err) || apierrors.IsForbidden(err)
+}
+
+// tokenFor asks for a token of the agent of namespace with cfg's credentials.
+func tokenFor(ctx context.Context, cfg *rest.Config, namespace string) error {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	_, err = cs.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, agentaccess.ServiceAccountName, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	return err
+}
+
+// agentLease is the heartbeat an agent of a 1.36 cluster writes.
+func agentLease(namespace, cluster string) *coordinationv1.Lease {
+	now := metav1.NewMicroTime(time.Now())
+	r := agentaccess.Report{AgentVersion: "v0.0.0-test", KubernetesVersion: "v1.36.4", User: "system:serviceaccount:holdfast-system:holdfast-agent",
+		ClusterID: "6f1c9a51-7f47-4a5e-9d3b-0f6c1b2d9e10", MutatingAdmissionPolicies: true, ValidatingAdmissionPolicies: true}
+	return &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: agentaccess.LeaseName,
+		Labels: map[string]string{agentaccess.Label: cluster}, Annotations: r.Annotations()},
+		Spec: coordinationv1.LeaseSpec{RenewTime: &now}}
+}
