@@ -3,10 +3,12 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -23,6 +25,7 @@ type pullOptions struct {
 	image             string
 	export            string
 	wait              time.Duration
+	controller        string
 }
 
 func (p *pullOptions) addFlags(fs *pflag.FlagSet) {
@@ -33,6 +36,7 @@ func (p *pullOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&p.image, "agent-image", "ghcr.io/holdfast-dev/holdfast:"+version.Get().Version, "with --pull: the agent's container image")
 	fs.StringVar(&p.export, "export", "", "with --pull: write what to apply on the cluster to this file (mode 0600) instead of printing it")
 	fs.DurationVar(&p.wait, "wait", time.Minute, "with --pull: how long to wait for the controller to create the agent's identity")
+	fs.StringVar(&p.controller, "controller-service-account", onboard.DefaultController.String(), "with --pull: the controller's ServiceAccount on the hub (namespace/name), let publish the cluster's declarations in its namespace")
 }
 
 // addPull registers the Pull cluster name and prints or writes the agent's manifests. They hold
@@ -54,8 +58,13 @@ func (o *clusterOptions) addPull(cmd *cobra.Command, name string) error {
 	if err != nil {
 		return fmt.Errorf("building a client of the hub %s: %w", cfg.Host, err)
 	}
+	controllerNS, controllerName, ok := strings.Cut(o.pull.controller, "/")
+	if !ok || controllerNS == "" || controllerName == "" {
+		return fmt.Errorf("--controller-service-account %q: want namespace/name", o.pull.controller)
+	}
 	kubeconfig, err := onboard.RegisterPull(ctx, hub, cs, cfg, onboard.PullOptions{Name: name, Namespace: o.namespace, Labels: o.labels,
-		HubServer: o.pull.hubServer, BootstrapDuration: o.pull.bootstrapDuration, Wait: o.pull.wait})
+		HubServer: o.pull.hubServer, BootstrapDuration: o.pull.bootstrapDuration, Wait: o.pull.wait,
+		Controller: types.NamespacedName{Namespace: controllerNS, Name: controllerName}})
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -26,8 +27,11 @@ import (
 	"holdfast.dev/holdfast/internal/agentaccess"
 	"holdfast.dev/holdfast/internal/conditions"
 	"holdfast.dev/holdfast/internal/controller"
+	"holdfast.dev/holdfast/internal/controller/clusterservicestatus"
 	"holdfast.dev/holdfast/internal/fleet"
+	"holdfast.dev/holdfast/internal/naming"
 	"holdfast.dev/holdfast/internal/onboard"
+	"holdfast.dev/holdfast/internal/work"
 )
 
 // TestPullClusterAccess: `holdfast cluster add --pull` registers two clusters the hub cannot
@@ -45,7 +49,9 @@ func TestPullClusterAccess(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "kubeconfig")
 	g.Expect(os.WriteFile(path, hubPlane.Kubeconfig(), 0o600)).To(Succeed())
 	cli := &cliRunner{kubeconfig: path}
-	mgr, _, err := controller.NewManager(ctx, hubPlane.RESTConfig(), controller.Options{MetricsAddr: "0", HealthAddr: "0", SkipNameValidation: true,
+	// The controller runs with the rights the chart gives it, not the admin's: what it grants the
+	// agents and where it publishes is checked against them.
+	mgr, _, err := controller.NewManager(ctx, asController(t, hub, hubPlane.RESTConfig()), controller.Options{MetricsAddr: "0", HealthAddr: "0", SkipNameValidation: true,
 		ProbeInterval: 500 * time.Millisecond, ConnectionGrace: 3 * time.Second})
 	g.Expect(err).NotTo(HaveOccurred())
 	go func() { _ = mgr.Start(ctx) }()
@@ -53,7 +59,7 @@ func TestPullClusterAccess(t *testing.T) {
 	agents := map[string]*rest.Config{}
 	for _, name := range []string{"edge-1", "edge-2"} {
 		export := filepath.Join(t.TempDir(), name+".yaml")
-		g.Expect(cli.run(t, "cluster", "add", "--pull", name, "--labels", "site="+name, "--export", export)).To(ContainSubstring("added in Pull mode"))
+		g.Expect(cli.run(t, "cluster", "add", "--pull", name, "--labels", "site="+name+",mode=pull", "--export", export)).To(ContainSubstring("added in Pull mode"))
 		info, err := os.Stat(export)
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(info.Mode().Perm()).To(Equal(os.FileMode(0o600)), "the manifests hold a bootstrap token")
@@ -112,6 +118,29 @@ func TestPullClusterAccess(t *testing.T) {
 		g.Expect(c.Reason).To(Equal(holdfastv1.AgentNotReportingReason), "not renewed for longer than the grace")
 	}).WithTimeout(30 * time.Second).Should(Succeed())
 
+	t.Log("A service set selecting both: the hub renders for each and publishes the work where only its agent reads it")
+	g.Expect(hub.Create(ctx, &holdfastv1.ServiceTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: "holdfast-system", Name: "hello"},
+		Spec: holdfastv1.ServiceTemplateSpec{Templating: holdfastv1.TemplatingGoTemplate,
+			Inline: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: hello, namespace: apps}\ndata: {site: '{{ index .Cluster.Labels \"site\" }}'}\n"}})).To(Succeed())
+	g.Expect(hub.Create(ctx, &holdfastv1.MultiClusterService{ObjectMeta: metav1.ObjectMeta{Name: "hello"},
+		Spec: holdfastv1.MultiClusterServiceSpec{
+			ClusterSelector: holdfastv1.ClusterSelector{LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{"mode": "pull"}}},
+			Services:        []holdfastv1.Service{{Name: "hello", Namespace: "apps", Template: holdfastv1.TemplateReference{Namespace: "holdfast-system", Name: "hello"}}},
+		}})).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		w := readWork(ctx, g, c, ns1, naming.StatusName("hello", "edge-1"))
+		g.Expect(w.ServiceSet).To(Equal("hello"))
+		g.Expect(w.Spec.ClusterSelector.MatchLabels).To(BeEmpty(), "which clusters a service set selects stays on the hub")
+		g.Expect(w.Services).To(HaveLen(1))
+		g.Expect(w.Services[0].Objects).To(HaveLen(1))
+		g.Expect(w.Services[0].Objects[0].Object["data"]).To(HaveKeyWithValue("site", "edge-1"), "rendered for its cluster")
+	}).WithTimeout(30 * time.Second).Should(Succeed())
+	g.Eventually(func(g Gomega) {
+		list := &corev1.SecretList{}
+		g.Expect(hub.List(ctx, list, client.InNamespace(ns2), client.MatchingLabels{work.StatusLabel: naming.StatusName("hello", "edge-2")})).To(Succeed())
+		g.Expect(list.Items).NotTo(BeEmpty(), "edge-2's work, beside edge-1's")
+	}).WithTimeout(30 * time.Second).Should(Succeed())
+
 	t.Log("holdfast cluster revoke ends its token at once; the Cluster gets a new identity")
 	sa := &corev1.ServiceAccount{}
 	g.Expect(hub.Get(ctx, types.NamespacedName{Namespace: ns1, Name: agentaccess.ServiceAccountName}, sa)).To(Succeed())
@@ -140,7 +169,51 @@ func TestPullClusterAccess(t *testing.T) {
 		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "Cluster still there: %v", err)
 		err = hub.Get(ctx, types.NamespacedName{Namespace: ns1, Name: agentaccess.ServiceAccountName}, &corev1.ServiceAccount{})
 		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "ServiceAccount still there: %v", err)
+		list := &corev1.SecretList{}
+		g.Expect(hub.List(ctx, list, client.InNamespace(ns1), client.MatchingLabels{work.StatusLabel: naming.StatusName("hello", "edge-1")})).To(Succeed())
+		g.Expect(list.Items).To(BeEmpty(), "the work of a deleted cluster's status object")
 	}).WithTimeout(30 * time.Second).Should(Succeed())
+}
+
+// asController gives the ServiceAccount holdfast-system/holdfast the controller's generated RBAC
+// (config/rbac/role.yaml, as the chart installs it) and returns cfg impersonating it.
+func asController(t *testing.T, hub client.Client, cfg *rest.Config) *rest.Config {
+	t.Helper()
+	ctx := t.Context()
+	sa := onboard.DefaultController
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(hub.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: sa.Namespace}}))
+	must(hub.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: sa.Namespace, Name: sa.Name}}))
+	data, err := os.ReadFile("../../config/rbac/role.yaml")
+	must(err)
+	subjects := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: sa.Namespace, Name: sa.Name}}
+	docs := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	for {
+		doc, err := docs.Read()
+		if err != nil {
+			break
+		}
+		role := &rbacv1.ClusterRole{}
+		must(yaml.Unmarshal(doc, role))
+		switch role.Kind {
+		case "ClusterRole":
+			must(hub.Create(ctx, role))
+			must(hub.Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name}, Subjects: subjects,
+				RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name}}))
+		case "Role":
+			must(hub.Create(ctx, &rbacv1.Role{ObjectMeta: role.ObjectMeta, Rules: role.Rules}))
+			must(hub.Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: role.Namespace, Name: role.Name}, Subjects: subjects,
+				RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name}}))
+		}
+	}
+	out := rest.CopyConfig(cfg)
+	out.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + sa.Namespace + ":" + sa.Name}
+	return out
 }
 
 // agentHubConfig reads the hub kubeconfig from the agent's manifests as the agent would.
@@ -210,6 +283,21 @@ func tokenFor(ctx context.Context, cfg *rest.Config, namespace string) error {
 	}
 	_, err = cs.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, agentaccess.ServiceAccountName, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
 	return err
+}
+
+// readWork reads the work published for a status object as its agent would, with c.
+func readWork(ctx context.Context, g Gomega, c client.Client, namespace, status string) work.Work {
+	css := &holdfastv1.ClusterServiceStatus{}
+	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: status}, css)).To(Succeed())
+	digest := css.Annotations[clusterservicestatus.WorkAnnotation]
+	g.Expect(digest).NotTo(BeEmpty(), "no work named")
+	list := &corev1.SecretList{}
+	g.Expect(c.List(ctx, list, client.InNamespace(namespace), client.MatchingLabels{work.StatusLabel: status})).To(Succeed())
+	data, err := work.Join(list.Items, digest)
+	g.Expect(err).NotTo(HaveOccurred())
+	w, err := work.Decode(data, digest)
+	g.Expect(err).NotTo(HaveOccurred())
+	return w
 }
 
 // agentLease is the heartbeat an agent of a 1.36 cluster writes.

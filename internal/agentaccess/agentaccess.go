@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
@@ -37,13 +38,14 @@ const (
 	Finalizer = "holdfast.dev/agent-access"
 )
 
-// The agent's rights on the hub: the controller that grants them must hold each of them (RBAC
-// refuses to grant more than the granter has), hence the same rules among its own.
+// The controller keeps the agent's identity and Role in every Pull namespace, and reads its
+// Lease. RBAC refuses to grant more than the granter has: what the agent may do that the
+// controller may not do everywhere (its Lease, its tokens, its bootstrap Secret), and the
+// controller's publishing of works, the controller may do only in the namespaces where an admin
+// granted it the publisher Role (PublisherObjects; `holdfast cluster add --pull` does).
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups="",resources=serviceaccounts/token,verbs=create,resourceNames=holdfast-agent
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=delete,resourceNames=holdfast-agent-bootstrap
-// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;delete
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch
 
 // Rules are the agent's rights in its Cluster's namespace: read its status objects and write
 // their status (and their inventory shards), read the declarations published for it (Secrets),
@@ -77,6 +79,32 @@ func Objects(c *holdfastv1.Cluster) (*corev1.ServiceAccount, *rbacv1.Role, *rbac
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: RoleName},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: ServiceAccountName, Namespace: c.Namespace}}}
 	return sa, role, binding
+}
+
+// PublisherName names the Role and RoleBinding that let the controller publish a Pull
+// cluster's work (Secrets) in its namespace. The controller may write Secrets only in its own
+// namespace otherwise; `holdfast cluster add --pull`, run by an admin, grants this one.
+const PublisherName = "holdfast-publisher"
+
+// PublisherRules are the controller's rights in a Pull cluster's namespace beyond its own: to
+// publish works (Secrets), and to hold what it grants the agent there and may not do elsewhere.
+func PublisherRules() []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"create", "delete", "get", "list", "watch"}},
+		{APIGroups: []string{coordinationv1.GroupName}, Resources: []string{"leases"}, Verbs: []string{"create", "get", "update", "delete"}},
+		{APIGroups: []string{""}, Resources: []string{"serviceaccounts/token"}, Verbs: []string{"create"}, ResourceNames: []string{ServiceAccountName}},
+	}
+}
+
+// PublisherObjects are the Role and RoleBinding that give the controller, as the ServiceAccount
+// controller, PublisherRules in namespace.
+func PublisherObjects(namespace string, controller types.NamespacedName) (*rbacv1.Role, *rbacv1.RoleBinding) {
+	meta := metav1.ObjectMeta{Name: PublisherName, Namespace: namespace}
+	role := &rbacv1.Role{ObjectMeta: meta, Rules: PublisherRules()}
+	binding := &rbacv1.RoleBinding{ObjectMeta: meta,
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: PublisherName},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: controller.Namespace, Name: controller.Name}}}
+	return role, binding
 }
 
 // Username is the name the hub's API server knows the agent of a Cluster in namespace by.

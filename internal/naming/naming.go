@@ -37,6 +37,10 @@ func InventoryName(statusName string, shards, shard int) string {
 	return shorten(fmt.Sprintf("%s-inventory-%d-%d", statusName, shards, shard), maxName)
 }
 
+// Shorten returns s when it fits in an object name, or a prefix of it followed by a hash of the
+// whole, so distinct names stay distinct.
+func Shorten(s string) string { return shorten(s, maxName) }
+
 func shorten(s string, max int) string {
 	if len(s) <= max {
 		return s

@@ -11,6 +11,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -54,7 +55,14 @@ type PullOptions struct {
 	BootstrapDuration time.Duration
 	// Wait bounds the wait for the Cluster controller to create the agent's ServiceAccount.
 	Wait time.Duration
+	// Controller is the Holdfast controller's ServiceAccount on the hub, let publish the
+	// cluster's work in its namespace (agentaccess.PublisherObjects); DefaultController when
+	// empty.
+	Controller types.NamespacedName
 }
+
+// DefaultController is the controller's ServiceAccount as the chart installs it by default.
+var DefaultController = types.NamespacedName{Namespace: Namespace, Name: "holdfast"}
 
 // PullNamespace is the namespace of a Pull cluster named name, unless one is given.
 func PullNamespace(name string) string { return tenancy.PullNamespacePrefix + name }
@@ -78,6 +86,15 @@ func RegisterPull(ctx context.Context, c client.Client, cs kubernetes.Interface,
 	}
 	if err := client.IgnoreAlreadyExists(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: o.Namespace}})); err != nil {
 		return nil, fmt.Errorf("creating namespace %s on the hub: %w", o.Namespace, err)
+	}
+	if o.Controller.Name == "" {
+		o.Controller = DefaultController
+	}
+	role, binding := agentaccess.PublisherObjects(o.Namespace, o.Controller)
+	for _, obj := range []client.Object{role, binding} {
+		if err := apply(ctx, cs, obj); err != nil {
+			return nil, err
+		}
 	}
 	if err := registerPullCluster(ctx, c, o); err != nil {
 		return nil, err

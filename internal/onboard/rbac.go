@@ -11,7 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
-// apply creates or replaces one of Grant's RBAC objects.
+// apply creates or replaces an RBAC object: Grant's on the target, RegisterPull's on the hub.
 func apply(ctx context.Context, cs kubernetes.Interface, obj any) error {
 	rbac := cs.RbacV1()
 	var err error
@@ -36,7 +36,8 @@ func apply(ctx context.Context, cs kubernetes.Interface, obj any) error {
 		return fmt.Errorf("not an RBAC object: %T", obj)
 	}
 	if err != nil {
-		return fmt.Errorf("writing %T %s on the target: %w", obj, ServiceAccount, err)
+		m, _ := obj.(metav1.Object)
+		return fmt.Errorf("writing %T %s/%s: %w", obj, m.GetNamespace(), m.GetName(), err)
 	}
 	return nil
 }

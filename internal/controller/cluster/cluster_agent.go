@@ -101,6 +101,9 @@ func keep[T client.Object](ctx context.Context, c client.Client, want T, live T,
 			err = client.IgnoreAlreadyExists(c.Create(ctx, want))
 		}
 	}
+	if apierrors.IsForbidden(err) {
+		err = fmt.Errorf("%w (the controller grants the agent only what it may do itself in the namespace: an admin gives it the Role %s there, as holdfast cluster add --pull does)", err, agentaccess.PublisherName)
+	}
 	if err != nil {
 		return fmt.Errorf("keeping the agent's %s %s: %w", kind, key, err)
 	}

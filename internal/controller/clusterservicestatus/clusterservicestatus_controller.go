@@ -258,6 +258,9 @@ func (r *Reconciler) reconcileObject(ctx context.Context, s *scope) (ctrl.Result
 	if r.loadRevision(ctx, s); s.revisionProblem != nil {
 		return ctrl.Result{RequeueAfter: revisionRetry}, nil
 	}
+	if s.pullCluster() {
+		return r.publish(ctx, s)
+	}
 	return r.reconcileDeploy(ctx, s)
 }
 
@@ -300,6 +303,9 @@ func (r *Reconciler) loadCluster(ctx context.Context, s *scope) {
 	switch {
 	case c.Spec.Paused:
 		s.clusterProblem = &problem{holdfastv1.ClusterPausedReason, fmt.Sprintf("Cluster %s is paused", key)}
+	case c.Pull():
+		// Its agent connects to the hub and applies; the hub publishes, whether the agent
+		// reports now or not, and has no connection to it.
 	case !conditions.IsTrue(c, holdfastv1.ClusterConnectedCondition):
 		msg := fmt.Sprintf("Cluster %s is not connected", key)
 		if cc := conditions.Get(c, holdfastv1.ClusterConnectedCondition); cc != nil && cc.Message != "" {
@@ -339,6 +345,13 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 	case s.cluster == nil:
 		// The Cluster is gone: there is nothing left to withdraw from.
 		log.Info("Cluster deleted; nothing to withdraw from")
+	case s.pullCluster():
+		// Its agent withdraws what the inventory it writes lists; the deletion ends once that
+		// is empty (the first case), or the Cluster is gone.
+		if err := r.pruneWork(ctx, client.ObjectKeyFromObject(css), ""); err != nil {
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{RequeueAfter: pullWithdrawalCheck}, nil
 	case s.clusterProblem != nil:
 		return ctrl.Result{RequeueAfter: s.clusterWait()}, nil
 	default:
@@ -349,6 +362,9 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 	}
 	// The owner reference lets a garbage collector remove the kept renderings, but the hub may
 	// run none.
+	if err := r.pruneWork(ctx, client.ObjectKeyFromObject(css), ""); err != nil {
+		return ctrl.Result{}, err
+	}
 	if err := r.renderings().Delete(ctx, css); err != nil {
 		return ctrl.Result{}, fmt.Errorf("deleting the renderings kept for ClusterServiceStatus %s: %w", klog.KObj(css), err)
 	}
@@ -450,6 +466,10 @@ func (r *Reconciler) recordInBackground(ctx context.Context, s *scope, leave fun
 
 // patchStatus computes the status from the scope and patches it once.
 func (r *Reconciler) patchStatus(ctx context.Context, s *scope) error {
+	if s.published {
+		// A Pull cluster's agent writes the status of what it applied.
+		return nil
+	}
 	if s.gone {
 		r.report(ctx, s)
 		return nil

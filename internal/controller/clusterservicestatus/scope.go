@@ -63,8 +63,11 @@ type scope struct {
 	readFrom string
 	// fresh makes readWhole read the newest version (a quorum read): a status patch met it.
 	fresh bool
-	mcs   *holdfastv1.MultiClusterService
-	now   time.Time
+	// published: the status object is a Pull cluster's, whose work this reconcile published
+	// (publish.go); its agent writes the status.
+	published bool
+	mcs       *holdfastv1.MultiClusterService
+	now       time.Time
 	// end is when the reconcile's work was done, just before the status is computed.
 	end time.Time
 
