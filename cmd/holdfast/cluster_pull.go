@@ -3,12 +3,10 @@ package main
 import (
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -58,13 +56,13 @@ func (o *clusterOptions) addPull(cmd *cobra.Command, name string) error {
 	if err != nil {
 		return fmt.Errorf("building a client of the hub %s: %w", cfg.Host, err)
 	}
-	controllerNS, controllerName, ok := strings.Cut(o.pull.controller, "/")
-	if !ok || controllerNS == "" || controllerName == "" {
-		return fmt.Errorf("--controller-service-account %q: want namespace/name", o.pull.controller)
+	controllerSA, err := namespacedName("--controller-service-account", o.pull.controller)
+	if err != nil {
+		return err
 	}
 	kubeconfig, err := onboard.RegisterPull(ctx, hub, cs, cfg, onboard.PullOptions{Name: name, Namespace: o.namespace, Labels: o.labels,
 		HubServer: o.pull.hubServer, BootstrapDuration: o.pull.bootstrapDuration, Wait: o.pull.wait,
-		Controller: types.NamespacedName{Namespace: controllerNS, Name: controllerName}})
+		Controller: controllerSA})
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
@@ -24,6 +25,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/agent"
 	"holdfast.dev/holdfast/internal/agentaccess"
 	"holdfast.dev/holdfast/internal/conditions"
 	"holdfast.dev/holdfast/internal/controller"
@@ -31,17 +33,21 @@ import (
 	"holdfast.dev/holdfast/internal/fleet"
 	"holdfast.dev/holdfast/internal/naming"
 	"holdfast.dev/holdfast/internal/onboard"
+	"holdfast.dev/holdfast/internal/sandbox"
 	"holdfast.dev/holdfast/internal/work"
 )
 
 // TestPullClusterAccess: `holdfast cluster add --pull` registers two clusters the hub cannot
-// reach and writes what to apply on each, with a bootstrap token. The agent's path is followed by
-// hand (the agent is not built yet): the bootstrap token is traded for the agent's own, which
-// ends the bootstrap token; the agent's token reads and writes its own Cluster's namespace and
-// is refused the other cluster's declarations and statuses, the hub's Secrets and the Clusters;
-// its Lease makes its Cluster Connected; `holdfast cluster revoke` ends its token at once; a
-// second Cluster in its namespace withdraws its access; deleting the Cluster removes its
-// identity.
+// reach and writes what to apply on each, with a bootstrap token. On edge-1 (a control plane of
+// its own) the manifests are applied and the agent runs (its credentials and heartbeat; it does
+// not apply yet): it trades the bootstrap token for its own, which ends the bootstrap token, and
+// its Lease makes its Cluster Connected with the cluster's identity; stopped, it is not
+// reporting, and started again it reports with the token it kept. Its token reads its own
+// Cluster's namespace and is refused the other cluster's declarations and statuses, the hub's
+// Secrets and the Clusters; the hub publishes each cluster's rendered services where only its
+// agent reads them; `holdfast cluster revoke` ends its token at once; a second Cluster in a
+// namespace withdraws its agent's access; deleting the Cluster removes its identity. The
+// controller runs with the chart's generated rights.
 func TestPullClusterAccess(t *testing.T) {
 	hubPlane, hub := startHub(t)
 	ctx := t.Context()
@@ -56,14 +62,14 @@ func TestPullClusterAccess(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	go func() { _ = mgr.Start(ctx) }()
 
-	agents := map[string]*rest.Config{}
+	agents, exports := map[string]*rest.Config{}, map[string]string{}
 	for _, name := range []string{"edge-1", "edge-2"} {
 		export := filepath.Join(t.TempDir(), name+".yaml")
 		g.Expect(cli.run(t, "cluster", "add", "--pull", name, "--labels", "site="+name+",mode=pull", "--export", export)).To(ContainSubstring("added in Pull mode"))
 		info, err := os.Stat(export)
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(info.Mode().Perm()).To(Equal(os.FileMode(0o600)), "the manifests hold a bootstrap token")
-		agents[name] = agentHubConfig(t, export)
+		agents[name], exports[name] = agentHubConfig(t, export), export
 	}
 	ns1, ns2 := onboard.PullNamespace("edge-1"), onboard.PullNamespace("edge-2")
 	cluster := func(g Gomega, ns, name string) *holdfastv1.Cluster {
@@ -74,16 +80,39 @@ func TestPullClusterAccess(t *testing.T) {
 	c1 := cluster(g, ns1, "edge-1")
 	g.Expect(c1.Pull()).To(BeTrue())
 	g.Expect(c1.Spec.KubeconfigSecretRef.Name).To(BeEmpty(), "the hub holds no kubeconfig of a Pull cluster")
-	g.Eventually(func(g Gomega) {
-		c := conditions.Get(cluster(g, ns1, "edge-1"), holdfastv1.ClusterConnectedCondition)
-		g.Expect(c).NotTo(BeNil())
-		g.Expect(c.Reason).To(Equal(holdfastv1.AgentNotReportingReason))
-	}).WithTimeout(30 * time.Second).Should(Succeed())
+	notReporting := func(why string) {
+		t.Helper()
+		g.Eventually(func(g Gomega) {
+			c := conditions.Get(cluster(g, ns1, "edge-1"), holdfastv1.ClusterConnectedCondition)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Reason).To(Equal(holdfastv1.AgentNotReportingReason))
+		}).WithTimeout(30*time.Second).Should(Succeed(), why)
+	}
+	notReporting("no agent yet")
 
-	t.Log("The agent trades the bootstrap token for its own; the bootstrap token ends")
+	t.Log("edge-1's manifests applied on it, its agent trades the bootstrap token for its own and reports")
+	edge, err := sandbox.Start(ctx, sandbox.Options{Name: "edge-1"})
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(func() { _ = edge.Stop() })
+	edgeClient, err := client.New(edge.RESTConfig(), client.Options{Scheme: hub.Scheme()})
+	g.Expect(err).NotTo(HaveOccurred())
+	applyManifests(t, edgeClient, exports["edge-1"])
+	stop := runAgent(t, edge.RESTConfig(), types.NamespacedName{Namespace: ns1, Name: "edge-1"})
+	kubeSystem := &corev1.Namespace{}
+	g.Expect(edgeClient.Get(ctx, client.ObjectKey{Name: "kube-system"}, kubeSystem)).To(Succeed())
+	reporting := func(why string) {
+		t.Helper()
+		g.Eventually(func(g Gomega) {
+			cl := cluster(g, ns1, "edge-1")
+			g.Expect(conditions.IsTrue(cl, holdfastv1.ClusterConnectedCondition)).To(BeTrue(), "%+v", cl.Status.Conditions)
+			g.Expect(cl.Status.Version).To(HavePrefix("v1."))
+			g.Expect(cl.Status.ClusterID).To(Equal(string(kubeSystem.UID)), "the identity of the cluster the agent runs in")
+		}).WithTimeout(30*time.Second).Should(Succeed(), why)
+	}
+	reporting("the agent reports")
 	bootstrap := agents["edge-1"]
-	own := tradeBootstrap(t, bootstrap, ns1)
 	g.Eventually(func() bool { return refused(ctx, bootstrap, ns1) }).WithTimeout(30*time.Second).Should(BeTrue(), "the bootstrap token still works")
+	own := keptToken(t, edgeClient, bootstrap)
 
 	t.Log("Its own token: its namespace only")
 	c, err := client.New(own, client.Options{Scheme: hub.Scheme()})
@@ -105,18 +134,11 @@ func TestPullClusterAccess(t *testing.T) {
 		g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "%s: %v", what, err)
 	}
 
-	t.Log("Its Lease makes its Cluster Connected, with what it reports")
-	g.Expect(c.Create(ctx, agentLease(ns1, "edge-1"))).To(Succeed())
-	g.Eventually(func(g Gomega) {
-		cl := cluster(g, ns1, "edge-1")
-		g.Expect(conditions.IsTrue(cl, holdfastv1.ClusterConnectedCondition)).To(BeTrue(), "%+v", cl.Status.Conditions)
-		g.Expect(cl.Status.Version).To(Equal("v1.36.4"))
-		g.Expect(cl.Status.ClusterID).To(Equal("6f1c9a51-7f47-4a5e-9d3b-0f6c1b2d9e10"))
-	}).WithTimeout(30 * time.Second).Should(Succeed())
-	g.Eventually(func(g Gomega) {
-		c := conditions.Get(cluster(g, ns1, "edge-1"), holdfastv1.ClusterConnectedCondition)
-		g.Expect(c.Reason).To(Equal(holdfastv1.AgentNotReportingReason), "not renewed for longer than the grace")
-	}).WithTimeout(30 * time.Second).Should(Succeed())
+	t.Log("The agent stopped: not reporting after the grace; started again, it reports with the token it kept")
+	stop()
+	notReporting("the agent stopped")
+	stop = runAgent(t, edge.RESTConfig(), types.NamespacedName{Namespace: ns1, Name: "edge-1"})
+	reporting("the agent restarted, without a bootstrap token")
 
 	t.Log("A service set selecting both: the hub renders for each and publishes the work where only its agent reads it")
 	g.Expect(hub.Create(ctx, &holdfastv1.ServiceTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: "holdfast-system", Name: "hello"},
@@ -146,6 +168,8 @@ func TestPullClusterAccess(t *testing.T) {
 	g.Expect(hub.Get(ctx, types.NamespacedName{Namespace: ns1, Name: agentaccess.ServiceAccountName}, sa)).To(Succeed())
 	g.Expect(cli.run(t, "cluster", "revoke", "edge-1")).To(ContainSubstring("revoked"))
 	g.Eventually(func() bool { return refused(ctx, own, ns1) }).WithTimeout(30*time.Second).Should(BeTrue(), "the revoked token still works")
+	notReporting("the agent revoked")
+	stop()
 	g.Eventually(func(g Gomega) {
 		now := &corev1.ServiceAccount{}
 		g.Expect(hub.Get(ctx, types.NamespacedName{Namespace: ns1, Name: agentaccess.ServiceAccountName}, now)).To(Succeed())
@@ -192,12 +216,7 @@ func asController(t *testing.T, hub client.Client, cfg *rest.Config) *rest.Confi
 	data, err := os.ReadFile("../../config/rbac/role.yaml")
 	must(err)
 	subjects := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: sa.Namespace, Name: sa.Name}}
-	docs := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	for {
-		doc, err := docs.Read()
-		if err != nil {
-			break
-		}
+	for _, doc := range yamlDocs(data) {
 		role := &rbacv1.ClusterRole{}
 		must(yaml.Unmarshal(doc, role))
 		switch role.Kind {
@@ -216,6 +235,81 @@ func asController(t *testing.T, hub client.Client, cfg *rest.Config) *rest.Confi
 	return out
 }
 
+// yamlDocs splits a multi-document YAML stream.
+func yamlDocs(data []byte) [][]byte {
+	var out [][]byte
+	docs := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	for {
+		doc, err := docs.Read()
+		if err != nil {
+			return out
+		}
+		out = append(out, doc)
+	}
+}
+
+// applyManifests creates on a cluster the objects of a manifests file.
+func applyManifests(t *testing.T, c client.Client, path string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, doc := range yamlDocs(data) {
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(doc, &u.Object); err != nil || len(u.Object) == 0 {
+			continue
+		}
+		if err := c.Create(t.Context(), u); err != nil {
+			t.Fatalf("applying %s %s: %v", u.GetKind(), u.GetName(), err)
+		}
+	}
+}
+
+// runAgent runs the agent of cluster in the background with the admin's rights on its own
+// cluster (what the default --agent-cluster-role gives it); stop ends it and waits.
+func runAgent(t *testing.T, own *rest.Config, cluster types.NamespacedName) (stop func()) {
+	t.Helper()
+	scheme, err := controller.Scheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		done <- agent.Run(ctx, agent.Options{Cluster: cluster, Own: own, Scheme: scheme, Version: "v0.0.0-test", Heartbeat: 500 * time.Millisecond,
+			HubSecret: types.NamespacedName{Namespace: onboard.Namespace, Name: onboard.AgentHubSecret}})
+	}()
+	var once bool
+	stop = func() {
+		if once {
+			return
+		}
+		once = true
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("the agent: %v", err)
+		}
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// keptToken is a hub config with the token the agent keeps on its cluster.
+func keptToken(t *testing.T, edge client.Client, hub *rest.Config) *rest.Config {
+	t.Helper()
+	secret := &corev1.Secret{}
+	if err := edge.Get(t.Context(), client.ObjectKey{Namespace: onboard.Namespace, Name: onboard.AgentHubSecret}, secret); err != nil {
+		t.Fatal(err)
+	}
+	if len(secret.Data["token"]) == 0 {
+		t.Fatal("the agent keeps no token of its own")
+	}
+	cfg := rest.CopyConfig(hub)
+	cfg.BearerToken = string(secret.Data["token"])
+	return cfg
+}
+
 // agentHubConfig reads the hub kubeconfig from the agent's manifests as the agent would.
 func agentHubConfig(t *testing.T, manifests string) *rest.Config {
 	t.Helper()
@@ -223,12 +317,7 @@ func agentHubConfig(t *testing.T, manifests string) *rest.Config {
 	if err != nil {
 		t.Fatal(err)
 	}
-	docs := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	for {
-		doc, err := docs.Read()
-		if err != nil {
-			break
-		}
+	for _, doc := range yamlDocs(data) {
 		secret := &corev1.Secret{}
 		if err := yaml.Unmarshal(doc, secret); err != nil || secret.Kind != "Secret" {
 			continue

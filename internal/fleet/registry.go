@@ -171,6 +171,25 @@ func (r *Registry) Connect(key types.NamespacedName, origin string, kubeconfig [
 	if err != nil {
 		return nil, err
 	}
+	return r.register(key, fp, origin, cfg)
+}
+
+// ConnectConfig is Connect for a cluster reached by cfg rather than a kubeconfig the hub holds:
+// a Pull cluster's agent connecting to its own cluster (package agent). A connection with the
+// same origin is reused.
+func (r *Registry) ConnectConfig(key types.NamespacedName, origin string, cfg *rest.Config) (*Connection, error) {
+	fp := fingerprint([]byte("config:" + origin))
+	r.mu.RLock()
+	existing := r.conns[key]
+	r.mu.RUnlock()
+	if existing != nil && existing.fingerprint == fp {
+		return existing, nil
+	}
+	return r.register(key, fp, origin, rest.CopyConfig(cfg))
+}
+
+// register builds the connection of key from cfg and puts it in place of the one before.
+func (r *Registry) register(key types.NamespacedName, fp, origin string, cfg *rest.Config) (*Connection, error) {
 	conn, err := r.newConnection(key, fp, cfg)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,77 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"holdfast.dev/holdfast/internal/fleet"
+)
+
+// Options say which Cluster the agent is and where it finds its hub credentials.
+type Options struct {
+	// Cluster is the agent's Cluster on the hub.
+	Cluster types.NamespacedName
+	// Own reaches the agent's own cluster (in-cluster, or a kubeconfig).
+	Own *rest.Config
+	// HubSecret is the Secret on its own cluster that holds its hub kubeconfig (KubeconfigKey)
+	// and, once it has one, its own token.
+	HubSecret types.NamespacedName
+	// Scheme knows the types the agent reads and writes.
+	Scheme *runtime.Scheme
+	// Version is the agent's own version, reported to the hub.
+	Version string
+	// Heartbeat and TokenLifetime default to DefaultHeartbeat and DefaultTokenLifetime.
+	Heartbeat, TokenLifetime time.Duration
+}
+
+// Run runs the agent until ctx ends: its hub credentials and its heartbeat.
+func Run(ctx context.Context, o Options) error {
+	own, err := client.New(o.Own, client.Options{Scheme: o.Scheme})
+	if err != nil {
+		return fmt.Errorf("building a client of the agent's own cluster: %w", err)
+	}
+	creds, err := Open(ctx, own, o)
+	if err != nil {
+		return err
+	}
+	hub, err := client.New(creds.Config(), client.Options{Scheme: o.Scheme})
+	if err != nil {
+		return fmt.Errorf("building a client of the hub: %w", err)
+	}
+	registry := fleet.NewRegistry(fleet.Options{Scheme: o.Scheme})
+	defer registry.Close()
+	conn, err := registry.ConnectConfig(o.Cluster, "own", o.Own)
+	if err != nil {
+		return fmt.Errorf("connecting to the agent's own cluster: %w", err)
+	}
+	ctrl.LoggerFrom(ctx).Info("Holdfast agent started", "cluster", o.Cluster, "version", o.Version)
+	(&Heartbeat{Hub: hub, Cluster: o.Cluster, Own: conn, AgentVersion: o.Version, Interval: o.Heartbeat}).Run(ctx)
+	return nil
+}
+
+// Open returns the agent's hub credentials: its bootstrap kubeconfig read from HubSecret on its
+// own cluster (own), its own token kept there. The first token is asked for at once, so that a
+// bootstrap token that no longer works is said at start.
+func Open(ctx context.Context, own client.Client, o Options) (*Credentials, error) {
+	secret := &corev1.Secret{}
+	if err := own.Get(ctx, o.HubSecret, secret); err != nil {
+		return nil, fmt.Errorf("reading the agent's hub Secret %s (apply what holdfast cluster add --pull printed): %w", o.HubSecret, err)
+	}
+	bootstrap, err := fleet.RESTConfigFromKubeconfig(secret.Data[KubeconfigKey])
+	if err != nil {
+		return nil, fmt.Errorf("the hub kubeconfig in Secret %s: %w", o.HubSecret, err)
+	}
+	creds := NewCredentials(bootstrap, o.Cluster.Namespace, SecretStore{Client: own, Key: o.HubSecret}, o.TokenLifetime)
+	if _, err := creds.Token(); err != nil {
+		return nil, err
+	}
+	return creds, nil
+}

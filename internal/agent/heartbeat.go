@@ -1,0 +1,113 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"holdfast.dev/holdfast/internal/agentaccess"
+	"holdfast.dev/holdfast/internal/fleet"
+)
+
+// DefaultHeartbeat is how often the agent renews its Lease, as kubelets renew theirs.
+const DefaultHeartbeat = 10 * time.Second
+
+// Heartbeat renews the agent's Lease on the hub with what the hub learns of a Push cluster by
+// probing it: the agent probes its own cluster with the same code (fleet.Connection's Probe and
+// Identity).
+type Heartbeat struct {
+	// Hub is a client of the hub with the agent's credentials.
+	Hub client.Client
+	// Cluster is the agent's Cluster on the hub.
+	Cluster types.NamespacedName
+	// Own is the agent's connection to its own cluster.
+	Own *fleet.Connection
+	// AgentVersion is the agent's own version.
+	AgentVersion string
+	// Interval is DefaultHeartbeat when zero.
+	Interval time.Duration
+	Clock    clock.PassiveClock
+}
+
+// Run renews the Lease every Interval until ctx ends. A failure is logged and tried again at the
+// next beat: the hub says the agent is not reporting once the grace is over.
+func (h *Heartbeat) Run(ctx context.Context) {
+	interval := h.Interval
+	if interval <= 0 {
+		interval = DefaultHeartbeat
+	}
+	log := ctrl.LoggerFrom(ctx).WithValues("cluster", h.Cluster)
+	reported := false
+	wait.UntilWithContext(ctx, func(ctx context.Context) {
+		if err := h.Beat(ctx); err != nil {
+			log.Error(err, "Reporting to the hub failed; trying again at the next heartbeat")
+			reported = false
+			return
+		}
+		if !reported {
+			log.Info("Reporting to the hub")
+			reported = true
+		}
+	}, interval)
+}
+
+// Beat probes the agent's cluster and renews the Lease with what it found.
+func (h *Heartbeat) Beat(ctx context.Context) error {
+	now := metav1.NewMicroTime(h.now())
+	probe, err := h.Own.Probe(ctx)
+	if err != nil {
+		return fmt.Errorf("probing the agent's own cluster: %w", err)
+	}
+	id, err := h.Own.Identity(ctx)
+	if err != nil {
+		return fmt.Errorf("reading the agent's own cluster's identity: %w", err)
+	}
+	report := agentaccess.Report{AgentVersion: h.AgentVersion, KubernetesVersion: probe.Version, User: probe.User, ClusterID: id.ClusterID,
+		MutatingAdmissionPolicies: id.MutatingAdmissionPolicies, ValidatingAdmissionPolicies: id.ValidatingAdmissionPolicies}
+	lease := &coordinationv1.Lease{}
+	key := client.ObjectKey{Namespace: h.Cluster.Namespace, Name: agentaccess.LeaseName}
+	err = h.Hub.Get(ctx, key, lease)
+	if apierrors.IsNotFound(err) {
+		lease = &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+	} else if err != nil {
+		return fmt.Errorf("reading the agent's Lease on the hub: %w", err)
+	}
+	lease.Labels = map[string]string{agentaccess.Label: h.Cluster.Name}
+	lease.Annotations = report.Annotations()
+	lease.Spec.HolderIdentity = ptr.To(agentaccess.Username(h.Cluster.Namespace))
+	lease.Spec.LeaseDurationSeconds = ptr.To(int32(3 * h.interval() / time.Second))
+	lease.Spec.RenewTime = &now
+	if lease.ResourceVersion == "" {
+		err = h.Hub.Create(ctx, lease)
+	} else {
+		err = h.Hub.Update(ctx, lease)
+	}
+	if err != nil {
+		return fmt.Errorf("renewing the agent's Lease on the hub: %w", err)
+	}
+	return nil
+}
+
+func (h *Heartbeat) interval() time.Duration {
+	if h.Interval <= 0 {
+		return DefaultHeartbeat
+	}
+	return h.Interval
+}
+
+func (h *Heartbeat) now() time.Time {
+	if h.Clock == nil {
+		return time.Now()
+	}
+	return h.Clock.Now()
+}
