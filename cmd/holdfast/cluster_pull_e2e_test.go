@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -161,6 +162,23 @@ func TestPullClusterAccess(t *testing.T) {
 		list := &corev1.SecretList{}
 		g.Expect(hub.List(ctx, list, client.InNamespace(ns2), client.MatchingLabels{work.StatusLabel: naming.StatusName("hello", "edge-2")})).To(Succeed())
 		g.Expect(list.Items).NotTo(BeEmpty(), "edge-2's work, beside edge-1's")
+	}).WithTimeout(30 * time.Second).Should(Succeed())
+
+	t.Log("The template changes: a new work, and the older one deleted")
+	tpl := &holdfastv1.ServiceTemplate{}
+	g.Expect(hub.Get(ctx, client.ObjectKey{Namespace: "holdfast-system", Name: "hello"}, tpl)).To(Succeed())
+	tpl.Spec.Inline = strings.Replace(tpl.Spec.Inline, "site:", "where:", 1)
+	g.Expect(hub.Update(ctx, tpl)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		w := readWork(ctx, g, c, ns1, naming.StatusName("hello", "edge-1"))
+		g.Expect(w.Services[0].Objects[0].Object["data"]).To(HaveKeyWithValue("where", "edge-1"))
+		css := &holdfastv1.ClusterServiceStatus{}
+		g.Expect(hub.Get(ctx, client.ObjectKey{Namespace: ns1, Name: naming.StatusName("hello", "edge-1")}, css)).To(Succeed())
+		list := &corev1.SecretList{}
+		g.Expect(hub.List(ctx, list, client.InNamespace(ns1), client.MatchingLabels{work.StatusLabel: css.Name})).To(Succeed())
+		for _, p := range list.Items {
+			g.Expect(p.Annotations[work.DigestAnnotation]).To(Equal(css.Annotations[clusterservicestatus.WorkAnnotation]), "an older work left: %s", p.Name)
+		}
 	}).WithTimeout(30 * time.Second).Should(Succeed())
 
 	t.Log("holdfast cluster revoke ends its token at once; the Cluster gets a new identity")

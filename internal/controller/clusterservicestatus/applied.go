@@ -63,6 +63,7 @@ func (r *Reconciler) forgetStatus(key types.NamespacedName) {
 	r.fights.ForgetStatus(key)
 	r.Applied.Forget(key)
 	r.recordings.recorded(key)
+	r.prunedWork.Delete(key)
 }
 
 // forgetCluster forgets what this process knew of the status objects of a Cluster that is gone.

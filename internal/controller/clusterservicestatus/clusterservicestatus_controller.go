@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -110,6 +111,9 @@ type Reconciler struct {
 	memory *memory
 	// fights counts recent corrections per object, to notice fights (drift.Fights).
 	fights *drift.Fights
+	// prunedWork is, per Pull cluster's status object, the digest of the work whose older works
+	// this process deleted (publish.go).
+	prunedWork sync.Map
 	// healthReads coalesces the health re-reads watch events ask for (onUpdate).
 	healthReads delayed
 	// recordings are the drift corrections being recorded in the background (recordings.go).

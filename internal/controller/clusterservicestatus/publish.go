@@ -65,8 +65,14 @@ func (r *Reconciler) publish(ctx context.Context, s *scope) (ctrl.Result, error)
 		}
 		ctrl.LoggerFrom(ctx).Info("Published the work of a Pull cluster", "digest", digest, "bytes", len(data), "services", len(w.Services))
 	}
-	if err := r.pruneWork(ctx, client.ObjectKeyFromObject(s.css), digest); err != nil {
-		return ctrl.Result{}, err
+	// Older works are looked for once per digest in this process (after a restart too), not at
+	// every reconcile: each look is a list from the API server.
+	key := client.ObjectKeyFromObject(s.css)
+	if pruned, ok := r.prunedWork.Load(key); !ok || pruned != digest {
+		if err := r.pruneWork(ctx, key, digest); err != nil {
+			return ctrl.Result{}, err
+		}
+		r.prunedWork.Store(key, digest)
 	}
 	return ctrl.Result{RequeueAfter: interval(s.mcs)}, nil
 }
