@@ -42,10 +42,6 @@ type Heartbeat struct {
 // Run renews the Lease every Interval until ctx ends. A failure is logged and tried again at the
 // next beat: the hub says the agent is not reporting once the grace is over.
 func (h *Heartbeat) Run(ctx context.Context) {
-	interval := h.Interval
-	if interval <= 0 {
-		interval = DefaultHeartbeat
-	}
 	log := ctrl.LoggerFrom(ctx).WithValues("cluster", h.Cluster)
 	reported := false
 	wait.UntilWithContext(ctx, func(ctx context.Context) {
@@ -58,7 +54,7 @@ func (h *Heartbeat) Run(ctx context.Context) {
 			log.Info("Reporting to the hub")
 			reported = true
 		}
-	}, interval)
+	}, h.interval())
 }
 
 // Beat probes the agent's cluster and renews the Lease with what it found.
