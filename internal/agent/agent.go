@@ -11,7 +11,9 @@ import (
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"holdfast.dev/holdfast/internal/controller"
 	"holdfast.dev/holdfast/internal/fleet"
 )
 
@@ -30,9 +32,12 @@ type Options struct {
 	Version string
 	// Heartbeat and TokenLifetime default to DefaultHeartbeat and DefaultTokenLifetime.
 	Heartbeat, TokenLifetime time.Duration
+	// Controller are the options of the per-cluster reconcile (controller.AgentOptions).
+	Controller controller.Options
 }
 
-// Run runs the agent until ctx ends: its hub credentials and its heartbeat.
+// Run runs the agent until ctx ends: its hub credentials, the reconcile of its Cluster's status
+// objects against its own cluster (controller.NewAgentManager, fed by Works), and its heartbeat.
 func Run(ctx context.Context, o Options) error {
 	own, err := client.New(o.Own, client.Options{Scheme: o.Scheme})
 	if err != nil {
@@ -46,15 +51,17 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return fmt.Errorf("building a client of the hub: %w", err)
 	}
-	registry := fleet.NewRegistry(fleet.Options{Scheme: o.Scheme})
-	defer registry.Close()
-	conn, err := registry.ConnectConfig(o.Cluster, "own", o.Own)
+	mgr, conn, err := controller.NewAgentManager(ctx, creds.Config(), controller.AgentOptions{
+		Cluster: o.Cluster, Own: o.Own, Works: &Works{Hub: hub, Key: o.Cluster}, Options: o.Controller})
 	if err != nil {
-		return fmt.Errorf("connecting to the agent's own cluster: %w", err)
+		return err
+	}
+	beat := &Heartbeat{Hub: hub, Cluster: o.Cluster, Own: conn, AgentVersion: o.Version, Interval: o.Heartbeat}
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error { beat.Run(ctx); return nil })); err != nil {
+		return fmt.Errorf("adding the heartbeat: %w", err)
 	}
 	ctrl.LoggerFrom(ctx).Info("Holdfast agent started", "cluster", o.Cluster, "version", o.Version)
-	(&Heartbeat{Hub: hub, Cluster: o.Cluster, Own: conn, AgentVersion: o.Version, Interval: o.Heartbeat}).Run(ctx)
-	return nil
+	return mgr.Start(ctx)
 }
 
 // Open returns the agent's hub credentials: its bootstrap kubeconfig read from HubSecret on its

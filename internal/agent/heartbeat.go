@@ -46,7 +46,12 @@ func (h *Heartbeat) Run(ctx context.Context) {
 	reported := false
 	wait.UntilWithContext(ctx, func(ctx context.Context) {
 		if err := h.Beat(ctx); err != nil {
-			log.Error(err, "Reporting to the hub failed; trying again at the next heartbeat")
+			// Once per outage: the hub away, every beat fails alike.
+			if reported {
+				log.Error(err, "Reporting to the hub failed; trying again at every heartbeat")
+			} else {
+				log.V(1).Info("Reporting to the hub failed", "error", err.Error())
+			}
 			reported = false
 			return
 		}

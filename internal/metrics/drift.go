@@ -24,6 +24,10 @@ var (
 		Name: "holdfast_drift_events_ignored_total",
 		Help: "Changes to labelled objects on target clusters that brought no reconcile, by reason: UnknownOwner (the owner annotation names no status object of the cluster), NotDeclared (not an object the service set declares on the cluster), Superseded (a version Holdfast wrote over or a record holds already: a watch behind, a second watch or comparison of one change).",
 	}, []string{"reason"})
+	driftRecordsDropped = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "holdfast_drift_records_dropped_total",
+		Help: "Drift records dropped unwritten: more than a status object's history holds (MaxDriftRecords) made while its status could not be written (the hub away), the oldest first.",
+	})
 	driftsByUser = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "holdfast_drifts_by_user_total",
 		Help: "Drifts detected, by service set and the Kubernetes user who made them (drift.attribution): the first --drift-metrics-max-users distinct users of the process by name, later ones as other, drifts naming no user as unknown.",
@@ -93,6 +97,11 @@ const (
 	IgnoredNotDeclared  = "NotDeclared"
 	IgnoredSuperseded   = "Superseded"
 )
+
+// DriftRecordsDropped counts n drift records dropped unwritten.
+func DriftRecordsDropped(n int) {
+	driftRecordsDropped.Add(float64(n))
+}
 
 // DriftEventIgnored counts one change to a labelled object that brought no reconcile.
 func DriftEventIgnored(reason string) {

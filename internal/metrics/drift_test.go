@@ -19,6 +19,7 @@ func TestDriftCounters(t *testing.T) {
 			func() { DriftDetected("fleet/a", "web", "Deployment", "Deleted") }},
 		{"DriftEventIgnored", "holdfast_drift_events_ignored_total", map[string]string{"reason": "NotDeclared"},
 			func() { DriftEventIgnored(IgnoredNotDeclared) }},
+		{"DriftRecordsDropped", "holdfast_drift_records_dropped_total", nil, func() { DriftRecordsDropped(1) }},
 		{"DriftCorrected", "holdfast_drifts_corrected_total",
 			map[string]string{"cluster": "fleet/a", "service": "web", "kind": "Deployment"},
 			func() { DriftCorrected("fleet/a", "web", "Deployment") }},

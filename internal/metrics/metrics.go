@@ -20,7 +20,7 @@ var LatencyBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1
 
 func init() {
 	ctrlmetrics.Registry.MustRegister(
-		driftsDetected, driftsCorrected, detectionSeconds, correctionSeconds, driftEventsIgnored, driftsByUser,
+		driftsDetected, driftsCorrected, detectionSeconds, correctionSeconds, driftEventsIgnored, driftRecordsDropped, driftsByUser,
 		managedObjects, contestedObjects, watchStarts,
 		clusterConnected, clusterProbeFailures,
 		notifications,

@@ -36,6 +36,8 @@ type Work struct {
 	Spec       holdfastv1.MultiClusterServiceSpec `json:"spec"`
 	// Services are the rendered services, in the service set's order.
 	Services []Service `json:"services"`
+	// Digest names the work: Decode sets it; it is not part of the encoding.
+	Digest string `json:"-"`
 }
 
 // Service is one service's rendered objects and their digest (render.Digest), or why it could
@@ -121,5 +123,6 @@ func Decode(data []byte, digest string) (Work, error) {
 			return Work{}, fmt.Errorf("decoding the work: the objects of service %q do not match their digest", s.Name)
 		}
 	}
+	w.Digest = digest
 	return w, nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -66,6 +67,9 @@ type Reconciler struct {
 	// RenderingsNamespace is where the rendered Helm services are kept (package rendercache):
 	// the controller's own namespace, the only one where it writes Secrets.
 	RenderingsNamespace string
+	// Works, set in a Pull cluster's agent only, is where its declarations come from instead of
+	// the hub's service sets and templates (declarations.go).
+	Works Works
 	// Fleet gives the connection to each target cluster.
 	Fleet *fleet.Registry
 	// Charts fetches Helm charts.
@@ -218,19 +222,21 @@ func (r *Reconciler) finish(ctx context.Context, s *scope, res *ctrl.Result, ret
 // waits or deploys.
 func (r *Reconciler) reconcileObject(ctx context.Context, s *scope) (ctrl.Result, error) {
 	css := s.css
-	mcs := &holdfastv1.MultiClusterService{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Name: css.Spec.MultiClusterService}, mcs); err != nil {
-		if !apierrors.IsNotFound(err) {
-			return ctrl.Result{}, fmt.Errorf("reading MultiClusterService %s: %w", css.Spec.MultiClusterService, err)
-		}
-		mcs = nil
+	if err := r.loadServiceSet(ctx, s); err != nil {
+		return ctrl.Result{}, err
 	}
-	s.mcs = mcs
+	mcs := s.mcs
 	r.loadCluster(ctx, s)
 
 	if !css.DeletionTimestamp.IsZero() {
 		s.deleting = true
 		return r.reconcileDelete(ctx, s)
+	}
+	if r.agent() && (mcs == nil || !controllerutil.ContainsFinalizer(css, holdfastv1.CleanupFinalizer)) {
+		// The hub has yet to publish the work, or to guarantee its withdrawal with the
+		// finalizer: the status object's annotation or finalizer changing brings it back.
+		s.noWork = true
+		return ctrl.Result{}, nil
 	}
 	if mcs == nil {
 		// Nothing declares this pair any more, and the hub may run no garbage collector.
@@ -249,7 +255,7 @@ func (r *Reconciler) reconcileObject(ctx context.Context, s *scope) (ctrl.Result
 	if mcs.Spec.Paused {
 		return ctrl.Result{}, nil
 	}
-	if s.cluster != nil && !r.selects(mcs, s.cluster) {
+	if s.cluster != nil && !r.agent() && !r.selects(mcs, s.cluster) {
 		// Not made by a selection (or no longer matching, and about to be withdrawn by the
 		// MultiClusterService controller): nothing is deployed through it.
 		s.clusterProblem = &problem{holdfastv1.NotSelectedReason, fmt.Sprintf(
@@ -262,7 +268,7 @@ func (r *Reconciler) reconcileObject(ctx context.Context, s *scope) (ctrl.Result
 	if r.loadRevision(ctx, s); s.revisionProblem != nil {
 		return ctrl.Result{RequeueAfter: revisionRetry}, nil
 	}
-	if s.pullCluster() {
+	if r.publishes(s) {
 		return r.publish(ctx, s)
 	}
 	return r.reconcileDeploy(ctx, s)
@@ -290,9 +296,8 @@ func (r *Reconciler) selects(mcs *holdfastv1.MultiClusterService, c *holdfastv1.
 	return err == nil && r.Tenancy.Selects(mcs, sel, c)
 }
 
-// loadCluster reads the Cluster and its connection; a problem is a wait, not an error.
-func (r *Reconciler) loadCluster(ctx context.Context, s *scope) {
-	key := client.ObjectKey{Namespace: s.css.Namespace, Name: s.css.Spec.Cluster}
+// loadHubCluster reads the Cluster key and, unless it is a Pull cluster, its connection.
+func (r *Reconciler) loadHubCluster(ctx context.Context, s *scope, key client.ObjectKey) {
 	c := &holdfastv1.Cluster{}
 	if err := r.Client.Get(ctx, key, c); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -317,16 +322,21 @@ func (r *Reconciler) loadCluster(ctx context.Context, s *scope) {
 		}
 		s.clusterProblem = &problem{holdfastv1.ClusterNotReadyReason, msg}
 	default:
-		if s.conn = r.Fleet.Get(key); s.conn == nil {
-			s.clusterProblem = &problem{holdfastv1.ClusterNotReadyReason, fmt.Sprintf("no connection to Cluster %s yet", key)}
-			s.awaitingConnection = true
-		} else if retry, ok := s.conn.Unresponsive(); ok {
-			// Its requests would fail at once: wait without holding a worker.
-			s.clusterProblem = &problem{holdfastv1.ClusterUnresponsiveReason, fmt.Sprintf(
-				"Cluster %s let requests time out: nothing is sent to it until %s, then one request at a time until one is answered",
-				key, retry.UTC().Format(time.RFC3339))}
-			s.unresponsiveUntil = retry
-		}
+		r.useConnection(s, key)
+	}
+}
+
+// useConnection takes this process's connection to the cluster key; a problem is a wait.
+func (r *Reconciler) useConnection(s *scope, key client.ObjectKey) {
+	if s.conn = r.Fleet.Get(key); s.conn == nil {
+		s.clusterProblem = &problem{holdfastv1.ClusterNotReadyReason, fmt.Sprintf("no connection to Cluster %s yet", key)}
+		s.awaitingConnection = true
+	} else if retry, ok := s.conn.Unresponsive(); ok {
+		// Its requests would fail at once: wait without holding a worker.
+		s.clusterProblem = &problem{holdfastv1.ClusterUnresponsiveReason, fmt.Sprintf(
+			"Cluster %s let requests time out: nothing is sent to it until %s, then one request at a time until one is answered",
+			key, retry.UTC().Format(time.RFC3339))}
+		s.unresponsiveUntil = retry
 	}
 }
 
@@ -349,7 +359,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 	case s.cluster == nil:
 		// The Cluster is gone: there is nothing left to withdraw from.
 		log.Info("Cluster deleted; nothing to withdraw from")
-	case s.pullCluster():
+	case r.publishes(s):
 		// Its agent withdraws what the inventory it writes lists; the deletion ends once that
 		// is empty (the first case), or the Cluster is gone.
 		if err := r.pruneWork(ctx, client.ObjectKeyFromObject(css), ""); err != nil {
@@ -363,6 +373,15 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 		if err != nil || !done {
 			return ctrl.Result{}, err
 		}
+		if r.agent() {
+			// The hub lets the status object go once the inventory written is empty.
+			s.resources = []holdfastv1.ResourceStatus{}
+			return ctrl.Result{}, nil
+		}
+	}
+	if r.agent() {
+		// Nothing to withdraw; the rest is the hub's.
+		return ctrl.Result{}, nil
 	}
 	// The owner reference lets a garbage collector remove the kept renderings, but the hub may
 	// run none.
@@ -405,7 +424,7 @@ func (r *Reconciler) record(ctx context.Context, s *scope) (again bool, _ error)
 	defer cancel()
 	if s.settle != nil {
 		if err := s.settle(pctx); err != nil {
-			r.memory.returnDrifts(client.ObjectKeyFromObject(s.css), s.css.Spec.Cluster, s.drifts)
+			r.keepUnwritten(s)
 			return false, err
 		}
 	}
@@ -419,7 +438,7 @@ func (r *Reconciler) record(ctx context.Context, s *scope) (again bool, _ error)
 		err = r.patchStatus(pctx, s)
 	}
 	if err != nil {
-		r.memory.returnDrifts(client.ObjectKeyFromObject(s.css), s.css.Spec.Cluster, s.drifts)
+		r.keepUnwritten(s)
 	}
 	if apierrors.IsConflict(err) {
 		if s.deployed {
@@ -428,6 +447,21 @@ func (r *Reconciler) record(ctx context.Context, s *scope) (again bool, _ error)
 		return true, nil
 	}
 	return false, err
+}
+
+// keepUnwritten keeps in memory what a reconcile could not record: the records of the drifts it
+// put back, to be written by the next status patch (the next reconcile finds those objects in
+// sync), and the other drifts it took, for the next reconcile to handle.
+func (r *Reconciler) keepUnwritten(s *scope) {
+	key := client.ObjectKeyFromObject(s.css)
+	if s.end.IsZero() {
+		s.end = r.Clock.Now()
+	}
+	kept := putBackRecords(s)
+	r.memory.keepUnrecorded(key, s.css.Spec.Cluster, kept)
+	r.memory.returnDrifts(key, s.css.Spec.Cluster, slices.DeleteFunc(slices.Clone(s.drifts), func(d holdfastv1.DriftRecord) bool {
+		return slices.ContainsFunc(kept, func(k holdfastv1.DriftRecord) bool { return k.ResourceRef == d.ResourceRef })
+	}))
 }
 
 // recordInBackground records a reconcile that only corrected drifts without holding its status
@@ -470,8 +504,8 @@ func (r *Reconciler) recordInBackground(ctx context.Context, s *scope, leave fun
 
 // patchStatus computes the status from the scope and patches it once.
 func (r *Reconciler) patchStatus(ctx context.Context, s *scope) error {
-	if s.published {
-		// A Pull cluster's agent writes the status of what it applied.
+	if s.published || s.noWork {
+		// A Pull cluster's agent writes the status of what it applied, once it has a work.
 		return nil
 	}
 	if s.gone {
@@ -493,13 +527,17 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope) error {
 		}
 		return err
 	}
+	key := client.ObjectKeyFromObject(s.css)
 	s.end = r.Clock.Now()
-	s.watchNotes = r.memory.watchNotes(client.ObjectKeyFromObject(s.css))
+	s.watchNotes = r.memory.watchNotes(key)
+	s.unrecorded = r.memory.unrecordedDrifts(key)
 	computeStatus(s)
+	s.statusComputed = true
 	r.recordTransitions(ctx, s)
 	// After the patch, so the previous owner reads a status that lists what we took.
 	defer r.recheckTakenFrom(ctx, s)
 	if equality.Semantic.DeepEqual(s.before.Status, s.css.Status) {
+		r.memory.forgetUnrecorded(key, s.css.Spec.Cluster, s.unrecorded)
 		r.report(ctx, s)
 		return nil
 	}
@@ -510,7 +548,8 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope) error {
 		}
 		return fmt.Errorf("patching the status of ClusterServiceStatus %s: %w", klog.KObj(s.css), err)
 	}
-	r.memory.setRecorded(client.ObjectKeyFromObject(s.css), s.css.Spec.Cluster, s.css, replaced)
+	r.memory.setRecorded(key, s.css.Spec.Cluster, s.css, replaced)
+	r.memory.forgetUnrecorded(key, s.css.Spec.Cluster, s.unrecorded)
 	r.report(ctx, s)
 	return nil
 }

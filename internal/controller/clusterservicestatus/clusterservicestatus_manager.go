@@ -43,6 +43,53 @@ import (
 // and a service of another service set its services depend on becoming ready, or no longer,
 // on its cluster (dependentsOnCluster).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
+	opts = r.setup(opts)
+	b := ctrl.NewControllerManagedBy(mgr).
+		For(&holdfastv1.ClusterServiceStatus{}, builder.WithPredicates(predicate.Or(
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}), r.Shard.Predicate(clusterOfStatus), scheduling.NoteRequests(r.queue.Load))).
+		Watches(&holdfastv1.MultiClusterService{}, scheduling.Triggered(handler.EnqueueRequestsFromMapFunc(r.forServiceSetChange), scheduling.RequestOrHub),
+			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		Watches(&holdfastv1.ServiceTemplate{}, handler.EnqueueRequestsFromMapFunc(r.forTemplate),
+			builder.WithPredicates(templatesource.Changed())).
+		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.forSource("ConfigMap")), builder.OnlyMetadata).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.forSource("Secret")), builder.OnlyMetadata).
+		Watches(&holdfastv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.forCluster),
+			builder.WithPredicates(clusterChanged())).
+		Watches(&holdfastv1.ClusterServiceStatus{}, handler.EnqueueRequestsFromMapFunc(r.conflictingNeighbours),
+			builder.WithPredicates(inventoryChanged())).
+		Watches(&holdfastv1.ClusterServiceStatus{}, handler.EnqueueRequestsFromMapFunc(r.dependentsOnCluster),
+			builder.WithPredicates(readinessChanged()))
+	b = r.watchChannels(b)
+	if r.Shard != nil {
+		// The status objects of a cluster handed over to this replica are compared with it anew:
+		// their events, and the drift on the cluster, went to another replica.
+		b = b.WatchesRawSource(r.Shard.Source(func(ctx context.Context, k types.NamespacedName) []reconcile.Request {
+			c := &holdfastv1.Cluster{}
+			c.Namespace, c.Name = k.Namespace, k.Name
+			return r.forCluster(ctx, c)
+		}))
+	}
+	return r.complete(mgr, b, opts)
+}
+
+// SetupAgentWithManager registers the controller of a Pull cluster's agent (r.Works set), whose
+// manager reads only status objects, of the agent's Cluster's namespace on the hub (with
+// index.SetupStatuses' indexes): a status object is reconciled when the hub publishes a new
+// work for it (its annotation), changes it or deletes it, and when the drift watches, the
+// cluster's link or the periodic reconcile ask, as on the hub.
+func (r *Reconciler) SetupAgentWithManager(mgr ctrl.Manager, opts controller.Options) error {
+	if r.Works == nil {
+		return fmt.Errorf("the agent's ClusterServiceStatus controller needs its Works")
+	}
+	opts = r.setup(opts)
+	b := ctrl.NewControllerManagedBy(mgr).
+		For(&holdfastv1.ClusterServiceStatus{}, builder.WithPredicates(predicate.Or(
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}), scheduling.NoteRequests(r.queue.Load)))
+	return r.complete(mgr, r.watchChannels(b), opts)
+}
+
+// setup makes the reconciler's state and returns the controller's options.
+func (r *Reconciler) setup(opts controller.Options) controller.Options {
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
 	}
@@ -76,21 +123,13 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	}
 	r.routine = scheduling.NewRoutineSlots(opts.MaxConcurrentReconciles)
 	opts.MaxConcurrentReconciles = max(opts.MaxConcurrentReconciles, 1) + scheduling.DriftWorkers
-	b := ctrl.NewControllerManagedBy(mgr).
-		For(&holdfastv1.ClusterServiceStatus{}, builder.WithPredicates(predicate.Or(
-			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}), r.Shard.Predicate(clusterOfStatus), scheduling.NoteRequests(r.queue.Load))).
-		Watches(&holdfastv1.MultiClusterService{}, scheduling.Triggered(handler.EnqueueRequestsFromMapFunc(r.forServiceSetChange), scheduling.RequestOrHub),
-			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
-		Watches(&holdfastv1.ServiceTemplate{}, handler.EnqueueRequestsFromMapFunc(r.forTemplate),
-			builder.WithPredicates(templatesource.Changed())).
-		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.forSource("ConfigMap")), builder.OnlyMetadata).
-		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.forSource("Secret")), builder.OnlyMetadata).
-		Watches(&holdfastv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.forCluster),
-			builder.WithPredicates(clusterChanged())).
-		Watches(&holdfastv1.ClusterServiceStatus{}, handler.EnqueueRequestsFromMapFunc(r.conflictingNeighbours),
-			builder.WithPredicates(inventoryChanged())).
-		Watches(&holdfastv1.ClusterServiceStatus{}, handler.EnqueueRequestsFromMapFunc(r.dependentsOnCluster),
-			builder.WithPredicates(readinessChanged())).
+	return opts
+}
+
+// watchChannels adds the sources the reconciler feeds itself: rechecks, drifts, and clusters
+// whose link recovered or that this process connected to.
+func (r *Reconciler) watchChannels(b *builder.Builder) *builder.Builder {
+	return b.
 		WatchesRawSource(source.Channel(r.recheck, scheduling.Triggered(handler.TypedEventHandler[*holdfastv1.ClusterServiceStatus, reconcile.Request](
 			&handler.TypedEnqueueRequestForObject[*holdfastv1.ClusterServiceStatus]{}), scheduling.Always[*holdfastv1.ClusterServiceStatus](scheduling.TriggerRecheck)))).
 		WatchesRawSource(source.Channel(r.drifted, scheduling.Triggered(scheduling.EnqueueDrifted(r.routine.DriftQueued), scheduling.Always[*holdfastv1.ClusterServiceStatus](scheduling.TriggerDrift)))).
@@ -99,15 +138,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		WatchesRawSource(source.Channel(r.connected, scheduling.Triggered(handler.TypedEnqueueRequestsFromMapFunc(
 			func(ctx context.Context, c *holdfastv1.Cluster) []reconcile.Request { return r.forCluster(ctx, c) }),
 			scheduling.Always[*holdfastv1.Cluster](scheduling.TriggerRecheck))))
-	if r.Shard != nil {
-		// The status objects of a cluster handed over to this replica are compared with it anew:
-		// their events, and the drift on the cluster, went to another replica.
-		b = b.WatchesRawSource(r.Shard.Source(func(ctx context.Context, k types.NamespacedName) []reconcile.Request {
-			c := &holdfastv1.Cluster{}
-			c.Namespace, c.Name = k.Namespace, k.Name
-			return r.forCluster(ctx, c)
-		}))
-	}
+}
+
+// complete adds the drain of the recordings and builds the controller.
+func (r *Reconciler) complete(mgr ctrl.Manager, b *builder.Builder, opts controller.Options) error {
 	// On the way out, the corrections being recorded are recorded (within the manager's
 	// graceful shutdown timeout).
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {

@@ -24,7 +24,10 @@ import (
 // is read from the hub cache: the other sets' specs, and their status objects, once each.
 func (r *Reconciler) setDependencies(ctx context.Context, s *scope, rendered []renderedService) (map[string]*problem, map[dependency.Ref]string) {
 	own := s.mcs.Name
-	g := &setGraph{ctx: ctx, reader: r.Client}
+	g := &setGraph{ctx: ctx, reader: r.Client, serviceSet: func(name string) (*holdfastv1.MultiClusterService, error) {
+		mcs, _, err := r.serviceSet(ctx, s.css, name)
+		return mcs, err
+	}}
 	g.Graph = dependency.Graph{Own: s.mcs, Local: map[string][]string{}, MayDependOn: r.Tenancy.DependsOn,
 		Lookup: func(name string) *holdfastv1.MultiClusterService { return g.set(name).mcs }}
 	for _, rs := range rendered {
@@ -73,7 +76,9 @@ type setGraph struct {
 	dependency.Graph
 	ctx    context.Context
 	reader client.Reader
-	sets   map[string]setRead
+	// serviceSet reads a service set as the reconcile sees it (Reconciler.serviceSet).
+	serviceSet func(name string) (*holdfastv1.MultiClusterService, error)
+	sets       map[string]setRead
 }
 
 // setRead is a service set read from the cache: nil when it does not exist, or why it could not
@@ -91,12 +96,11 @@ func (g *setGraph) set(name string) setRead {
 	if read, ok := g.sets[name]; ok {
 		return read
 	}
-	mcs := &holdfastv1.MultiClusterService{}
 	var read setRead
-	switch err := g.reader.Get(g.ctx, client.ObjectKey{Name: name}, mcs); {
-	case apierrors.IsNotFound(err):
+	switch mcs, err := g.serviceSet(name); {
+	case apierrors.IsNotFound(err) || errors.Is(err, ErrNoWork):
 	case err != nil:
-		read.err = fmt.Errorf("reading MultiClusterService %s: %w", name, err)
+		read.err = err
 	default:
 		read.mcs = mcs
 	}

@@ -37,7 +37,7 @@ func (r *Reconciler) reconcileDeploy(ctx context.Context, s *scope) (ctrl.Result
 	r.takeMarks(s)
 	if f.declarations == fromMemory {
 		// Memory holds only the drifted objects of each service.
-		declared = r.renderAll(ctx, s)
+		declared = r.services(ctx, s)
 	}
 	return r.deploy(ctx, s, declared)
 }
@@ -264,8 +264,8 @@ func (r *Reconciler) claim(ctx context.Context, s *scope) func(live *unstructure
 		if owner == "" || owner == s.mcs.Name || live.GetLabels()[holdfastv1.ManagedByLabel] != holdfastv1.ManagedByValue {
 			return "", true
 		}
-		other := &holdfastv1.MultiClusterService{}
-		if err := r.Client.Get(ctx, client.ObjectKey{Name: owner}, other); err != nil || !other.DeletionTimestamp.IsZero() {
+		other, _, err := r.serviceSet(ctx, s.css, owner)
+		if err != nil || !other.DeletionTimestamp.IsZero() {
 			return "", true
 		}
 		if other.Spec.Priority < s.mcs.Spec.Priority {

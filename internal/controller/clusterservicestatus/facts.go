@@ -55,7 +55,7 @@ func (r *Reconciler) declarationsFor(ctx context.Context, s *scope, f facts) ([]
 			}
 		}
 	}
-	declared := r.renderAll(ctx, s)
+	declared := r.services(ctx, s)
 	return declared, fromRendering, keepDrifts(s, declared)
 }
 

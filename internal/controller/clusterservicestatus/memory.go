@@ -11,6 +11,7 @@ import (
 	"holdfast.dev/holdfast/internal/apply"
 	"holdfast.dev/holdfast/internal/drift"
 	"holdfast.dev/holdfast/internal/inventory"
+	"holdfast.dev/holdfast/internal/metrics"
 	"holdfast.dev/holdfast/internal/rendercache"
 )
 
@@ -49,6 +50,10 @@ type memory struct {
 	// drifts carries correctness: the drifts watches saw since the last reconcile took them,
 	// oldest first, for at most maxPendingStatuses status objects.
 	drifts *part[[]holdfastv1.DriftRecord]
+	// unrecorded carries correctness: the drift records of drifts put back whose status patch
+	// failed (the hub away), newest first, at most MaxDriftRecords for each of at most
+	// maxPendingStatuses status objects, until a status patch writes them.
+	unrecorded *part[[]holdfastv1.DriftRecord]
 	// rechecks carries correctness: the status objects whose next reconcile compares with the
 	// cluster even if nothing is due, at most maxPendingStatuses.
 	rechecks *part[struct{}]
@@ -89,12 +94,13 @@ const maxUnusual = 1000
 
 func newMemory() *memory {
 	return &memory{
-		drifts:   newPart[[]holdfastv1.DriftRecord](maxPendingStatuses),
-		rechecks: newPart[struct{}](maxPendingStatuses),
-		compared: newPart[time.Time](0),
-		declared: newDeclarationStore(maxDeclaredBytes),
-		recorded: newPart[*recorded](0),
-		notes:    newPart[[]string](0),
+		drifts:     newPart[[]holdfastv1.DriftRecord](maxPendingStatuses),
+		rechecks:   newPart[struct{}](maxPendingStatuses),
+		unrecorded: newPart[[]holdfastv1.DriftRecord](maxPendingStatuses),
+		compared:   newPart[time.Time](0),
+		declared:   newDeclarationStore(maxDeclaredBytes),
+		recorded:   newPart[*recorded](0),
+		notes:      newPart[[]string](0),
 	}
 }
 
@@ -137,6 +143,41 @@ func (m *memory) returnDrifts(key types.NamespacedName, cluster string, drifts [
 	}
 	m.drifts.change(key, cluster, true, func(since []holdfastv1.DriftRecord) ([]holdfastv1.DriftRecord, bool) {
 		return newestDrifts(append(append([]holdfastv1.DriftRecord{}, drifts...), since...)), true
+	})
+}
+
+// keepUnrecorded keeps records (newest first) until a status patch writes them, before those
+// kept already; over MaxDriftRecords the oldest are dropped, and counted.
+func (m *memory) keepUnrecorded(key types.NamespacedName, cluster string, records []holdfastv1.DriftRecord) {
+	if len(records) == 0 {
+		return
+	}
+	m.unrecorded.change(key, cluster, true, func(kept []holdfastv1.DriftRecord) ([]holdfastv1.DriftRecord, bool) {
+		all := append(append([]holdfastv1.DriftRecord{}, records...), kept...)
+		if over := len(all) - holdfastv1.MaxDriftRecords; over > 0 {
+			metrics.DriftRecordsDropped(over)
+			all = all[:holdfastv1.MaxDriftRecords]
+		}
+		return all, true
+	})
+}
+
+// unrecordedDrifts returns the records kept for the status object key, newest first.
+func (m *memory) unrecordedDrifts(key types.NamespacedName) []holdfastv1.DriftRecord {
+	kept, _ := m.unrecorded.get(key)
+	return slices.Clone(kept)
+}
+
+// forgetUnrecorded forgets the records of written, which a status patch wrote.
+func (m *memory) forgetUnrecorded(key types.NamespacedName, cluster string, written []holdfastv1.DriftRecord) {
+	if len(written) == 0 {
+		return
+	}
+	m.unrecorded.change(key, cluster, false, func(kept []holdfastv1.DriftRecord) ([]holdfastv1.DriftRecord, bool) {
+		left := slices.DeleteFunc(slices.Clone(kept), func(d holdfastv1.DriftRecord) bool {
+			return slices.ContainsFunc(written, func(w holdfastv1.DriftRecord) bool { return sameRecord(d, w) })
+		})
+		return left, len(left) > 0
 	})
 }
 
@@ -272,6 +313,7 @@ func (m *memory) lastRecorded(key types.NamespacedName) *recorded {
 func (m *memory) forget(key types.NamespacedName) {
 	m.drifts.forget(key)
 	m.rechecks.forget(key)
+	m.unrecorded.forget(key)
 	m.compared.forget(key)
 	m.declared.forget(key)
 	m.recorded.forget(key)
@@ -283,7 +325,7 @@ func (m *memory) forget(key types.NamespacedName) {
 func (m *memory) forgetCluster(cluster types.NamespacedName) []types.NamespacedName {
 	gone := map[types.NamespacedName]bool{}
 	for _, keys := range [][]types.NamespacedName{
-		m.drifts.forgetCluster(cluster), m.rechecks.forgetCluster(cluster), m.compared.forgetCluster(cluster),
+		m.drifts.forgetCluster(cluster), m.rechecks.forgetCluster(cluster), m.unrecorded.forgetCluster(cluster), m.compared.forgetCluster(cluster),
 		m.declared.forgetCluster(cluster), m.recorded.forgetCluster(cluster), m.notes.forgetCluster(cluster),
 	} {
 		for _, key := range keys {

@@ -1,6 +1,7 @@
 package clusterservicestatus
 
 import (
+	"slices"
 	"time"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
@@ -15,8 +16,26 @@ import (
 
 // recordDrifts adds the drifts seen since the last reconcile (by watches, and by comparison in
 // this one) to the bounded history, marking those of objects this reconcile put back, by a
-// correction or a deploy, or found restored (drift.Record).
+// correction or a deploy, or found restored (drift.Record), after the records earlier status
+// patches could not write (s.unrecorded).
 func recordDrifts(s *scope) {
+	st := &s.css.Status
+	records, added := withUnrecorded(st.Drifts, s.unrecorded)
+	st.DriftCount += int64(added)
+	st.Drifts = records
+	h, seen, ok := driftHistory(s, st.Drifts)
+	if !ok {
+		return
+	}
+	s.freshDrifts = h.Fresh
+	s.correctedDrifts = h.Corrected
+	st.DriftCount += int64(seen)
+	st.Drifts = h.Drifts
+}
+
+// driftHistory is the history records makes with the drifts seen since the last reconcile
+// (drift.Record), and how many were seen; false when there is nothing to add or mark.
+func driftHistory(s *scope, records []holdfastv1.DriftRecord) (drift.History, int, bool) {
 	seen := append(append([]holdfastv1.DriftRecord{}, newDrifts(s)...), s.decisions.found...)
 	back := drift.PutBack{Corrected: map[drift.Ref]bool{}, Restored: make(map[drift.Ref]holdfastv1.ChangeAuthor, len(s.decisions.restored))}
 	for ref, od := range s.decisions.objects {
@@ -27,18 +46,57 @@ func recordDrifts(s *scope) {
 	for ref, by := range s.decisions.restored {
 		back.Restored[driftRef(ref)] = by
 	}
-	st := &s.css.Status
 	if s.deployed {
-		back.Deployed = st.Resources
+		back.Deployed = s.css.Status.Resources
 	}
-	h, ok := drift.Record(st.Drifts, seen, back, s.end)
-	if !ok {
-		return
+	h, ok := drift.Record(records, seen, back, s.end)
+	return h, len(seen), ok
+}
+
+// withUnrecorded returns records (newest first) after the unrecorded records they do not hold
+// yet, at most MaxDriftRecords, and how many it added.
+func withUnrecorded(records, unrecorded []holdfastv1.DriftRecord) ([]holdfastv1.DriftRecord, int) {
+	var out []holdfastv1.DriftRecord
+	for _, d := range unrecorded {
+		if !slices.ContainsFunc(records, func(r holdfastv1.DriftRecord) bool { return sameRecord(r, d) }) {
+			out = append(out, d)
+		}
 	}
-	s.freshDrifts = h.Fresh
-	s.correctedDrifts = h.Corrected
-	st.DriftCount += int64(len(seen))
-	st.Drifts = h.Drifts
+	if len(out) == 0 {
+		return records, 0
+	}
+	added := len(out)
+	out = append(out, records...)
+	return out[:min(len(out), holdfastv1.MaxDriftRecords)], added
+}
+
+// sameRecord reports whether a and b record the same change: of the same object, seen in the same
+// version at the same time.
+func sameRecord(a, b holdfastv1.DriftRecord) bool {
+	return a.ResourceRef == b.ResourceRef && a.ResourceVersion == b.ResourceVersion && a.DetectedTime.Equal(&b.DetectedTime)
+}
+
+// putBackRecords returns the records this reconcile made of the drifts it put back (corrected,
+// or found restored), for a status patch that did not write them: memory keeps them until one
+// does (memory.keepUnrecorded), as the next reconcile finds those objects in sync and would
+// record nothing. They are the status computed's fresh records, or, when the patch failed before
+// computing it (the status object could not be read), those made apart.
+func putBackRecords(s *scope) []holdfastv1.DriftRecord {
+	fresh := s.css.Status.Drifts[:s.freshDrifts]
+	if !s.statusComputed {
+		h, _, ok := driftHistory(s, nil)
+		if !ok {
+			return nil
+		}
+		fresh = h.Drifts[:h.Fresh]
+	}
+	var out []holdfastv1.DriftRecord
+	for _, d := range fresh {
+		if d.CorrectedTime != nil {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // newDrifts returns the drifts watches saw that are new (drift.NewReported), judged against the

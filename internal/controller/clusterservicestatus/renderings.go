@@ -230,17 +230,6 @@ func declaredKey(ref apply.Ref) rendercache.ObjectKey {
 	return rendercache.ObjectKey{Group: ref.Group, Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name}
 }
 
-// inputDigest is the digest of everything rendering svc for cluster reads (see
-// rendercache.InputDigest): equal digests give equal renderings, up to what a Helm chart
-// generates, which the hub keeps (package rendercache).
-func (r *Reconciler) inputDigest(ctx context.Context, s *scope, svc holdfastv1.Service) (string, error) {
-	req, err := r.renderRequest(ctx, s, svc)
-	if err != nil {
-		return "", err
-	}
-	return r.digestOf(ctx, req)
-}
-
 // digestOf is inputDigest of a render request built already.
 func (r *Reconciler) digestOf(ctx context.Context, req render.Request) (string, error) {
 	if req.Source.Helm == nil || r.Charts == nil {

@@ -15,6 +15,7 @@ import (
 	"holdfast.dev/holdfast/internal/inventory"
 	"holdfast.dev/holdfast/internal/rendercache"
 	"holdfast.dev/holdfast/internal/rollout"
+	"holdfast.dev/holdfast/internal/work"
 )
 
 // problem is a reason and message for a condition that is not fine.
@@ -66,8 +67,12 @@ type scope struct {
 	// published: the status object is a Pull cluster's, whose work this reconcile published
 	// (publish.go); its agent writes the status.
 	published bool
-	mcs       *holdfastv1.MultiClusterService
-	now       time.Time
+	// noWork: in a Pull cluster's agent, the hub has published no work for the status object
+	// yet; nothing is applied or written. work is the one published, once read.
+	noWork bool
+	work   *work.Work
+	mcs    *holdfastv1.MultiClusterService
+	now    time.Time
 	// end is when the reconcile's work was done, just before the status is computed.
 	end time.Time
 
@@ -122,6 +127,10 @@ type scope struct {
 	// correctedDrifts the indices of those it marked corrected.
 	freshDrifts     int
 	correctedDrifts []int
+	// unrecorded are the records earlier status patches could not write (memory.keepUnrecorded),
+	// which this one writes; statusComputed is set once the status is computed.
+	unrecorded     []holdfastv1.DriftRecord
+	statusComputed bool
 	// policies are the services' drift policies (see policy).
 	policies map[string]*drift.Policy
 	// policyProblems are parts of the drift policy that cannot be used.

@@ -30,18 +30,36 @@ const (
 
 // Setup registers every index with the manager's cache.
 func Setup(ctx context.Context, mgr ctrl.Manager) error {
-	idx := mgr.GetFieldIndexer()
-	for _, i := range []struct {
-		obj  client.Object
-		name string
-		fn   client.IndexerFunc
-	}{
+	return setup(ctx, mgr, append(statusIndexes(),
+		index{&holdfastv1.MultiClusterService{}, ServiceSetByTemplate, serviceSetTemplateKeys},
+		index{&holdfastv1.MultiClusterService{}, ServiceSetByDependency, serviceSetDependencyKeys},
+		index{&holdfastv1.ServiceTemplate{}, TemplateBySource, templateSourceKeys},
+	))
+}
+
+// SetupStatuses registers the indexes of status objects only, for a manager that reads nothing
+// else (a Pull cluster's agent's, package agent).
+func SetupStatuses(ctx context.Context, mgr ctrl.Manager) error {
+	return setup(ctx, mgr, statusIndexes())
+}
+
+// index is one field index.
+type index struct {
+	obj  client.Object
+	name string
+	fn   client.IndexerFunc
+}
+
+func statusIndexes() []index {
+	return []index{
 		{&holdfastv1.ClusterServiceStatus{}, StatusByServiceSet, statusServiceSetKeys},
 		{&holdfastv1.ClusterServiceStatus{}, StatusByCluster, statusClusterKeys},
-		{&holdfastv1.MultiClusterService{}, ServiceSetByTemplate, serviceSetTemplateKeys},
-		{&holdfastv1.MultiClusterService{}, ServiceSetByDependency, serviceSetDependencyKeys},
-		{&holdfastv1.ServiceTemplate{}, TemplateBySource, templateSourceKeys},
-	} {
+	}
+}
+
+func setup(ctx context.Context, mgr ctrl.Manager, indexes []index) error {
+	idx := mgr.GetFieldIndexer()
+	for _, i := range indexes {
 		if err := idx.IndexField(ctx, i.obj, i.name, i.fn); err != nil {
 			return fmt.Errorf("indexing %T by %s: %w", i.obj, i.name, err)
 		}
