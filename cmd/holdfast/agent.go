@@ -29,8 +29,9 @@ func newAgentCommand() *cobra.Command {
 		Long: `agent runs in a cluster the hub cannot reach (registered with holdfast cluster add --pull, which
 prints the Deployment that runs it). It connects out to the hub with the kubeconfig in
 --hub-kubeconfig-secret, trades the bootstrap token for a token of its own (kept in that Secret,
-renewed before it expires), and reports through its Lease. In progress (docs/agent.md): it does
-not apply the published declarations yet.`,
+renewed before it expires), reports through its Lease, and runs the per-cluster reconcile
+against its own cluster: it applies the declarations the hub published for it, corrects drift
+and writes the status on the hub, and keeps correcting while the hub is away (docs/agent.md).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			key, err := namespacedName("--cluster", o.cluster)

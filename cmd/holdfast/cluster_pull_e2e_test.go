@@ -40,8 +40,7 @@ import (
 
 // TestPullClusterAccess: `holdfast cluster add --pull` registers two clusters the hub cannot
 // reach and writes what to apply on each, with a bootstrap token. On edge-1 (a control plane of
-// its own) the manifests are applied and the agent runs (its credentials and heartbeat; it does
-// not apply yet): it trades the bootstrap token for its own, which ends the bootstrap token, and
+// its own) the manifests are applied and the agent runs: it trades the bootstrap token for its own, which ends the bootstrap token, and
 // its Lease makes its Cluster Connected with the cluster's identity; stopped, it is not
 // reporting, and started again it reports with the token it kept. Its token reads its own
 // Cluster's namespace and is refused the other cluster's declarations and statuses, the hub's
@@ -50,18 +49,9 @@ import (
 // namespace withdraws its agent's access; deleting the Cluster removes its identity. The
 // controller runs with the chart's generated rights.
 func TestPullClusterAccess(t *testing.T) {
-	hubPlane, hub := startHub(t)
+	_, hub, cli := startHubController(t)
 	ctx := t.Context()
 	g := NewWithT(t)
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	g.Expect(os.WriteFile(path, hubPlane.Kubeconfig(), 0o600)).To(Succeed())
-	cli := &cliRunner{kubeconfig: path}
-	// The controller runs with the rights the chart gives it, not the admin's: what it grants the
-	// agents and where it publishes is checked against them.
-	mgr, _, err := controller.NewManager(ctx, asController(t, hub, hubPlane.RESTConfig()), controller.Options{MetricsAddr: "0", HealthAddr: "0", SkipNameValidation: true,
-		ProbeInterval: 500 * time.Millisecond, ConnectionGrace: 3 * time.Second})
-	g.Expect(err).NotTo(HaveOccurred())
-	go func() { _ = mgr.Start(ctx) }()
 
 	agents, exports := map[string]*rest.Config{}, map[string]string{}
 	for _, name := range []string{"edge-1", "edge-2"} {
@@ -217,6 +207,25 @@ func TestPullClusterAccess(t *testing.T) {
 	}).WithTimeout(30 * time.Second).Should(Succeed())
 }
 
+// startHubController starts a hub and the controller on it, with the rights the chart gives it,
+// not the admin's: what it grants the agents and where it publishes is checked against them;
+// cli runs the holdfast command there as the admin.
+func startHubController(t *testing.T) (*sandbox.ControlPlane, client.Client, *cliRunner) {
+	t.Helper()
+	hubPlane, hub := startHub(t)
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(path, hubPlane.Kubeconfig(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mgr, _, err := controller.NewManager(t.Context(), asController(t, hub, hubPlane.RESTConfig()), controller.Options{MetricsAddr: "0", HealthAddr: "0", SkipNameValidation: true,
+		ProbeInterval: 500 * time.Millisecond, ConnectionGrace: 3 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = mgr.Start(t.Context()) }()
+	return hubPlane, hub, &cliRunner{kubeconfig: path}
+}
+
 // asController gives the ServiceAccount holdfast-system/holdfast the controller's generated RBAC
 // (config/rbac/role.yaml, as the chart installs it) and returns cfg impersonating it.
 func asController(t *testing.T, hub client.Client, cfg *rest.Config) *rest.Config {
@@ -296,7 +305,9 @@ func runAgent(t *testing.T, own *rest.Config, cluster types.NamespacedName) (sto
 	done := make(chan error, 1)
 	go func() {
 		done <- agent.Run(ctx, agent.Options{Cluster: cluster, Own: own, Scheme: scheme, Version: "v0.0.0-test", Heartbeat: 500 * time.Millisecond,
-			HubSecret: types.NamespacedName{Namespace: onboard.Namespace, Name: onboard.AgentHubSecret}})
+			HubSecret: types.NamespacedName{Namespace: onboard.Namespace, Name: onboard.AgentHubSecret},
+			// Tests run several agents in one process, one after the other or at once.
+			Controller: controller.Options{SkipNameValidation: true}})
 	}()
 	var once bool
 	stop = func() {

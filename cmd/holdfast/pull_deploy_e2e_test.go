@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -16,7 +15,6 @@ import (
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/conditions"
-	"holdfast.dev/holdfast/internal/controller"
 	"holdfast.dev/holdfast/internal/naming"
 	"holdfast.dev/holdfast/internal/onboard"
 	"holdfast.dev/holdfast/internal/sandbox"
@@ -29,27 +27,8 @@ import (
 // edit is still put back, and its record reaches the hub once the API server is back; the
 // status object deleted on the hub, the agent withdraws what it applied.
 func TestPullClusterIsDeployedAndCorrectedByItsAgent(t *testing.T) {
-	hubPlane, hub := startHub(t)
-	ctx := t.Context()
-	g := NewWithT(t)
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	g.Expect(os.WriteFile(path, hubPlane.Kubeconfig(), 0o600)).To(Succeed())
-	cli := &cliRunner{kubeconfig: path}
-	mgr, _, err := controller.NewManager(ctx, asController(t, hub, hubPlane.RESTConfig()), controller.Options{MetricsAddr: "0", HealthAddr: "0", SkipNameValidation: true,
-		ProbeInterval: 500 * time.Millisecond, ConnectionGrace: 3 * time.Second})
-	g.Expect(err).NotTo(HaveOccurred())
-	go func() { _ = mgr.Start(ctx) }()
-
-	export := filepath.Join(t.TempDir(), "edge.yaml")
-	g.Expect(cli.run(t, "cluster", "add", "--pull", "edge", "--labels", "mode=pull", "--export", export)).To(ContainSubstring("added in Pull mode"))
-	ns := onboard.PullNamespace("edge")
-	edge, err := sandbox.Start(ctx, sandbox.Options{Name: "edge"})
-	g.Expect(err).NotTo(HaveOccurred())
-	t.Cleanup(func() { _ = edge.Stop() })
-	edgeClient, err := client.New(edge.RESTConfig(), client.Options{Scheme: hub.Scheme()})
-	g.Expect(err).NotTo(HaveOccurred())
-	applyManifests(t, edgeClient, export)
-	runAgent(t, edge.RESTConfig(), types.NamespacedName{Namespace: ns, Name: "edge"})
+	f := startPullFleet(t)
+	ctx, g, hub, hubPlane, edge, edgeClient, ns := t.Context(), NewWithT(t), f.hub, f.hubPlane, f.edge, f.edgeClient, f.ns
 
 	t.Log("A service set selecting the Pull cluster: its agent applies what the hub rendered, and writes the status")
 	g.Expect(hub.Create(ctx, &holdfastv1.ServiceTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: "holdfast-system", Name: "hello"},
@@ -138,4 +117,118 @@ func TestPullClusterIsDeployedAndCorrectedByItsAgent(t *testing.T) {
 		err = hub.Get(ctx, statusKey, &holdfastv1.ClusterServiceStatus{})
 		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the status object is still there: %v", err)
 	}).WithTimeout(90 * time.Second).Should(Succeed())
+}
+
+// pullFleet is a hub whose controller runs with the chart's rights, and a Pull cluster "edge"
+// (a control plane of its own, with the labels mode=pull and wave=1) registered with `holdfast
+// cluster add --pull`, its manifests applied and its agent running.
+type pullFleet struct {
+	hubPlane, edge  *sandbox.ControlPlane
+	hub, edgeClient client.Client
+	// ns is the Pull cluster's namespace on the hub.
+	ns string
+}
+
+func startPullFleet(t *testing.T) *pullFleet {
+	t.Helper()
+	hubPlane, hub, cli := startHubController(t)
+	ctx := t.Context()
+	g := NewWithT(t)
+	export := filepath.Join(t.TempDir(), "edge.yaml")
+	g.Expect(cli.run(t, "cluster", "add", "--pull", "edge", "--labels", "mode=pull,wave=1", "--export", export)).To(ContainSubstring("added in Pull mode"))
+	ns := onboard.PullNamespace("edge")
+	edge, err := sandbox.Start(ctx, sandbox.Options{Name: "edge"})
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(func() { _ = edge.Stop() })
+	edgeClient, err := client.New(edge.RESTConfig(), client.Options{Scheme: hub.Scheme()})
+	g.Expect(err).NotTo(HaveOccurred())
+	applyManifests(t, edgeClient, export)
+	runAgent(t, edge.RESTConfig(), types.NamespacedName{Namespace: ns, Name: "edge"})
+	return &pullFleet{hubPlane: hubPlane, edge: edge, hub: hub, edgeClient: edgeClient, ns: ns}
+}
+
+// TestRolloutAcrossPushAndPullClusters: one service set selects a Pull cluster (wave 1) and a
+// Push cluster (wave 2, the hub's own API server registered with its kubeconfig). A new
+// revision reaches the Pull cluster first and the Push cluster after it; a revision that fails
+// its health check on the Pull cluster, as its agent reports it, halts the rollout there, and
+// the Push cluster keeps the revision before.
+func TestRolloutAcrossPushAndPullClusters(t *testing.T) {
+	f := startPullFleet(t)
+	ctx, g, hub := t.Context(), NewWithT(t), f.hub
+	g.Expect(hub.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "holdfast-system", Name: "near-kubeconfig"},
+		Data: map[string][]byte{"value": f.hubPlane.Kubeconfig()}})).To(Succeed())
+	g.Expect(hub.Create(ctx, &holdfastv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: "holdfast-system", Name: "near", Labels: map[string]string{"mode": "push", "wave": "2"}},
+		Spec: holdfastv1.ClusterSpec{KubeconfigSecretRef: holdfastv1.SecretKeyReference{Name: "near-kubeconfig", Key: "value"}}})).To(Succeed())
+	targets := map[string]client.Client{"edge": f.edgeClient, "near": hub}
+	revisionOn := func(cluster string) string {
+		cm := &corev1.ConfigMap{}
+		if err := targets[cluster].Get(ctx, client.ObjectKey{Namespace: cluster, Name: "app"}, cm); err != nil {
+			return ""
+		}
+		return cm.Data["rev"]
+	}
+	manifests := func(rev, ok string) string {
+		return "apiVersion: v1\nkind: Namespace\nmetadata: {name: '{{ .Cluster.Name }}'}\n---\n" +
+			"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app, namespace: '{{ .Cluster.Name }}'}\ndata: {rev: '" + rev + "', ok: '" + ok + "'}\n"
+	}
+	tplKey := client.ObjectKey{Namespace: "holdfast-system", Name: "app"}
+	g.Expect(hub.Create(ctx, &holdfastv1.ServiceTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: tplKey.Namespace, Name: tplKey.Name},
+		Spec: holdfastv1.ServiceTemplateSpec{Templating: holdfastv1.TemplatingGoTemplate, Inline: manifests("1", "true")}})).To(Succeed())
+	g.Expect(hub.Create(ctx, &holdfastv1.MultiClusterService{ObjectMeta: metav1.ObjectMeta{Name: "app"},
+		Spec: holdfastv1.MultiClusterServiceSpec{
+			ClusterSelector: holdfastv1.ClusterSelector{LabelSelector: metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+				{Key: "mode", Operator: metav1.LabelSelectorOpIn, Values: []string{"pull", "push"}}}}},
+			SyncMode:     holdfastv1.SyncModeContinuousWithDriftDetection,
+			Services:     []holdfastv1.Service{{Name: "app", Template: holdfastv1.TemplateReference{Namespace: tplKey.Namespace, Name: tplKey.Name}}},
+			HealthChecks: []holdfastv1.HealthCheck{{Kind: "ConfigMap", Expr: "true", Failed: "has(self.data) && has(self.data.ok) && self.data.ok == 'false'"}},
+			Rollout:      &holdfastv1.RolloutStrategy{WaveLabel: "wave", PauseBetweenWaves: &metav1.Duration{Duration: time.Second}},
+		}})).To(Succeed())
+	rollout := func(g Gomega) *holdfastv1.RolloutStatus {
+		m := &holdfastv1.MultiClusterService{}
+		g.Expect(hub.Get(ctx, client.ObjectKey{Name: "app"}, m)).To(Succeed())
+		g.Expect(m.Status.Rollout).NotTo(BeNil())
+		return m.Status.Rollout
+	}
+	setRevision := func(rev, ok string) {
+		t.Helper()
+		g.Eventually(func(g Gomega) {
+			tpl := &holdfastv1.ServiceTemplate{}
+			g.Expect(hub.Get(ctx, tplKey, tpl)).To(Succeed())
+			tpl.Spec.Inline = manifests(rev, ok)
+			g.Expect(hub.Update(ctx, tpl)).To(Succeed())
+		}).WithTimeout(30 * time.Second).Should(Succeed())
+	}
+
+	t.Log("Revision 1 reaches both")
+	g.Eventually(func(g Gomega) {
+		g.Expect(revisionOn("edge")).To(Equal("1"))
+		g.Expect(revisionOn("near")).To(Equal("1"))
+		g.Expect(rollout(g).Phase).To(Equal(holdfastv1.RolloutComplete))
+	}).WithTimeout(90 * time.Second).Should(Succeed())
+
+	t.Log("Revision 2: the Pull cluster (wave 1) first, then the Push cluster (wave 2)")
+	var edgeAt, nearAt time.Time
+	setRevision("2", "true")
+	g.Eventually(func(g Gomega) {
+		now := time.Now()
+		if edgeAt.IsZero() && revisionOn("edge") == "2" {
+			edgeAt = now
+		}
+		if nearAt.IsZero() && revisionOn("near") == "2" {
+			nearAt = now
+		}
+		g.Expect(edgeAt.IsZero() || nearAt.IsZero()).To(BeFalse(), "revision 2 not everywhere yet")
+	}).WithTimeout(90 * time.Second).WithPolling(50 * time.Millisecond).Should(Succeed())
+	g.Expect(edgeAt.Before(nearAt)).To(BeTrue(), "the Pull cluster got revision 2 at %s, the Push cluster at %s", edgeAt.Format("15:04:05.000"), nearAt.Format("15:04:05.000"))
+	g.Eventually(func(g Gomega) { g.Expect(rollout(g).Phase).To(Equal(holdfastv1.RolloutComplete)) }).WithTimeout(60 * time.Second).Should(Succeed())
+
+	t.Log("Revision 3 fails its health check on the Pull cluster: the rollout halts there, the Push cluster keeps revision 2")
+	setRevision("3", "false")
+	g.Eventually(func(g Gomega) {
+		r := rollout(g)
+		g.Expect(r.Phase).To(Equal(holdfastv1.RolloutHalted))
+		g.Expect(r.FailedClusters).To(ContainElement(HaveField("Cluster", f.ns+"/edge")))
+	}).WithTimeout(90 * time.Second).Should(Succeed())
+	g.Expect(revisionOn("edge")).To(Equal("3"))
+	g.Consistently(func() string { return revisionOn("near") }).WithTimeout(3*time.Second).Should(Equal("2"), "the Push cluster, in the wave after the halt")
 }

@@ -2,12 +2,15 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -77,8 +80,22 @@ func Open(ctx context.Context, own client.Client, o Options) (*Credentials, erro
 		return nil, fmt.Errorf("the hub kubeconfig in Secret %s: %w", o.HubSecret, err)
 	}
 	creds := NewCredentials(bootstrap, o.Cluster.Namespace, SecretStore{Client: own, Key: o.HubSecret}, o.TokenLifetime)
-	if _, err := creds.Token(); err != nil {
-		return nil, err
+	// Forbidden is the hub's RBAC catching up with a Cluster just registered (its RoleBinding
+	// made, or not yet seen by the API server's authorizer): asked again for a while. A token
+	// refused outright (revoked, expired) is said at once.
+	var tokenErr error
+	err = wait.PollUntilContextTimeout(ctx, time.Second, openWait, true, func(context.Context) (bool, error) {
+		_, tokenErr = creds.Token()
+		if apierrors.IsForbidden(tokenErr) {
+			return false, nil
+		}
+		return true, tokenErr
+	})
+	if err != nil {
+		return nil, errors.Join(tokenErr, err)
 	}
 	return creds, nil
 }
+
+// openWait bounds how long Open asks again for a first token its identity is Forbidden.
+const openWait = time.Minute

@@ -2,8 +2,9 @@
 // in a cluster the hub cannot reach, connects out to the hub with an identity limited to its
 // Cluster's namespace (package agentaccess), and does the cluster's half of the work.
 //
-// Built so far: its hub credentials (credentials.go: the bootstrap token traded for a token of
-// its own, kept on its cluster, renewed before it expires) and its heartbeat (heartbeat.go: the
-// Lease through which the hub sees it). The per-cluster reconcile it runs is the status
-// controller's, fed by the work the hub publishes (package work): not wired yet.
+// It has its hub credentials (credentials.go: the bootstrap token traded for a token of its
+// own, kept on its cluster, renewed before it expires), its heartbeat (heartbeat.go: the Lease
+// through which the hub sees it), and the works the hub published for it (works.go), which feed
+// the per-cluster reconcile: the hub's status controller, run against its own cluster
+// (controller.NewAgentManager).
 package agent

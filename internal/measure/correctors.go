@@ -329,6 +329,8 @@ send:
 // EditRun is one edit and its correction.
 type EditRun struct {
 	Namespace, Name string
+	// Value is what the edit wrote to ValueKey.
+	Value string
 	// TSend is just before the Update, T0 when it returned; RespRV is the version it wrote.
 	TSend, T0 time.Time
 	RespRV    int64
@@ -339,7 +341,7 @@ type EditRun struct {
 // Edit changes ValueKey of one ConfigMap as field manager editor (retrying a conflict) and waits
 // up to timeout until obs sees it back at its declared value.
 func Edit(ctx context.Context, cs kubernetes.Interface, obs *Observer, editor, ns, name string, seq int, timeout time.Duration) *EditRun {
-	e := &EditRun{Namespace: ns, Name: name}
+	e := &EditRun{Namespace: ns, Name: name, Value: fmt.Sprintf("edited-%d", seq)}
 	cms := cs.CoreV1().ConfigMaps(ns)
 	for attempt := 0; ; attempt++ {
 		cm, err := cms.Get(ctx, name, metav1.GetOptions{})
@@ -350,7 +352,7 @@ func Edit(ctx context.Context, cs kubernetes.Interface, obs *Observer, editor, n
 		if cm.Data == nil {
 			cm.Data = map[string]string{}
 		}
-		cm.Data[ValueKey] = fmt.Sprintf("edited-%d", seq)
+		cm.Data[ValueKey] = e.Value
 		e.TSend = time.Now()
 		cm, err = cms.Update(ctx, cm, metav1.UpdateOptions{FieldManager: editor})
 		e.T0 = time.Now()

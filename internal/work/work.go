@@ -34,6 +34,9 @@ type Work struct {
 	ServiceSet string                             `json:"serviceSet"`
 	Generation int64                              `json:"generation"`
 	Spec       holdfastv1.MultiClusterServiceSpec `json:"spec"`
+	// Revision is the rollout revision the services were rendered from (the status object's
+	// spec.revision then), which the agent reports as deployed.
+	Revision string `json:"revision,omitempty"`
 	// Services are the rendered services, in the service set's order.
 	Services []Service `json:"services"`
 	// Digest names the work: Decode sets it; it is not part of the encoding.

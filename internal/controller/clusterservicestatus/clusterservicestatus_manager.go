@@ -151,8 +151,13 @@ func (r *Reconciler) complete(mgr ctrl.Manager, b *builder.Builder, opts control
 	})); err != nil {
 		return fmt.Errorf("adding the recordings' drain: %w", err)
 	}
+	name := "clusterservicestatus"
+	if r.agent() {
+		// Apart from the hub's, for a process that runs both (the sandbox, the benchmarks).
+		name = "agent"
+	}
 	return b.WithOptions(opts).
-		Named("clusterservicestatus").
+		Named(name).
 		Complete(r)
 }
 

@@ -45,7 +45,7 @@ func computeStatus(s *scope) {
 		now := metav1.NewTime(s.now)
 		st.LastFullReconcileTime = &now
 		st.ObservedServiceSetGeneration = s.mcs.Generation
-		st.Revision = s.css.Spec.Revision
+		st.Revision = s.deployedRevision()
 	}
 	st.ObservedGeneration = s.css.Generation
 	if s.inventoryProblem == nil {

@@ -45,15 +45,11 @@ func (r *Reconciler) agent() bool { return r.Works != nil }
 func (r *Reconciler) publishes(s *scope) bool { return !r.agent() && s.pullCluster() }
 
 // loadServiceSet reads the service set of the scope's status object into s.mcs, nil when none
-// declares it (on the hub: it was deleted; in the agent: no work is published for it yet, which
-// noWork says).
+// declares it (on the hub: it was deleted; in the agent: no work is published for it, yet or
+// any more: the hub deletes it when the status object goes).
 func (r *Reconciler) loadServiceSet(ctx context.Context, s *scope) error {
 	mcs, w, err := r.serviceSet(ctx, s.css, s.css.Spec.MultiClusterService)
-	switch {
-	case errors.Is(err, ErrNoWork):
-		s.noWork = true
-	case apierrors.IsNotFound(err):
-	case err != nil:
+	if err != nil && !errors.Is(err, ErrNoWork) && !apierrors.IsNotFound(err) {
 		return err
 	}
 	s.mcs, s.work = mcs, w
@@ -181,4 +177,14 @@ func (s *scope) publishedService(name string) *work.Service {
 		}
 	}
 	return nil
+}
+
+// deployedRevision is the rollout revision the reconcile deploys: the status object's
+// spec.revision on the hub, the one its work was rendered from in the agent (the hub publishes
+// the work of a new revision a moment after naming it).
+func (s *scope) deployedRevision() string {
+	if s.work != nil {
+		return s.work.Revision
+	}
+	return s.css.Spec.Revision
 }

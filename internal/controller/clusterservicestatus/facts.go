@@ -22,7 +22,7 @@ func (r *Reconciler) gatherFacts(ctx context.Context, s *scope) (facts, []render
 	f := facts{
 		containers:    drift.DeletesContainer(s.drifts),
 		due:           !s.now.Before(nextFullReconcile(s.mcs, s.css, s.now)),
-		setChanged:    serviceSetChanged(s.css, s.mcs),
+		setChanged:    serviceSetChanged(s.css, s.mcs, s.deployedRevision()),
 		unsettled:     !conditions.IsTrue(s.css, holdfastv1.AppliedCondition),
 		recheck:       r.memory.hasRecheck(key),
 		requested:     requestedToken(s.mcs, s.css) != "",
@@ -34,7 +34,7 @@ func (r *Reconciler) gatherFacts(ctx context.Context, s *scope) (facts, []render
 	f.drifts, f.containers = len(s.drifts) > 0, drift.DeletesContainer(s.drifts)
 	if f.declarations != asDeployed {
 		// As deployed, the declarations are not what the service set declares now.
-		f.changed = declarationChanged(s.css, s.mcs, declared)
+		f.changed = declarationChanged(s.css, s.mcs, s.deployedRevision(), declared)
 		f.compare = r.comparisonDue(s)
 	}
 	return f, declared
@@ -105,13 +105,13 @@ func (r *Reconciler) comparisonDue(s *scope) bool {
 // last reconciled: a new generation, a service added or removed, or a different rendering.
 // serviceSetChanged reports whether the service set changed (its generation or sync mode), or
 // the rollout gave the status object another revision, since it was last reconciled completely.
-func serviceSetChanged(css *holdfastv1.ClusterServiceStatus, mcs *holdfastv1.MultiClusterService) bool {
+func serviceSetChanged(css *holdfastv1.ClusterServiceStatus, mcs *holdfastv1.MultiClusterService, revision string) bool {
 	return css.Status.ObservedServiceSetGeneration != mcs.Generation || css.Status.SyncMode != mcs.Spec.SyncMode ||
-		css.Status.Revision != css.Spec.Revision
+		css.Status.Revision != revision
 }
 
-func declarationChanged(css *holdfastv1.ClusterServiceStatus, mcs *holdfastv1.MultiClusterService, rendered []renderedService) bool {
-	if serviceSetChanged(css, mcs) {
+func declarationChanged(css *holdfastv1.ClusterServiceStatus, mcs *holdfastv1.MultiClusterService, revision string, rendered []renderedService) bool {
+	if serviceSetChanged(css, mcs, revision) {
 		return true
 	}
 	if len(rendered) != len(css.Status.Services) {
