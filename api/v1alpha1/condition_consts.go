@@ -56,6 +56,9 @@ const (
 	// NamespaceSharedReason: a Pull cluster shares its namespace with another Cluster. Its
 	// namespace is its agent's boundary on the hub: the agent would read the other's work.
 	NamespaceSharedReason = "NamespaceShared"
+	// AgentVersionUnsupportedReason: a Pull cluster's agent is of a version the hub does not
+	// support: newer than the hub, or older by more than one minor version.
+	AgentVersionUnsupportedReason = "AgentVersionUnsupported"
 )
 
 // The Cluster's AdmissionPolicies condition says whether the cluster's API server serves the

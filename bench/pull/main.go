@@ -36,8 +36,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -72,17 +70,8 @@ func main() {
 	flag.Uint64Var(&o.seed, "seed", 1, "seed of the order the ConfigMaps are edited in")
 	flag.DurationVar(&o.gap, "gap", 150*time.Millisecond, "wait after each correction before the next edit")
 	flag.DurationVar(&o.outage, "outage", 0, "stop the hub's API server this long, editing meanwhile; 0 for no outage")
-	flag.Parse()
-	if o.objects < 1 || o.edits < 1 {
-		fmt.Fprintln(os.Stderr, "-objects and -edits must be at least 1")
-		os.Exit(2)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, o); err != nil {
-		fmt.Fprintln(os.Stderr, "bench/pull:", err)
-		os.Exit(1)
-	}
+	measure.ParseFlags(measure.AtLeast("objects", 1), measure.AtLeast("edits", 1))
+	measure.Main(func(ctx context.Context) error { return run(ctx, o) })
 }
 
 func run(ctx context.Context, o options) (err error) {

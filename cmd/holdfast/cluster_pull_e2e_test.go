@@ -128,6 +128,23 @@ func TestPullClusterAccess(t *testing.T) {
 	t.Log("The agent stopped: not reporting after the grace; started again, it reports with the token it kept")
 	stop()
 	notReporting("the agent stopped")
+	connectedSays := func(status metav1.ConditionStatus, reason, message string) {
+		t.Helper()
+		g.Eventually(func(g Gomega) {
+			c := conditions.Get(cluster(g, ns1, "edge-1"), holdfastv1.ClusterConnectedCondition)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Status).To(Equal(status), "%s: %s", c.Reason, c.Message)
+			g.Expect(c.Reason).To(Equal(reason), c.Message)
+			g.Expect(c.Message).To(ContainSubstring(message))
+		}).WithTimeout(30 * time.Second).Should(Succeed())
+	}
+	t.Log("Version skew: an agent one minor version behind the hub is supported, and the Cluster says so; two behind is not")
+	stop = runAgentOf(t, edge.RESTConfig(), types.NamespacedName{Namespace: ns1, Name: "edge-1"}, "v0.3.2")
+	connectedSays(metav1.ConditionTrue, holdfastv1.ConnectedReason, "one minor version behind")
+	stop()
+	stop = runAgentOf(t, edge.RESTConfig(), types.NamespacedName{Namespace: ns1, Name: "edge-1"}, "v0.2.0")
+	connectedSays(metav1.ConditionFalse, holdfastv1.AgentVersionUnsupportedReason, "upgrade the agent")
+	stop()
 	stop = runAgent(t, edge.RESTConfig(), types.NamespacedName{Namespace: ns1, Name: "edge-1"})
 	reporting("the agent restarted, without a bootstrap token")
 
@@ -218,7 +235,7 @@ func startHubController(t *testing.T) (*sandbox.ControlPlane, client.Client, *cl
 		t.Fatal(err)
 	}
 	mgr, _, err := controller.NewManager(t.Context(), asController(t, hub, hubPlane.RESTConfig()), controller.Options{MetricsAddr: "0", HealthAddr: "0", SkipNameValidation: true,
-		ProbeInterval: 500 * time.Millisecond, ConnectionGrace: 3 * time.Second})
+		ProbeInterval: 500 * time.Millisecond, ConnectionGrace: 3 * time.Second, Version: testVersion})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,6 +314,15 @@ func applyManifests(t *testing.T, c client.Client, path string) {
 // cluster (what the default --agent-cluster-role gives it); stop ends it and waits.
 func runAgent(t *testing.T, own *rest.Config, cluster types.NamespacedName) (stop func()) {
 	t.Helper()
+	return runAgentOf(t, own, cluster, testVersion)
+}
+
+// testVersion is the version of the hub and of the agents the tests run.
+const testVersion = "v0.4.0"
+
+// runAgentOf runs an agent of version v (runAgent).
+func runAgentOf(t *testing.T, own *rest.Config, cluster types.NamespacedName, v string) (stop func()) {
+	t.Helper()
 	scheme, err := controller.Scheme()
 	if err != nil {
 		t.Fatal(err)
@@ -304,7 +330,7 @@ func runAgent(t *testing.T, own *rest.Config, cluster types.NamespacedName) (sto
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {
-		done <- agent.Run(ctx, agent.Options{Cluster: cluster, Own: own, Scheme: scheme, Version: "v0.0.0-test", Heartbeat: 500 * time.Millisecond,
+		done <- agent.Run(ctx, agent.Options{Cluster: cluster, Own: own, Scheme: scheme, Version: v, Heartbeat: 500 * time.Millisecond,
 			HubSecret: types.NamespacedName{Namespace: onboard.Namespace, Name: onboard.AgentHubSecret},
 			// Tests run several agents in one process, one after the other or at once.
 			Controller: controller.Options{SkipNameValidation: true}})

@@ -86,6 +86,9 @@ type Options struct {
 	ProbeRetryInterval time.Duration
 	ConnectionGrace    time.Duration
 	StatusHeartbeat    time.Duration
+	// Version is the version Pull clusters' agents are judged against (agentaccess.Support):
+	// the binary's when empty; tests set one.
+	Version string
 	// Clock is injectable for tests.
 	Clock clock.PassiveClock
 	// TargetQPS and TargetBurst limit the requests to each target cluster; fleet defaults when 0.
@@ -387,6 +390,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts Options, w wir
 		ProbeRetryInterval: opts.ProbeRetryInterval,
 		ConnectionGrace:    opts.ConnectionGrace,
 		StatusHeartbeat:    opts.StatusHeartbeat,
+		Version:            opts.Version,
 		Shard:              shard,
 	}).SetupWithManager(ctx, mgr, perCluster); err != nil {
 		return fmt.Errorf("setting up the Cluster controller: %w", err)

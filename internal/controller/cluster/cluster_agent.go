@@ -18,6 +18,7 @@ import (
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/agentaccess"
 	"holdfast.dev/holdfast/internal/fleet"
+	"holdfast.dev/holdfast/internal/version"
 )
 
 // A Pull cluster is not probed: its agent connects to the hub, with the access this file keeps
@@ -131,6 +132,12 @@ func (r *Reconciler) readHeartbeat(ctx context.Context, s *scope) {
 		s.probeErr = &fleet.ProbeError{Reason: holdfastv1.AgentNotReportingReason, Err: err}
 		return
 	}
+	supported, note := agentaccess.Support(hb.AgentVersion, r.hubVersion())
+	if !supported {
+		s.connectErr = &reasonError{reason: holdfastv1.AgentVersionUnsupportedReason, message: note}
+		return
+	}
+	s.agentNote = note
 	s.lastConnected = hb.Renewed
 	if s.now.Sub(hb.Renewed) >= r.ConnectionGrace {
 		s.probeErr = &fleet.ProbeError{Reason: holdfastv1.AgentNotReportingReason, Err: errors.New(
@@ -175,4 +182,12 @@ func (r *Reconciler) ensureAgentFinalizer(ctx context.Context, c *holdfastv1.Clu
 		return fmt.Errorf("adding the finalizer to Cluster %s: %w", client.ObjectKeyFromObject(c), err)
 	}
 	return nil
+}
+
+// hubVersion is the version agents are judged against (agentaccess.Support).
+func (r *Reconciler) hubVersion() string {
+	if r.Version != "" {
+		return r.Version
+	}
+	return version.Get().Version
 }

@@ -32,6 +32,8 @@ type scope struct {
 	// lastConnected is the time of the last successful probe, from memory or, after a restart,
 	// from status.
 	lastConnected time.Time
+	// agentNote says what the Connected condition adds about a Pull cluster's agent's version.
+	agentNote string
 	// admission is what the cluster serves of the admission policy APIs, read after a successful
 	// probe (once per connection, fleet.Connection.Identity); admissionErr when that failed.
 	admission    *fleet.Identity

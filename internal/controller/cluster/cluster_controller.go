@@ -43,6 +43,9 @@ type Reconciler struct {
 	Client client.Client
 	// APIReader reads Secrets straight from the API server, so that Secret data is never cached.
 	APIReader client.Reader
+	// Version is the hub's own version, which Pull clusters' agents are judged against
+	// (agentaccess.Support); version.Get's when empty.
+	Version string
 	// Fleet holds the connections.
 	Fleet *fleet.Registry
 	// Recorder emits Events on Clusters.

@@ -90,6 +90,9 @@ func setConnected(s *scope, grace time.Duration) {
 		if s.probe.User != "" {
 			msg += ", authenticated as " + s.probe.User
 		}
+		if s.agentNote != "" {
+			msg += "; " + s.agentNote
+		}
 		set(metav1.ConditionTrue, holdfastv1.ConnectedReason, msg)
 	case withinGrace(s, grace):
 		// A short loss keeps the last known state so that a blip does not ripple through the fleet.
