@@ -27,7 +27,10 @@ template change rolls out to every cluster and a selector change moves a service
 cluster to another. Drift: on one target, a value Holdfast set is edited, a managed object
 deleted and a Deployment scaled by hand, as other field managers; each is put back at once
 (sandbox-apps is in ContinuousWithDriftDetection mode), a label someone adds is left alone, and
-the DriftCorrected Events are printed. Every process is stopped at the end (or on SIGINT, with
+the DriftCorrected Events are printed. Pull mode: a third control plane, edge, is registered in
+Pull mode and its agent runs here with edge's kubeconfig only; the agent applies a service set
+there, alice's edit is put back and recorded on the hub with her name, and with the hub's API
+server stopped her next edit is put back all the same and recorded once it is back. Every process is stopped at the end (or on SIGINT, with
 --keep-running, which also serves the web view of the fleet, holdfast ui, and prints its URL).
 The controller logs only errors here; --log-level info shows its work.`,
 		Args:        cobra.NoArgs,

@@ -18,6 +18,7 @@ type sandboxUpOptions struct {
 	dir                 string
 	withController      bool
 	noControllerManager bool
+	agents              bool
 	nodes               int
 	readyTimeout        time.Duration
 }
@@ -52,13 +53,17 @@ stops every process it started.`,
 	cmd.Flags().BoolVar(&o.withController, "with-controller", true, "run the Holdfast controller against the hub")
 	cmd.Flags().BoolVar(&o.noControllerManager, "no-controller-manager", false, "do not run kube-controller-manager on the targets")
 	cmd.Flags().IntVar(&o.nodes, "nodes", 1, "simulated nodes per target cluster (kube-scheduler and kwok): Deployments become Available, so Ready (applied and healthy) behaves as on a real cluster; 0 runs none and pods stay Pending")
+	cmd.Flags().BoolVar(&o.agents, "agents", false, "register the targets in Pull mode: each runs a Holdfast agent (in this process, with its own cluster's kubeconfig only) and the hub holds no kubeconfig of it")
 	cmd.Flags().DurationVar(&o.readyTimeout, "ready-timeout", 3*time.Minute, "how long to wait for the Clusters to become Ready")
 	return cmd
 }
 
 func (o *sandboxUpOptions) run(cmd *cobra.Command) (retErr error) {
 	ctx := cmd.Context()
-	f, err := localfleet.Up(ctx, localfleet.Options{Clusters: o.clusters, Dir: o.dir, NoControllerManager: o.noControllerManager, Nodes: o.nodes})
+	if o.agents && !o.withController {
+		return errors.New("--agents needs --with-controller: the controller gives each agent its identity on the hub")
+	}
+	f, err := localfleet.Up(ctx, localfleet.Options{Clusters: o.clusters, Dir: o.dir, NoControllerManager: o.noControllerManager, Nodes: o.nodes, Agents: o.agents})
 	if err != nil {
 		return err
 	}
@@ -70,6 +75,14 @@ func (o *sandboxUpOptions) run(cmd *cobra.Command) (retErr error) {
 			return err
 		}
 		defer func() { retErr = errors.Join(retErr, stopController()) }()
+		if o.agents {
+			stopAgents, err := f.StartAgents(ctx)
+			if err != nil {
+				return err
+			}
+			// Before the controller's stop: the agents' last status writes go to a running hub.
+			defer func() { retErr = errors.Join(retErr, stopAgents()) }()
+		}
 		if err := f.WaitClustersReady(ctx, o.readyTimeout); err != nil {
 			return err
 		}
@@ -78,7 +91,11 @@ func (o *sandboxUpOptions) run(cmd *cobra.Command) (retErr error) {
 	for _, t := range f.Targets {
 		names = append(names, t.Name()+"="+f.TargetKubeconfigPath(t.Name()))
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "Sandbox ready: hub=%s clusters=%s\n", f.HubKubeconfigPath(), strings.Join(names, ","))
+	mode := ""
+	if o.agents {
+		mode = " (Pull: each runs its agent here; the hub holds no kubeconfig of them)"
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "Sandbox ready: hub=%s clusters=%s%s\n", f.HubKubeconfigPath(), strings.Join(names, ","), mode)
 	<-ctx.Done()
 	ctrl.Log.Info("Stopping the sandbox")
 	return nil

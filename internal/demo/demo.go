@@ -78,8 +78,8 @@ func (o *Options) run(ctx context.Context, out io.Writer) (retErr error) {
 	timed("Control planes up", start)
 
 	step("Running the Holdfast controller against the hub (probe every %s, connection grace %s)", o.ProbeInterval, o.ConnectionGrace)
-	// The platform namespaces: the Clusters' and the templates'.
-	stopController, err := f.StartController(ctx, controller.Options{PlatformNamespaces: []string{f.Namespace, demoTemplateNamespace},
+	// The platform namespaces: the Clusters' (Push and Pull) and the templates'.
+	stopController, err := f.StartController(ctx, controller.Options{PlatformNamespaces: append([]string{f.Namespace, demoTemplateNamespace}, pullPlatformNamespaces...),
 		ProbeInterval: o.ProbeInterval, ConnectionGrace: o.ConnectionGrace})
 	if err != nil {
 		return err
@@ -107,6 +107,13 @@ func (o *Options) run(ctx context.Context, out io.Writer) (retErr error) {
 	if err := o.services(ctx, out, f, step, timed); err != nil {
 		return err
 	}
+
+	step("Pull mode: a cluster the hub cannot reach, kept by its agent, also while the hub is away")
+	start = time.Now()
+	if err := o.pull(ctx, out, f); err != nil {
+		return err
+	}
+	timed("Pull cluster (deployed by its agent, 2 edits put back, 1 with the hub away)", start)
 
 	step("Timings")
 	if err := printTimings(out, timings, begin); err != nil {

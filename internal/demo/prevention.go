@@ -145,10 +145,17 @@ func (d *serviceDemo) breakGlassEdit(ctx context.Context, cluster string, status
 	changed := time.Now()
 	fmt.Fprintf(d.out, "%s, in the break-glass group %s, makes the same edit: it goes through, and it is drift.\n", demoOnCall, demoOnCallTeam)
 	var record holdfastv1.DriftRecord
+	var seen []string
 	if err := wait.PollUntilContextTimeout(ctx, driftPoll, driftTimeout, true, func(ctx context.Context) (bool, error) {
 		css := &holdfastv1.ClusterServiceStatus{}
 		if err := d.hub.Get(ctx, statusKey, css); err != nil {
 			return false, client.IgnoreNotFound(err)
+		}
+		seen = seen[:0]
+		for _, r := range css.Status.Drifts {
+			if r.Name == web.Name {
+				seen = append(seen, fmt.Sprintf("{user %q, detected %s, corrected %v}", r.User, r.DetectedTime.Format(time.RFC3339Nano), r.CorrectedTime != nil))
+			}
 		}
 		for _, r := range css.Status.Drifts {
 			if r.Name == web.Name && r.User == demoOnCall && r.CorrectedTime != nil && !r.DetectedTime.Time.Before(changed.Add(-time.Second)) {
@@ -158,7 +165,8 @@ func (d *serviceDemo) breakGlassEdit(ctx context.Context, cluster string, status
 		}
 		return false, nil
 	}); err != nil {
-		return fmt.Errorf("waiting for %s's drift of ConfigMap %s to be recorded and corrected: %w", demoOnCall, web, err)
+		return fmt.Errorf("waiting for %s's drift of ConfigMap %s (made at %s) to be recorded and corrected; its records: %v: %w",
+			demoOnCall, web, changed.Format(time.RFC3339Nano), seen, err)
 	}
 	timed("Break-glass edit recorded and put back", changed)
 	fmt.Fprintf(d.out, "  recorded as changed by %s via %s (%s), put back to %q %s after the edit.\n\n", record.User, record.Manager, record.Operation,

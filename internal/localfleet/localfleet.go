@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -40,6 +42,9 @@ type Options struct {
 	Nodes int
 	// Logs receives the control planes' output; files in each working directory when nil.
 	Logs io.Writer
+	// Agents leaves the targets unregistered, to be registered as Pull clusters and run by their
+	// agents once the controller runs (StartAgents).
+	Agents bool
 }
 
 // Fleet is a running local fleet.
@@ -48,6 +53,8 @@ type Fleet struct {
 	Targets   []*sandbox.ControlPlane
 	Dir       string
 	Namespace string
+	// Agents: the targets are Pull clusters (Options.Agents).
+	Agents bool
 
 	tempDir bool
 	hub     client.Client
@@ -75,7 +82,7 @@ func Up(ctx context.Context, opts Options) (_ *Fleet, retErr error) {
 	if opts.Nodes < 0 {
 		return nil, fmt.Errorf("nodes must not be negative, got %d", opts.Nodes)
 	}
-	f := &Fleet{Dir: opts.Dir, Namespace: opts.Namespace}
+	f := &Fleet{Dir: opts.Dir, Namespace: opts.Namespace, Agents: opts.Agents}
 	if f.Namespace == "" {
 		f.Namespace = DefaultNamespace
 	}
@@ -119,9 +126,19 @@ func Up(ctx context.Context, opts Options) (_ *Fleet, retErr error) {
 	if err != nil {
 		return nil, fmt.Errorf("building the hub client: %w", err)
 	}
+	if f.Agents {
+		// Where the Push Clusters would be: the platform's namespace, for its templates.
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: f.Namespace}}
+		if err := f.hub.Create(ctx, ns); client.IgnoreAlreadyExists(err) != nil {
+			return nil, fmt.Errorf("creating namespace %s on the hub: %w", f.Namespace, err)
+		}
+	}
 	for i, t := range f.Targets {
 		if err := os.WriteFile(f.TargetKubeconfigPath(t.Name()), t.Kubeconfig(), 0o600); err != nil {
 			return nil, fmt.Errorf("writing the kubeconfig of %s: %w", t.Name(), err)
+		}
+		if f.Agents {
+			continue
 		}
 		if _, err := fleet.Register(ctx, f.hub, fleet.Registration{
 			Namespace: f.Namespace, Name: t.Name(), Labels: TargetLabels(i + 1), Kubeconfig: t.Kubeconfig(),
@@ -155,10 +172,15 @@ func (f *Fleet) TargetKubeconfigPath(name string) string {
 	return filepath.Join(f.Dir, name+".kubeconfig")
 }
 
-// Clusters lists the registered Clusters on the hub.
+// Clusters lists the registered Clusters on the hub: those of Namespace, or the Pull clusters
+// of the sample fleet, each in a namespace of its own.
 func (f *Fleet) Clusters(ctx context.Context) ([]holdfastv1.Cluster, error) {
 	list := &holdfastv1.ClusterList{}
-	if err := f.hub.List(ctx, list, client.InNamespace(f.Namespace)); err != nil {
+	where := []client.ListOption{client.InNamespace(f.Namespace)}
+	if f.Agents {
+		where = []client.ListOption{client.MatchingLabels{"fleet": "sandbox"}}
+	}
+	if err := f.hub.List(ctx, list, where...); err != nil {
 		return nil, fmt.Errorf("listing Clusters: %w", err)
 	}
 	return list.Items, nil
