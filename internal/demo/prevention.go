@@ -49,14 +49,14 @@ func (d *serviceDemo) prevent(ctx context.Context, timed func(string, time.Time)
 		return err
 	}
 	web := client.ObjectKey{Namespace: demoAppNamespace, Name: webSettingsName}
-	edit := func(c client.Client, value string) (declared string, err error) {
+	edit := func(c client.Client, value string, opts ...client.UpdateOption) (declared string, err error) {
 		cm := &corev1.ConfigMap{}
 		if err := d.targets[cluster].Get(ctx, web, cm); err != nil {
 			return "", err
 		}
 		declared = cm.Data["logLevel"]
 		cm.Data["logLevel"] = value
-		return declared, c.Update(ctx, cm, client.FieldOwner(editManager))
+		return declared, c.Update(ctx, cm, append([]client.UpdateOption{client.FieldOwner(editManager)}, opts...)...)
 	}
 
 	if err := d.refusedEdit(ctx, cluster, edit, alice); err != nil {
@@ -70,7 +70,7 @@ func (d *serviceDemo) prevent(ctx context.Context, timed func(string, time.Time)
 
 // demoEdit changes data.logLevel of the web settings ConfigMap on the cluster as the client's
 // user, and returns the value declared before.
-type demoEdit func(c client.Client, value string) (declared string, err error)
+type demoEdit func(c client.Client, value string, opts ...client.UpdateOption) (declared string, err error)
 
 // preventionOn turns prevention and attribution on, and waits until the status object says both
 // are active on the target.
@@ -109,9 +109,22 @@ func (d *serviceDemo) preventionOn(ctx context.Context, statusKey client.ObjectK
 // break-glass group.
 func (d *serviceDemo) refusedEdit(ctx context.Context, cluster string, edit demoEdit, alice client.Client) error {
 	web := client.ObjectKey{Namespace: demoAppNamespace, Name: webSettingsName}
-	// The API server enforces a new policy a moment after it is created; until then an edit
-	// goes through and is simply drift, put back.
+	// The API server enforces a new policy a moment after it is created: dry runs tell when it
+	// does. Real edits before would go through, be put back, and count as a fight with the
+	// object, which the break-glass edit after would then be part of (Contested, put back late).
 	var refused error
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, driftTimeout, true, func(ctx context.Context) (bool, error) {
+		_, err := edit(alice, "trace-by-alice", client.DryRunAll)
+		switch {
+		case apierrors.IsForbidden(err) || apierrors.IsInvalid(err):
+			return true, nil
+		case err == nil || apierrors.IsConflict(err):
+			return false, nil
+		}
+		return false, client.IgnoreNotFound(err)
+	}); err != nil {
+		return fmt.Errorf("waiting for the target to refuse a dry run of %s's edit of ConfigMap %s: %w", demoUser, web, err)
+	}
 	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, driftTimeout, true, func(ctx context.Context) (bool, error) {
 		_, err := edit(alice, "trace-by-alice")
 		switch {
