@@ -51,7 +51,9 @@ Run it again to rotate the token or change the labels.
 With --pull, add registers a cluster the hub cannot reach, named NAME: the Cluster, in Pull mode,
 alone in the hub namespace holdfast-pull-NAME (unless --namespace), whose agent identity the
 controller creates; and prints (or writes to --export) what to apply on that cluster: the
-Holdfast agent, with a bootstrap token it trades for its own at once. Run it again for a new
+Holdfast agent, as the agent chart (charts/holdfast-agent) renders it with --agent-values and
+--agent-set, with a bootstrap token it trades for its own at once. With --hub-kubeconfig-only it
+prints the agent's hub kubeconfig alone, to install the chart with Helm. Run it again for a new
 bootstrap token (the one before ends). See docs/agent.md.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -14,11 +14,21 @@ import (
 	"holdfast.dev/holdfast/charts"
 )
 
-// Chart loads the embedded holdfast chart.
+// Chart loads the embedded holdfast chart, the hub's.
 func Chart() (*chart.Chart, error) {
-	sub, err := fs.Sub(charts.Holdfast, charts.HoldfastDir)
+	return embedded(charts.Holdfast, charts.HoldfastDir)
+}
+
+// AgentChart loads the embedded holdfast-agent chart, a Pull cluster's agent.
+func AgentChart() (*chart.Chart, error) {
+	return embedded(charts.Agent, charts.AgentDir)
+}
+
+// embedded loads the chart in directory dir of fsys.
+func embedded(fsys fs.FS, dir string) (*chart.Chart, error) {
+	sub, err := fs.Sub(fsys, dir)
 	if err != nil {
-		return nil, fmt.Errorf("opening the embedded chart: %w", err)
+		return nil, fmt.Errorf("opening the embedded chart %s: %w", dir, err)
 	}
 	return LoadFS(sub)
 }

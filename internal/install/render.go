@@ -24,7 +24,7 @@ const (
 
 // Options choose the release and its values.
 type Options struct {
-	// ReleaseName and Namespace are the Helm release's; the defaults above when empty.
+	// ReleaseName and Namespace are the Helm release's; the hub's defaults above when empty.
 	ReleaseName string
 	Namespace   string
 	// Values override the chart's values.yaml, as `helm install -f/--set` do.
@@ -103,13 +103,23 @@ func Objects(manifest string) ([]*unstructured.Unstructured, error) {
 }
 
 // Manifests are what `holdfast install` applies and `holdfast install --export` prints: the
-// chart rendered with o.Values over its defaults, plus the release namespace, which no Helm is
-// there to create (createNamespace: true, unless o.Values says otherwise).
+// hub chart as ManifestsOf renders it.
 func Manifests(ctx context.Context, o Options) (string, error) {
+	ch, err := Chart()
+	if err != nil {
+		return "", err
+	}
+	return ManifestsOf(ctx, ch, o)
+}
+
+// ManifestsOf renders ch for an installation without Helm (kubectl apply, a GitOps repository):
+// with o.Values over its defaults, plus the release namespace, which no Helm is there to create
+// (the chart's createNamespace: true, unless o.Values says otherwise).
+func ManifestsOf(ctx context.Context, ch *chart.Chart, o Options) (string, error) {
 	values := map[string]any{"createNamespace": true}
 	for k, v := range o.Values {
 		values[k] = v
 	}
 	o.Values = values
-	return Render(ctx, o)
+	return RenderChart(ctx, ch, o)
 }

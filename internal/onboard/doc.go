@@ -5,5 +5,6 @@
 //
 // A Pull cluster is onboarded the other way round (pull.go): nothing reaches it from the hub.
 // RegisterPull registers it on the hub and returns the bootstrap kubeconfig its agent reaches
-// the hub with, AgentManifests what to apply on it, RevokePull ends its agent's access.
+// the hub with, AgentManifests what to apply on it (the agent chart, charts/holdfast-agent,
+// rendered by package install), RevokePull ends its agent's access.
 package onboard

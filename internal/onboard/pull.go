@@ -3,24 +3,23 @@ package onboard
 import (
 	"context"
 	"fmt"
+	"maps"
+	"strings"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/agentaccess"
+	"holdfast.dev/holdfast/internal/install"
 	"holdfast.dev/holdfast/internal/tenancy"
 )
 
@@ -29,12 +28,15 @@ import (
 // identity (package agentaccess), and requests the bootstrap token, bound to a Secret the agent
 // deletes once it has a token of its own; AgentManifests is what to apply on the cluster.
 
-// Defaults of PullOptions.
+// Defaults of PullOptions and AgentOptions, and the names the agent chart
+// (charts/holdfast-agent) gives the agent's objects on its cluster; its tests check they agree.
 const (
 	DefaultBootstrapDuration = time.Hour
-	DefaultAgentClusterRole  = "cluster-admin"
+	// DefaultAgentClusterRole is the chart's default rbac.clusterRole.
+	DefaultAgentClusterRole = "cluster-admin"
 	// AgentName names the agent's objects on its cluster: ServiceAccount, ClusterRoleBinding,
-	// Deployment, and the Secret holding its hub kubeconfig (AgentHubSecret).
+	// Deployment, and the Secret holding its hub kubeconfig (AgentHubSecret); and the release
+	// AgentManifests renders.
 	AgentName = "holdfast-agent"
 	// AgentHubSecret holds, under AgentHubKey, the kubeconfig the agent reaches the hub with;
 	// the agent keeps its own token there once it traded the bootstrap token.
@@ -177,64 +179,101 @@ func newBootstrapSecret(ctx context.Context, c client.Client, namespace string) 
 type AgentOptions struct {
 	// Cluster is the agent's Cluster on the hub.
 	Cluster client.ObjectKey
-	// Image is the agent's container image (the Holdfast image).
+	// Image is the agent's container image (the Holdfast image), a reference with a tag or a
+	// digest; the image Values name (by default the chart's) when empty.
 	Image string
-	// ClusterRole is what the agent may do on its cluster: DefaultAgentClusterRole when empty.
+	// ClusterRole is what the agent may do on its cluster; the rbac.clusterRole Values name (by
+	// default the chart's, DefaultAgentClusterRole) when empty.
 	ClusterRole string
+	// Values are values of the agent chart (charts/holdfast-agent), as `helm install -f/--set`
+	// give them: rbac.clusterRole "" with rbac.rules for the narrower ClusterRole, resources,
+	// nodeSelector... The fields above, the cluster and the hub kubeconfig are set over them.
+	Values map[string]any
 }
 
-// AgentManifests are the objects to apply on a Pull cluster, as YAML: the namespace
-// holdfast-system, the agent's ServiceAccount bound to its ClusterRole, the Secret holding
-// hubKubeconfig, and the agent's Deployment.
-func AgentManifests(hubKubeconfig []byte, o AgentOptions) ([]byte, error) {
-	if o.ClusterRole == "" {
-		o.ClusterRole = DefaultAgentClusterRole
+// AgentManifests are the objects to apply on a Pull cluster, as YAML for `kubectl apply -f -`:
+// the agent chart (charts/holdfast-agent) rendered as `helm template` does in the namespace
+// holdfast-system, with that namespace, the agent's ServiceAccount bound to its ClusterRole,
+// the Secret holding hubKubeconfig (none when it is empty and o.Values name hub.existingSecret),
+// and the agent's Deployment. The chart alone decides what they are, whether `holdfast cluster
+// add --pull` prints them or Helm installs them.
+func AgentManifests(ctx context.Context, hubKubeconfig []byte, o AgentOptions) ([]byte, error) {
+	ch, err := install.AgentChart()
+	if err != nil {
+		return nil, err
 	}
-	labels := map[string]string{"app.kubernetes.io/name": AgentName, "app.kubernetes.io/part-of": "holdfast"}
-	meta := metav1.ObjectMeta{Namespace: Namespace, Name: AgentName, Labels: labels}
-	objs := []any{
-		&corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: Namespace}},
-		&corev1.ServiceAccount{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"}, ObjectMeta: meta},
-		&rbacv1.ClusterRoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRoleBinding"},
-			ObjectMeta: metav1.ObjectMeta{Name: AgentName, Labels: labels},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: o.ClusterRole},
-			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: Namespace, Name: AgentName}}},
-		&corev1.Secret{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
-			ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: AgentHubSecret, Labels: labels},
-			Data:       map[string][]byte{AgentHubKey: hubKubeconfig}},
-		agentDeployment(meta, o),
+	values, err := agentValues(hubKubeconfig, o)
+	if err != nil {
+		return nil, err
 	}
-	var out []byte
-	for _, obj := range objs {
-		data, err := yaml.Marshal(obj)
+	manifests, err := install.ManifestsOf(ctx, ch, install.Options{ReleaseName: AgentName, Namespace: Namespace, Values: values})
+	if err != nil {
+		return nil, fmt.Errorf("rendering the agent's manifests: %w", err)
+	}
+	return []byte(manifests), nil
+}
+
+// agentValues are o.Values with the options, the cluster and the hub kubeconfig set over them;
+// o.Values is left as it was.
+func agentValues(hubKubeconfig []byte, o AgentOptions) (map[string]any, error) {
+	v := withValue(o.Values, o.Cluster.String(), "cluster")
+	if len(hubKubeconfig) > 0 {
+		v = withValue(v, string(hubKubeconfig), "hub", "kubeconfig")
+	}
+	if o.Image != "" {
+		repository, tag, digest, err := splitImage(o.Image)
 		if err != nil {
-			return nil, fmt.Errorf("writing the agent's manifests: %w", err)
+			return nil, err
 		}
-		out = append(append(out, "---\n"...), data...)
+		v = withValue(v, repository, "image", "repository")
+		v = withValue(v, tag, "image", "tag")
+		v = withValue(v, digest, "image", "digest")
 	}
-	return out, nil
+	if o.ClusterRole != "" {
+		v = withValue(v, o.ClusterRole, "rbac", "clusterRole")
+	}
+	return v, nil
 }
 
-// agentDeployment runs `holdfast agent`, which reads its hub kubeconfig from the Secret (and
-// keeps its own token there).
-func agentDeployment(meta metav1.ObjectMeta, o AgentOptions) *appsv1.Deployment {
-	return &appsv1.Deployment{TypeMeta: metav1.TypeMeta{APIVersion: appsv1.SchemeGroupVersion.String(), Kind: "Deployment"}, ObjectMeta: meta,
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To[int32](1),
-			Selector: &metav1.LabelSelector{MatchLabels: meta.Labels},
-			// One agent at a time: two would both correct and both write the status.
-			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: meta.Labels}, Spec: corev1.PodSpec{
-				ServiceAccountName: AgentName,
-				SecurityContext:    &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
-				Containers: []corev1.Container{{
-					Name: "agent", Image: o.Image,
-					Args: []string{"agent", "--hub-kubeconfig-secret=" + Namespace + "/" + AgentHubSecret, "--cluster=" + o.Cluster.String()},
-					SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true),
-						Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},
-				}},
-			}},
-		}}
+// withValue returns values with value at path, copying the maps along it rather than changing
+// them.
+func withValue(values map[string]any, value any, path ...string) map[string]any {
+	out := maps.Clone(values)
+	if out == nil {
+		out = map[string]any{}
+	}
+	if len(path) == 1 {
+		out[path[0]] = value
+		return out
+	}
+	sub, _ := out[path[0]].(map[string]any)
+	out[path[0]] = withValue(sub, value, path[1:]...)
+	return out
+}
+
+// splitImage splits an image reference into the chart's image values: repository and tag, or
+// repository and digest (which then keeps any tag before it, as the reference had it). No tag
+// is latest, as for the container runtime.
+func splitImage(ref string) (repository, tag, digest string, err error) {
+	invalid := fmt.Errorf("agent image %q: want repository:tag or repository@sha256:digest", ref)
+	if strings.ContainsAny(ref, " \t\n") {
+		return "", "", "", invalid
+	}
+	if repo, d, ok := strings.Cut(ref, "@"); ok {
+		if repo == "" || d == "" {
+			return "", "", "", invalid
+		}
+		return repo, "", d, nil
+	}
+	repository, tag = ref, "latest"
+	// A colon after the last slash starts the tag; one before it is a registry's port.
+	if i := strings.LastIndex(ref, ":"); i > strings.LastIndex(ref, "/") {
+		repository, tag = ref[:i], ref[i+1:]
+	}
+	if repository == "" || tag == "" {
+		return "", "", "", invalid
+	}
+	return repository, tag, "", nil
 }
 
 // RevokePull ends the hub access of a Pull cluster's agent: its ServiceAccount is deleted, which
