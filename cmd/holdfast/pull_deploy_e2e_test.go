@@ -24,7 +24,8 @@ import (
 // hub's controller has no kubeconfig of it, and runs with the chart's rights) receives a
 // service set's services through its agent; alice's edit of a deployed object is put back by
 // the agent and recorded on the hub with her name; with the hub's API server stopped, her next
-// edit is still put back, and its record reaches the hub once the API server is back; the
+// edit is still put back; the agent restarted while the hub is away starts from what it kept and
+// puts her next edit back too, and its record reaches the hub once the API server is back; the
 // status object deleted on the hub, the agent withdraws what it applied.
 func TestPullClusterIsDeployedAndCorrectedByItsAgent(t *testing.T) {
 	f := startPullFleet(t)
@@ -106,8 +107,13 @@ func TestPullClusterIsDeployedAndCorrectedByItsAgent(t *testing.T) {
 	g.Expect(hubPlane.StopAPIServer()).To(Succeed())
 	edit("alice-2")
 	putBack("alice's edit while the hub is away")
+
+	t.Log("The agent restarted while the hub is away: it starts from what it kept, and puts alice's next edit back")
+	f.restartAgent()
+	edit("alice-3")
+	putBack("alice's edit after the agent restarted with the hub away")
 	g.Expect(hubPlane.StartAPIServer(ctx)).To(Succeed())
-	recorded("alice-2", "the record of the edit made while the hub was away")
+	recorded("alice-3", "the record of the edit made while the hub was away, by the restarted agent")
 
 	t.Log("The service set deleted: the agent withdraws what it applied, and the hub lets the status object go")
 	g.Expect(hub.Delete(ctx, &holdfastv1.MultiClusterService{ObjectMeta: metav1.ObjectMeta{Name: "hello"}})).To(Succeed())
@@ -127,6 +133,8 @@ type pullFleet struct {
 	hub, edgeClient client.Client
 	// ns is the Pull cluster's namespace on the hub.
 	ns string
+	// stopAgent stops the agent; restartAgent stops it and starts another.
+	stopAgent, restartAgent func()
 }
 
 func startPullFleet(t *testing.T) *pullFleet {
@@ -143,8 +151,14 @@ func startPullFleet(t *testing.T) *pullFleet {
 	edgeClient, err := client.New(edge.RESTConfig(), client.Options{Scheme: hub.Scheme()})
 	g.Expect(err).NotTo(HaveOccurred())
 	applyManifests(t, edgeClient, export)
-	runAgent(t, edge.RESTConfig(), types.NamespacedName{Namespace: ns, Name: "edge"})
-	return &pullFleet{hubPlane: hubPlane, edge: edge, hub: hub, edgeClient: edgeClient, ns: ns}
+	key := types.NamespacedName{Namespace: ns, Name: "edge"}
+	f := &pullFleet{hubPlane: hubPlane, edge: edge, hub: hub, edgeClient: edgeClient, ns: ns}
+	f.stopAgent = runAgent(t, edge.RESTConfig(), key)
+	f.restartAgent = func() {
+		f.stopAgent()
+		f.stopAgent = runAgent(t, edge.RESTConfig(), key)
+	}
+	return f
 }
 
 // TestRolloutAcrossPushAndPullClusters: one service set selects a Pull cluster (wave 1) and a

@@ -40,7 +40,8 @@ type Options struct {
 }
 
 // Run runs the agent until ctx ends: its hub credentials, the reconcile of its Cluster's status
-// objects against its own cluster (controller.NewAgentManager, fed by Works), and its heartbeat.
+// objects against its own cluster (controller.NewAgentManager, fed by Works), its heartbeat, and
+// what it keeps of the hub (Kept), from which it starts when the hub does not answer.
 func Run(ctx context.Context, o Options) error {
 	own, err := client.New(o.Own, client.Options{Scheme: o.Scheme})
 	if err != nil {
@@ -50,14 +51,30 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	hub, err := client.New(creds.Config(), client.Options{Scheme: o.Scheme})
+	kept, err := NewKept(ctx, own, o.HubSecret.Namespace, o.Cluster.Namespace, ctrl.LoggerFrom(ctx).WithName("kept"))
+	if err != nil {
+		return err
+	}
+	hubConfig := kept.WrapConfig(creds.Config())
+	httpClient, err := rest.HTTPClientFor(hubConfig)
 	if err != nil {
 		return fmt.Errorf("building a client of the hub: %w", err)
 	}
-	mgr, conn, err := controller.NewAgentManager(ctx, creds.Config(), controller.AgentOptions{
+	mapper, err := controller.HubMapper(hubConfig, httpClient)
+	if err != nil {
+		return err
+	}
+	hub, err := client.New(hubConfig, client.Options{Scheme: o.Scheme, HTTPClient: httpClient, Mapper: mapper})
+	if err != nil {
+		return fmt.Errorf("building a client of the hub: %w", err)
+	}
+	mgr, conn, err := controller.NewAgentManager(ctx, hubConfig, controller.AgentOptions{
 		Cluster: o.Cluster, Own: o.Own, Works: &Works{Hub: hub, Key: o.Cluster}, Options: o.Controller})
 	if err != nil {
 		return err
+	}
+	if err := mgr.Add(kept); err != nil {
+		return fmt.Errorf("adding what the agent keeps of the hub: %w", err)
 	}
 	beat := &Heartbeat{Hub: hub, Cluster: o.Cluster, Own: conn, AgentVersion: o.Version, Interval: o.Heartbeat}
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error { beat.Run(ctx); return nil })); err != nil {

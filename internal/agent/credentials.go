@@ -100,6 +100,11 @@ func (c *Credentials) Token() (*oauth2.Token, error) {
 		return &oauth2.Token{AccessToken: c.current.Token, Expiry: renewal(c.current)}, nil
 	}
 	next, err := c.request(ctx, c.current.Token)
+	if err != nil && c.current.Token != "" && !answered(err) {
+		// The hub does not answer: the agent works on with the token it has (what it kept of
+		// the hub answers its reads) and asks again soon.
+		return &oauth2.Token{AccessToken: c.current.Token, Expiry: c.clock.Now().Add(unansweredRetry)}, nil
+	}
 	traded := false
 	if c.current.Token == "" || apierrors.IsUnauthorized(err) {
 		if c.bootstrap == "" {
@@ -163,6 +168,15 @@ func (c *Credentials) clientWith(token string) (kubernetes.Interface, error) {
 		return nil, fmt.Errorf("building a hub client: %w", err)
 	}
 	return cs, nil
+}
+
+// unansweredRetry is how soon a token whose renewal the hub did not answer is renewed again.
+const unansweredRetry = 30 * time.Second
+
+// answered reports whether err is the hub's answer (a status), rather than no answer.
+func answered(err error) bool {
+	var status apierrors.APIStatus
+	return errors.As(err, &status)
 }
 
 // renewal is when s is renewed: RenewAt of its lifetime.

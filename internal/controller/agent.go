@@ -3,13 +3,20 @@ package controller
 import (
 	"context"
 	"fmt"
+	"net/http"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -48,6 +55,7 @@ func NewAgentManager(ctx context.Context, hub *rest.Config, o AgentOptions) (ctr
 	opts := o.Options.withDefaults()
 	mgr, err := ctrl.NewManager(hub, ctrl.Options{
 		Scheme:                 scheme,
+		MapperProvider:         HubMapper,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Cache: cache.Options{
@@ -92,4 +100,31 @@ func NewAgentManager(ctx context.Context, hub *rest.Config, o AgentOptions) (ctr
 		return nil, nil, fmt.Errorf("setting up the agent's ClusterServiceStatus controller: %w", err)
 	}
 	return mgr, conn, nil
+}
+
+// agentHubKinds are the kinds an agent reads or writes on the hub, all in its Cluster's
+// namespace.
+var agentHubKinds = []schema.GroupVersionKind{
+	holdfastv1.GroupVersion.WithKind("ClusterServiceStatus"),
+	holdfastv1.GroupVersion.WithKind("ClusterServiceInventory"),
+	corev1.SchemeGroupVersion.WithKind("Secret"),
+	corev1.SchemeGroupVersion.WithKind("Event"),
+	eventsv1.SchemeGroupVersion.WithKind("Event"),
+	coordinationv1.SchemeGroupVersion.WithKind("Lease"),
+}
+
+// HubMapper is the REST mapper of an agent's hub clients: the kinds it uses are known without
+// discovery, so that an agent started while the hub is away (answering from what it kept, see
+// package agent) needs none, and a thousand agents do not each read the hub's discovery; any
+// other kind is found by discovery.
+func HubMapper(cfg *rest.Config, httpClient *http.Client) (meta.RESTMapper, error) {
+	known := meta.NewDefaultRESTMapper(nil)
+	for _, gvk := range agentHubKinds {
+		known.Add(gvk, meta.RESTScopeNamespace)
+	}
+	discovered, err := apiutil.NewDynamicRESTMapper(cfg, httpClient)
+	if err != nil {
+		return nil, fmt.Errorf("building the agent's REST mapper of the hub: %w", err)
+	}
+	return meta.FirstHitRESTMapper{MultiRESTMapper: meta.MultiRESTMapper{known, discovered}}, nil
 }
