@@ -1,7 +1,13 @@
 package main
 
 import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +22,7 @@ import (
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/conditions"
 	"holdfast.dev/holdfast/internal/naming"
+	"holdfast.dev/holdfast/internal/notify"
 	"holdfast.dev/holdfast/internal/onboard"
 	"holdfast.dev/holdfast/internal/sandbox"
 )
@@ -32,6 +39,11 @@ func TestPullClusterIsDeployedAndCorrectedByItsAgent(t *testing.T) {
 	ctx, g, hub, hubPlane, edge, edgeClient, ns := t.Context(), NewWithT(t), f.hub, f.hubPlane, f.edge, f.edgeClient, f.ns
 
 	t.Log("A service set selecting the Pull cluster: its agent applies what the hub rendered, and writes the status")
+	hook := &webhookSink{}
+	hookSrv := httptest.NewServer(hook)
+	t.Cleanup(hookSrv.Close)
+	g.Expect(hub.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "holdfast-system", Name: "hello-hook"},
+		StringData: map[string]string{notify.SecretKeyURL: hookSrv.URL + "/holdfast"}})).To(Succeed())
 	g.Expect(hub.Create(ctx, &holdfastv1.ServiceTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: "holdfast-system", Name: "hello"},
 		Spec: holdfastv1.ServiceTemplateSpec{Templating: holdfastv1.TemplatingGoTemplate,
 			Inline: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: hello, namespace: apps}\ndata: {cluster: '{{ .Cluster.Name }}'}\n"}})).To(Succeed())
@@ -41,6 +53,8 @@ func TestPullClusterIsDeployedAndCorrectedByItsAgent(t *testing.T) {
 			SyncMode:        holdfastv1.SyncModeContinuousWithDriftDetection,
 			Drift:           &holdfastv1.DriftPolicy{Attribution: holdfastv1.AttributionAuto},
 			Services:        []holdfastv1.Service{{Name: "hello", Namespace: "apps", Template: holdfastv1.TemplateReference{Namespace: "holdfast-system", Name: "hello"}}},
+			Notifications: []holdfastv1.NotificationTarget{{Name: "audit", Type: holdfastv1.NotificationWebhook,
+				SecretRef: holdfastv1.SecretReference{Namespace: "holdfast-system", Name: "hello-hook"}}},
 		}})).To(Succeed())
 	statusKey := client.ObjectKey{Namespace: ns, Name: naming.StatusName("hello", "edge")}
 	status := func(g Gomega) *holdfastv1.ClusterServiceStatus {
@@ -86,6 +100,10 @@ func TestPullClusterIsDeployedAndCorrectedByItsAgent(t *testing.T) {
 				HaveField("Manager", "kubectl-edit"), HaveField("CorrectedTime", Not(BeNil())),
 				HaveField("Fields", ContainElement(HaveField("New", ContainSubstring(value)))))))
 		}).WithTimeout(60*time.Second).Should(Succeed(), why)
+		// The hub notifies of what the agent recorded.
+		g.Eventually(func(g Gomega) {
+			g.Expect(hook.corrected(g, value)).To(BeNumerically(">=", 1), "notifications of the correction of %s", value)
+		}).WithTimeout(30*time.Second).Should(Succeed(), why)
 	}
 
 	t.Log("alice edits it on the Pull cluster: put back, and recorded on the hub with her name")
@@ -114,6 +132,9 @@ func TestPullClusterIsDeployedAndCorrectedByItsAgent(t *testing.T) {
 	putBack("alice's edit after the agent restarted with the hub away")
 	g.Expect(hubPlane.StartAPIServer(ctx)).To(Succeed())
 	recorded("alice-3", "the record of the edit made while the hub was away, by the restarted agent")
+	g.Consistently(func(g Gomega) {
+		g.Expect(hook.corrected(g, "alice-3")).To(Equal(1))
+	}).WithTimeout(3*time.Second).Should(Succeed(), "one edit, one notification")
 
 	t.Log("The service set deleted: the agent withdraws what it applied, and the hub lets the status object go")
 	g.Expect(hub.Delete(ctx, &holdfastv1.MultiClusterService{ObjectMeta: metav1.ObjectMeta{Name: "hello"}})).To(Succeed())
@@ -123,6 +144,44 @@ func TestPullClusterIsDeployedAndCorrectedByItsAgent(t *testing.T) {
 		err = hub.Get(ctx, statusKey, &holdfastv1.ClusterServiceStatus{})
 		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the status object is still there: %v", err)
 	}).WithTimeout(90 * time.Second).Should(Succeed())
+}
+
+// webhookSink is a notification webhook that keeps what it receives.
+type webhookSink struct {
+	mu     sync.Mutex
+	bodies [][]byte
+}
+
+func (w *webhookSink) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	w.mu.Lock()
+	w.bodies = append(w.bodies, body)
+	w.mu.Unlock()
+	rw.WriteHeader(http.StatusNoContent)
+}
+
+// corrected is how many DriftCorrected notifications it received of alice's edit to value on the
+// Pull cluster edge.
+func (w *webhookSink) corrected(g Gomega, value string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for _, body := range w.bodies {
+		var e struct {
+			Type    string `json:"type"`
+			Cluster struct{ Name string }
+			Drift   struct {
+				User   string
+				Fields []struct{ New string }
+			}
+		}
+		g.Expect(json.Unmarshal(body, &e)).To(Succeed())
+		if e.Type == string(notify.DriftCorrected) && e.Cluster.Name == "edge" && e.Drift.User == "alice" &&
+			len(e.Drift.Fields) > 0 && strings.Contains(e.Drift.Fields[0].New, value) {
+			n++
+		}
+	}
+	return n
 }
 
 // pullFleet is a hub whose controller runs with the chart's rights, and a Pull cluster "edge"

@@ -69,6 +69,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 			return r.forCluster(ctx, c)
 		}))
 	}
+	if err := r.setupRecordedReports(mgr, opts); err != nil {
+		return fmt.Errorf("setting up the reports of Pull clusters' drift records: %w", err)
+	}
 	return r.complete(mgr, b, opts)
 }
 

@@ -83,21 +83,28 @@ func (r *Reconciler) report(ctx context.Context, s *scope) {
 	}
 	metrics.SetManagedObjects(cluster, s.css.Spec.MultiClusterService, len(st.Resources))
 	metrics.SetContested(cluster, s.css.Spec.MultiClusterService, contested)
-	events := driftEvents(s)
+	r.send(ctx, s.css, s.mcs, driftEvents(s))
+}
+
+// send counts drift events in the metrics and notifies the service set's targets of them: what
+// a reconcile did (report), or what a Pull cluster's agent recorded (reportRecorded). It never
+// blocks: sends are queued.
+func (r *Reconciler) send(ctx context.Context, css *holdfastv1.ClusterServiceStatus, mcs *holdfastv1.MultiClusterService, events []driftEvent) {
+	cluster := types.NamespacedName{Namespace: css.Namespace, Name: css.Spec.Cluster}.String()
 	for _, e := range events {
 		if e.fresh {
 			metrics.DriftDetected(cluster, e.Service, e.Object.Kind, string(e.Drift.Type))
-			metrics.DriftByUser(s.css.Spec.MultiClusterService, e.Drift.User)
+			metrics.DriftByUser(css.Spec.MultiClusterService, e.Drift.User)
 		}
 		if e.CorrectedTime != nil {
 			metrics.DriftCorrected(cluster, e.Service, e.Object.Kind)
 			metrics.ObserveCorrection(e.Object.Kind, e.CorrectedTime.Sub(e.Drift.DetectedTime.Time))
 		}
 	}
-	if len(events) == 0 || r.Notifier == nil || s.mcs == nil || len(s.mcs.Spec.Notifications) == 0 {
+	if len(events) == 0 || r.Notifier == nil || mcs == nil || len(mcs.Spec.Notifications) == 0 {
 		return
 	}
-	for _, t := range r.notificationTargets(ctx, s) {
+	for _, t := range r.notificationTargets(ctx, css, mcs) {
 		for _, e := range events {
 			if !r.Notifier.Send(t, e.Event) {
 				ctrl.LoggerFrom(ctx).Info("Notification queue full; event dropped", "target", t.Name, "event", e.Type)
@@ -108,14 +115,14 @@ func (r *Reconciler) report(ctx context.Context, s *scope) {
 
 // notificationTargets reads the service set's notification Secrets. A target that cannot be
 // used is reported (Warning Event, log naming the Secret and key, never its values) and skipped.
-func (r *Reconciler) notificationTargets(ctx context.Context, s *scope) []notify.Target {
-	targets, invalid := notify.Targets(ctx, r.APIReader, s.mcs, func(target, namespace string) error {
-		return r.Tenancy.Secret(s.mcs, target, namespace)
+func (r *Reconciler) notificationTargets(ctx context.Context, css *holdfastv1.ClusterServiceStatus, mcs *holdfastv1.MultiClusterService) []notify.Target {
+	targets, invalid := notify.Targets(ctx, r.APIReader, mcs, func(target, namespace string) error {
+		return r.Tenancy.Secret(mcs, target, namespace)
 	})
 	for _, it := range invalid {
 		ctrl.LoggerFrom(ctx).Info("Notification target not usable; skipped", "target", it.Name, "error", it.Err.Error())
 		if r.Recorder != nil {
-			r.Recorder.Eventf(s.css, nil, corev1.EventTypeWarning, "NotificationTargetInvalid", "Notify", "%v", it.Err)
+			r.Recorder.Eventf(css, nil, corev1.EventTypeWarning, "NotificationTargetInvalid", "Notify", "%v", it.Err)
 		}
 	}
 	return targets
