@@ -42,7 +42,7 @@ const revisionRetry = 5 * time.Second
 // its name stands for); an older one stays refused until the rollout gives the cluster another.
 func (r *Reconciler) loadRevision(ctx context.Context, s *scope) {
 	name := s.css.Spec.Revision
-	if name == "" || s.mcs == nil || s.work != nil {
+	if name == "" || s.mcs == nil || r.agent() {
 		// In the agent, the work is of the revision the hub chose (deployedRevision).
 		return
 	}

@@ -1,0 +1,67 @@
+package agent
+
+import (
+	"errors"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+
+	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/controller/clusterservicestatus"
+	"holdfast.dev/holdfast/internal/render"
+	"holdfast.dev/holdfast/internal/work"
+)
+
+// TestWorksRefusesAnotherServiceSetsWork: a status object names its work by digest; a work found
+// under that digest but encoded for another service set (a status object's annotation pointed at
+// another's work) is refused, not applied; the status object's own work is read and kept.
+func TestWorksRefusesAnotherServiceSetsWork(t *testing.T) {
+	hub := keptTestStore(t)
+	publish := func(status types.NamespacedName, serviceSet string) string {
+		t.Helper()
+		cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": serviceSet, "namespace": "apps"}}}
+		objs := []*unstructured.Unstructured{cm}
+		objsDigest, err := render.Digest(objs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, digest, err := work.Encode(work.Work{ServiceSet: serviceSet, Services: []work.Service{{Name: "web", Digest: objsDigest, Objects: objs}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, part := range work.Parts(status, data, digest, 0) {
+			if err := hub.Create(t.Context(), part); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return digest
+	}
+	shop := types.NamespacedName{Namespace: hubNS, Name: "shop.edge"}
+	bank := types.NamespacedName{Namespace: hubNS, Name: "bank.edge"}
+	shopDigest := publish(shop, "shop")
+	statusOf := func(key types.NamespacedName, serviceSet, digest string) *holdfastv1.ClusterServiceStatus {
+		css := &holdfastv1.ClusterServiceStatus{}
+		css.Namespace, css.Name, css.Spec.MultiClusterService, css.Spec.Cluster = key.Namespace, key.Name, serviceSet, "edge"
+		css.Annotations = map[string]string{clusterservicestatus.WorkAnnotation: digest}
+		return css
+	}
+	w := &Works{Hub: hub, Key: types.NamespacedName{Namespace: hubNS, Name: "edge"}}
+
+	got, err := w.Work(t.Context(), statusOf(shop, "shop", shopDigest))
+	if err != nil || got.ServiceSet != "shop" || len(got.Services) != 1 {
+		t.Fatalf("shop's own work: %+v, %v", got, err)
+	}
+	// bank's status object names shop's work, published under bank's label.
+	stray := publish(bank, "shop")
+	if _, err := w.Work(t.Context(), statusOf(bank, "bank", stray)); err == nil {
+		t.Fatal("bank's status object was given a work of service set shop")
+	}
+	if _, err := w.Work(t.Context(), statusOf(bank, "bank", "")); !errors.Is(err, clusterservicestatus.ErrNoWork) {
+		t.Errorf("a status object naming no work: %v, want ErrNoWork", err)
+	}
+	if _, err := w.Work(t.Context(), statusOf(bank, "bank", "sha256:0000")); !errors.Is(err, clusterservicestatus.ErrNoWork) {
+		t.Errorf("a status object naming a work not published: %v, want ErrNoWork", err)
+	}
+}
