@@ -130,7 +130,7 @@ func (k *Kept) startWatch(rt http.RoundTripper, req *http.Request) (*http.Respon
 		return resp, err
 	}
 	k.mu.Lock()
-	_, kept := k.statusListLocked()
+	kept := len(k.statusKeysLocked()) > 0
 	k.mu.Unlock()
 	if !kept {
 		return resp, err
@@ -246,17 +246,10 @@ const keptHeader = "X-Holdfast-Kept"
 // statusListLocked is the list of the status objects kept, as the hub would answer it; false
 // when none is kept (an agent that never read the hub starts nothing from it).
 func (k *Kept) statusListLocked() (keptEntry, bool) {
-	prefix := k.statusPrefix()
-	var keys []string
-	for key := range k.entries {
-		if name, ok := strings.CutPrefix(key, prefix); ok && !strings.ContainsAny(name, "/?") {
-			keys = append(keys, key)
-		}
-	}
+	keys := k.statusKeysLocked()
 	if len(keys) == 0 {
 		return keptEntry{}, false
 	}
-	slices.Sort(keys)
 	list := struct {
 		APIVersion string            `json:"apiVersion"`
 		Kind       string            `json:"kind"`
@@ -285,6 +278,19 @@ func (k *Kept) statusListLocked() (keptEntry, bool) {
 		return keptEntry{}, false
 	}
 	return keptEntry{ContentType: "application/json", Body: body}, true
+}
+
+// statusKeysLocked are the keys of the status objects kept, sorted.
+func (k *Kept) statusKeysLocked() []string {
+	prefix := k.statusPrefix()
+	var keys []string
+	for key := range k.entries {
+		if name, ok := strings.CutPrefix(key, prefix); ok && !strings.ContainsAny(name, "/?") {
+			keys = append(keys, key)
+		}
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // statusPrefix is the key prefix of the status objects kept.
