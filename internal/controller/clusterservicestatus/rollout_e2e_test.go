@@ -4,17 +4,21 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
+	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/naming"
 	"holdfast.dev/holdfast/internal/notify"
 )
 
@@ -37,6 +41,7 @@ func sharedCluster(t *testing.T, name, target string, labels map[string]string) 
 
 // rolloutFleet is the clusters of a rollout test: name, and the target it is on.
 type rolloutFleet struct {
+	set     string
 	names   []string
 	targets map[string]string
 }
@@ -55,9 +60,40 @@ func (f *rolloutFleet) expectRevisions(t *testing.T, want func(cluster string) s
 	t.Helper()
 	eventually(t, func(g Gomega) {
 		for _, c := range f.names {
-			g.Expect(f.revisionOn(c)).To(Equal(want(c)), "revision on %s", c)
+			g.Expect(f.revisionOn(c)).To(Equal(want(c)), func() string { return "revision on " + c + "; " + f.state() })
 		}
 	})
+}
+
+// state says what the rollout and each cluster's status object hold, and what each revision
+// deploys, for a failure message.
+func (f *rolloutFleet) state() string {
+	ctx := context.Background()
+	var b strings.Builder
+	m := &holdfastv1.MultiClusterService{}
+	if err := hub.Get(ctx, client.ObjectKey{Name: f.set}, m); err == nil && m.Status.Rollout != nil {
+		ro := m.Status.Rollout
+		fmt.Fprintf(&b, "rollout: phase %s, wave %d, revision %s, stable %s, resume %q, abort %q; ",
+			ro.Phase, ro.Wave, ro.Revision, ro.StableRevision, ro.LastHandledResume, ro.LastHandledAbort)
+	}
+	revs := &appsv1.ControllerRevisionList{}
+	if err := hub.List(ctx, revs, client.InNamespace(clusterNamespace)); err == nil {
+		for _, cr := range revs.Items {
+			if strings.HasPrefix(cr.Name, f.set) {
+				fmt.Fprintf(&b, "%s (#%d) has rev %s; ", cr.Name, cr.Revision, regexp.MustCompile(`rev: \\"[^\\]*`).FindString(string(cr.Data.Raw)))
+			}
+		}
+	}
+	for _, c := range f.names {
+		css := &holdfastv1.ClusterServiceStatus{}
+		if err := hub.Get(ctx, client.ObjectKey{Namespace: clusterNamespace, Name: naming.StatusName(f.set, c)}, css); err != nil {
+			fmt.Fprintf(&b, "%s: %v; ", c, err)
+			continue
+		}
+		fmt.Fprintf(&b, "%s: configmap %q, spec.revision %s, status.revision %s, generation %d observed %d; ",
+			c, f.revisionOn(c), css.Spec.Revision, css.Status.Revision, css.Generation, css.Status.ObservedGeneration)
+	}
+	return b.String()
 }
 
 // watchOrder records, every 50 ms, when each cluster first shows revision rev, until stop.
@@ -101,7 +137,7 @@ func rolloutOf(g Gomega, name string) *holdfastv1.MultiClusterService {
 // the next wave (which halts again), and abort sends every cluster back to the stable revision.
 func TestRolloutInWaves(t *testing.T) {
 	name := objName(t, "")
-	f := &rolloutFleet{targets: map[string]string{}}
+	f := &rolloutFleet{set: name, targets: map[string]string{}}
 	for i := 1; i <= 6; i++ {
 		c := fmt.Sprintf("ro-%d", i)
 		f.names = append(f.names, c)
@@ -134,19 +170,25 @@ func TestRolloutInWaves(t *testing.T) {
 	})
 	t.Log("The first revision goes everywhere at once")
 	f.expectRevisions(t, func(string) string { return "1" })
+	var first string
 	eventually(t, func(g Gomega) {
 		m := rolloutOf(g, name)
 		g.Expect(m.Status.Rollout.Phase).To(Equal(holdfastv1.RolloutComplete))
 		g.Expect(m.Status.Rollout.Waves).To(HaveLen(3))
 		g.Expect(conditions(m).Status).To(Equal(metav1.ConditionTrue))
+		first = m.Status.Rollout.Revision
 	})
 
 	t.Log("Revision 2 goes wave by wave")
 	stop := f.watchOrder("2")
 	updateTemplate(t, name, func(tpl *holdfastv1.ServiceTemplate) { tpl.Spec.Inline = manifests("2", "true") })
+	// Revision 1's rollout is complete too: wait for revision 2's to be, so that it is the
+	// stable revision revision 3 starts from (an abort goes back to it).
 	eventually(t, func(g Gomega) {
-		g.Expect(rolloutOf(g, name).Status.Rollout.Phase).To(Equal(holdfastv1.RolloutComplete))
-		g.Expect(rolloutOf(g, name).Status.Rollout.StableRevision).To(Equal(rolloutOf(g, name).Status.Rollout.Revision))
+		ro := rolloutOf(g, name).Status.Rollout
+		g.Expect(ro.Revision).NotTo(Equal(first), "revision 2's rollout has not started")
+		g.Expect(ro.Phase).To(Equal(holdfastv1.RolloutComplete))
+		g.Expect(ro.StableRevision).To(Equal(ro.Revision))
 	})
 	f.expectRevisions(t, func(string) string { return "2" })
 	seen := stop()
