@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -136,6 +137,52 @@ func TestPullClusterIsDeployedAndCorrectedByItsAgent(t *testing.T) {
 		g.Expect(hook.corrected(g, "alice-3")).To(Equal(1))
 	}).WithTimeout(3*time.Second).Should(Succeed(), "one edit, one notification")
 
+	t.Log("Another manager keeps reverting an object of a second service set: the agent gives it up as Contested, and the hub notifies of it once")
+	g.Expect(hub.Create(ctx, &holdfastv1.ServiceTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: "holdfast-system", Name: "fought"},
+		Spec: holdfastv1.ServiceTemplateSpec{Inline: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: fought, namespace: apps}\ndata: {owner: holdfast}\n"}})).To(Succeed())
+	g.Expect(hub.Create(ctx, &holdfastv1.MultiClusterService{ObjectMeta: metav1.ObjectMeta{Name: "fought"},
+		Spec: holdfastv1.MultiClusterServiceSpec{
+			ClusterSelector: holdfastv1.ClusterSelector{LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{"mode": "pull"}}},
+			SyncMode:        holdfastv1.SyncModeContinuousWithDriftDetection,
+			Drift: &holdfastv1.DriftPolicy{Fight: &holdfastv1.FightPolicy{MaxCorrections: 2, Window: &metav1.Duration{Duration: 5 * time.Minute},
+				Action: holdfastv1.FightStop}},
+			Services: []holdfastv1.Service{{Name: "fought", Namespace: "apps", Template: holdfastv1.TemplateReference{Namespace: "holdfast-system", Name: "fought"}}},
+			Notifications: []holdfastv1.NotificationTarget{{Name: "audit", Type: holdfastv1.NotificationWebhook,
+				SecretRef: holdfastv1.SecretReference{Namespace: "holdfast-system", Name: "hello-hook"}}},
+		}})).To(Succeed())
+	foughtOwner := func(g Gomega) string {
+		cm := &corev1.ConfigMap{}
+		g.Expect(edgeClient.Get(ctx, client.ObjectKey{Namespace: "apps", Name: "fought"}, cm)).To(Succeed())
+		return cm.Data["owner"]
+	}
+	g.Eventually(func(g Gomega) { g.Expect(foughtOwner(g)).To(Equal("holdfast")) }).WithTimeout(60 * time.Second).Should(Succeed())
+	revert := func(round int) {
+		t.Helper()
+		g.Eventually(func(g Gomega) {
+			cm := &corev1.ConfigMap{}
+			g.Expect(edgeClient.Get(ctx, client.ObjectKey{Namespace: "apps", Name: "fought"}, cm)).To(Succeed())
+			cm.Data["owner"] = fmt.Sprintf("theirs-%d", round)
+			g.Expect(edgeClient.Update(ctx, cm, client.FieldOwner("other-controller"))).To(Succeed())
+		}).WithTimeout(30 * time.Second).Should(Succeed())
+	}
+	for round := 1; round <= 2; round++ {
+		revert(round)
+		g.Eventually(func(g Gomega) { g.Expect(foughtOwner(g)).To(Equal("holdfast")) }).WithTimeout(30*time.Second).Should(Succeed(), "round %d put back", round)
+	}
+	revert(3)
+	g.Eventually(func(g Gomega) {
+		css := &holdfastv1.ClusterServiceStatus{}
+		g.Expect(hub.Get(ctx, client.ObjectKey{Namespace: ns, Name: naming.StatusName("fought", "edge")}, css)).To(Succeed())
+		g.Expect(css.Status.Resources).To(ContainElement(And(HaveField("Name", "fought"), HaveField("State", holdfastv1.ResourceContested))))
+	}).WithTimeout(60 * time.Second).Should(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(hook.count(g, notify.Contested, "fought")).To(Equal(1))
+	}).WithTimeout(30*time.Second).Should(Succeed(), "the hub notifies that the Pull cluster's object is Contested")
+	g.Consistently(func(g Gomega) {
+		g.Expect(hook.count(g, notify.Contested, "fought")).To(Equal(1))
+	}).WithTimeout(3*time.Second).Should(Succeed(), "once")
+	g.Expect(foughtOwner(g)).To(Equal("theirs-3"), "a Contested object with the fight action Stop is left as the other manager made it")
+
 	t.Log("The service set deleted: the agent withdraws what it applied, and the hub lets the status object go")
 	g.Expect(hub.Delete(ctx, &holdfastv1.MultiClusterService{ObjectMeta: metav1.ObjectMeta{Name: "hello"}})).To(Succeed())
 	g.Eventually(func(g Gomega) {
@@ -178,6 +225,24 @@ func (w *webhookSink) corrected(g Gomega, value string) int {
 		g.Expect(json.Unmarshal(body, &e)).To(Succeed())
 		if e.Type == string(notify.DriftCorrected) && e.Cluster.Name == "edge" && e.Drift.User == "alice" &&
 			len(e.Drift.Fields) > 0 && strings.Contains(e.Drift.Fields[0].New, value) {
+			n++
+		}
+	}
+	return n
+}
+
+// count is how many notifications of type typ it received about the object named object.
+func (w *webhookSink) count(g Gomega, typ notify.EventType, object string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for _, body := range w.bodies {
+		var e struct {
+			Type   string `json:"type"`
+			Object struct{ Name string }
+		}
+		g.Expect(json.Unmarshal(body, &e)).To(Succeed())
+		if e.Type == string(typ) && e.Object.Name == object {
 			n++
 		}
 	}

@@ -2,6 +2,7 @@ package clusterservicestatus
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -25,8 +26,9 @@ import (
 // So the hub reports what the agents record: each time a Pull cluster's status object changes,
 // it reads the records newer than the last it reported (NotifiedAnnotation; the status object's
 // creation before the first) and counts them in the metrics and notifies the service set's
-// targets of them, as the reconcile of a Push cluster does of what it did (report). A record is
-// reported at least once: the annotation is written after the sends are queued.
+// targets of them, as the reconcile of a Push cluster does of what it did (report); and the
+// objects its inventory shows newly Contested or Uncorrectable (recorded_states.go). A record is
+// reported at least once: the annotations are written after the sends are queued.
 
 // NotifiedAnnotation, on a Pull cluster's status object, is the time of the newest drift record
 // (detected or corrected) the hub has reported (RFC 3339, microseconds).
@@ -76,9 +78,26 @@ func (r *Reconciler) reportRecorded(ctx context.Context, req ctrl.Request) (ctrl
 		since = at
 	}
 	events, through := recordedEvents(css, since)
-	if len(events) == 0 {
+	resources, err := r.inventoryOfStatus(ctx, css)
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("reading the inventory of ClusterServiceStatus %s: %w", req.NamespacedName, err)
+	}
+	reported := css.Annotations[NotifiedStatesAnnotation]
+	states, nowReported := stateEvents(css, resources, reported, r.Clock.Now())
+	if len(events) == 0 && len(states) == 0 && nowReported == reported {
 		return ctrl.Result{}, nil
 	}
+	annotations := map[string]any{}
+	if len(events) > 0 {
+		annotations[NotifiedAnnotation] = through.UTC().Format(time.RFC3339Nano)
+	}
+	if nowReported != reported {
+		annotations[NotifiedStatesAnnotation] = nowReported
+		if nowReported == "" {
+			annotations[NotifiedStatesAnnotation] = nil
+		}
+	}
+	events = append(events, states...)
 	mcs := &holdfastv1.MultiClusterService{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: css.Spec.MultiClusterService}, mcs); err != nil {
 		if !apierrors.IsNotFound(err) {
@@ -87,9 +106,11 @@ func (r *Reconciler) reportRecorded(ctx context.Context, req ctrl.Request) (ctrl
 		mcs = nil
 	}
 	r.send(ctx, css, mcs, events)
-	patch := client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`,
-		NotifiedAnnotation, through.UTC().Format(time.RFC3339Nano)))
-	if err := r.Client.Patch(ctx, css, patch); client.IgnoreNotFound(err) != nil {
+	data, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.Client.Patch(ctx, css, client.RawPatch(types.MergePatchType, data)); client.IgnoreNotFound(err) != nil {
 		return ctrl.Result{}, fmt.Errorf("noting the drift records reported of ClusterServiceStatus %s: %w", req.NamespacedName, err)
 	}
 	return ctrl.Result{}, nil
