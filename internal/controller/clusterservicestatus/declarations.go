@@ -113,37 +113,32 @@ func (r *Reconciler) loadCluster(ctx context.Context, s *scope) {
 }
 
 // services returns the services declared for the scope's cluster, in declaration order: on the
-// hub rendered (renderAll), in the agent the work's.
+// hub rendered (renderAll), in the agent the work's (declareEach with s.workDeclaration).
 func (r *Reconciler) services(ctx context.Context, s *scope) []renderedService {
 	if !r.agent() {
 		return r.renderAll(ctx, s)
 	}
-	var out []renderedService
-	inputs := map[string]string{}
-	for _, svc := range s.mcs.Spec.Services {
-		if svc.Disabled {
-			continue
+	return r.declareEach(ctx, s, s.workDeclaration, nil)
+}
+
+// workDeclaration is the declaration of svc in the scope's work, and the digest of its objects.
+func (s *scope) workDeclaration(svc holdfastv1.Service) (renderedService, string) {
+	rs := renderedService{svc: svc}
+	switch ws := s.publishedService(svc.Name); {
+	case ws == nil:
+		rs.err = &problem{holdfastv1.RenderFailedReason, fmt.Sprintf("service %q is not in the work the hub published", svc.Name)}
+	case ws.Problem != nil:
+		rs.err, rs.transient = &problem{ws.Problem.Reason, ws.Problem.Message}, ws.Problem.Transient
+	default:
+		// Copies: the work is kept between reconciles, and applying marks the objects.
+		rs.objects = make([]*unstructured.Unstructured, len(ws.Objects))
+		for i, o := range ws.Objects {
+			rs.objects[i] = o.DeepCopy()
 		}
-		rs := renderedService{svc: svc}
-		switch ws := s.publishedService(svc.Name); {
-		case ws == nil:
-			rs.err = &problem{holdfastv1.RenderFailedReason, fmt.Sprintf("service %q is not in the work the hub published", svc.Name)}
-		case ws.Problem != nil:
-			rs.err, rs.transient = &problem{ws.Problem.Reason, ws.Problem.Message}, ws.Problem.Transient
-		default:
-			// Copies: the work is kept between reconciles, and applying marks the objects.
-			rs.objects = make([]*unstructured.Unstructured, len(ws.Objects))
-			for i, o := range ws.Objects {
-				rs.objects[i] = o.DeepCopy()
-			}
-			rs.count, rs.digest = len(ws.Objects), ws.Digest
-			inputs[svc.Name] = ws.Digest
-		}
-		out = append(out, rs)
+		rs.count, rs.digest = len(ws.Objects), ws.Digest
+		return rs, ws.Digest
 	}
-	out = s.withAdmission(out, nil, nil)
-	r.rememberDeclarations(ctx, s, out, inputs)
-	return out
+	return rs, ""
 }
 
 // inputDigest is the digest of everything rendering svc for the scope's cluster reads (see

@@ -114,30 +114,45 @@ type renderedService struct {
 func (r *Reconciler) renderAll(ctx context.Context, s *scope) []renderedService {
 	kept := r.renderings().Open(s.css)
 	before := r.memory.declarations(client.ObjectKeyFromObject(s.css))
+	renderOne := func(svc holdfastv1.Service) (renderedService, string) {
+		rs := renderedService{svc: svc}
+		req, err := r.renderRequest(ctx, s, svc)
+		var in string
+		if err == nil {
+			var res *render.Result
+			if res, in, err = r.renderService(ctx, kept, before[svc.Name], req); err == nil {
+				rs.objects, rs.count, rs.digest = res.Objects, len(res.Objects), res.Digest
+			}
+		}
+		if err != nil {
+			rs.err, rs.transient = renderProblem(err)
+		}
+		return rs, in
+	}
+	return r.declareEach(ctx, s, renderOne, func(out []renderedService) { s.unkept = keepRenderings(ctx, kept, out) })
+}
+
+// declareEach declares every enabled service of the scope's service set, in declaration order,
+// with declare (which returns its declaration and the digest of its inputs, "" when it has
+// none), lets kept, if not nil, see them all, applies the admission policies and remembers what
+// each declared (rememberDeclarations): the one loop of rendering on the hub and of taking the
+// work in the agent.
+func (r *Reconciler) declareEach(ctx context.Context, s *scope, declare func(holdfastv1.Service) (renderedService, string), kept func([]renderedService)) []renderedService {
 	var out []renderedService
 	inputs := map[string]string{}
 	for _, svc := range s.mcs.Spec.Services {
 		if svc.Disabled {
 			continue
 		}
-		rs := renderedService{svc: svc}
-		req, err := r.renderRequest(ctx, s, svc)
-		if err == nil {
-			var res *render.Result
-			var in string
-			if res, in, err = r.renderService(ctx, kept, before[svc.Name], req); err == nil {
-				rs.objects, rs.count, rs.digest = res.Objects, len(res.Objects), res.Digest
-				if in != "" {
-					inputs[svc.Name] = in
-				}
-			}
-		}
-		if err != nil {
-			rs.err, rs.transient = renderProblem(err)
+		rs, in := declare(svc)
+		if in != "" {
+			inputs[svc.Name] = in
 		}
 		out = append(out, rs)
 	}
-	s.unkept = keepRenderings(ctx, kept, out)
+	if kept != nil {
+		kept(out)
+	}
 	out = s.withAdmission(out, nil, nil)
 	r.rememberDeclarations(ctx, s, out, inputs)
 	return out
