@@ -37,6 +37,10 @@ type Heartbeat struct {
 	// Interval is DefaultHeartbeat when zero.
 	Interval time.Duration
 	Clock    clock.PassiveClock
+
+	// written is the Lease as the last renewal left it: the next renews it without reading it
+	// first (one request a beat, as a kubelet's), unless that is refused as stale.
+	written *coordinationv1.Lease
 }
 
 // Run renews the Lease every Interval until ctx ends. A failure is logged and tried again at the
@@ -75,14 +79,30 @@ func (h *Heartbeat) Beat(ctx context.Context) error {
 	}
 	report := agentaccess.Report{AgentVersion: h.AgentVersion, KubernetesVersion: probe.Version, User: probe.User, ClusterID: id.ClusterID,
 		MutatingAdmissionPolicies: id.MutatingAdmissionPolicies, ValidatingAdmissionPolicies: id.ValidatingAdmissionPolicies}
+	if h.written != nil {
+		lease := h.written.DeepCopy()
+		err := h.renew(ctx, lease, report, now)
+		if err == nil || (!apierrors.IsConflict(err) && !apierrors.IsNotFound(err)) {
+			return err
+		}
+		// Changed or deleted by someone else: read it again.
+	}
 	lease := &coordinationv1.Lease{}
 	key := client.ObjectKey{Namespace: h.Cluster.Namespace, Name: agentaccess.LeaseName}
 	err = h.Hub.Get(ctx, key, lease)
 	if apierrors.IsNotFound(err) {
 		lease = &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
 	} else if err != nil {
+		h.written = nil
 		return fmt.Errorf("reading the agent's Lease on the hub: %w", err)
 	}
+	return h.renew(ctx, lease, report, now)
+}
+
+// renew writes lease (created when it has no resourceVersion) with report and the renewal time
+// now, and keeps what the hub answered for the next beat.
+func (h *Heartbeat) renew(ctx context.Context, lease *coordinationv1.Lease, report agentaccess.Report, now metav1.MicroTime) error {
+	var err error
 	lease.Labels = map[string]string{agentaccess.Label: h.Cluster.Name}
 	lease.Annotations = report.Annotations()
 	lease.Spec.HolderIdentity = ptr.To(agentaccess.Username(h.Cluster.Namespace))
@@ -94,8 +114,10 @@ func (h *Heartbeat) Beat(ctx context.Context) error {
 		err = h.Hub.Update(ctx, lease)
 	}
 	if err != nil {
+		h.written = nil
 		return fmt.Errorf("renewing the agent's Lease on the hub: %w", err)
 	}
+	h.written = lease
 	return nil
 }
 

@@ -3,9 +3,12 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"maps"
+	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -59,7 +62,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.clustersForSecret), builder.OnlyMetadata).
 		// A Pull cluster's agent reports through its Lease; another Cluster coming into or
 		// leaving its namespace decides whether its agent has access.
-		Watches(&coordinationv1.Lease{}, handler.EnqueueRequestsFromMapFunc(agentOf)).
+		Watches(&coordinationv1.Lease{}, handler.EnqueueRequestsFromMapFunc(agentOf), builder.WithPredicates(leaseChanged(r.ConnectionGrace))).
 		Watches(&corev1.ServiceAccount{}, handler.EnqueueRequestsFromMapFunc(agentOf)).
 		Watches(&holdfastv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.pullClustersBeside), builder.WithPredicates(createdOrDeleted))
 	if r.Shard != nil {
@@ -71,6 +74,29 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 	return b.WithOptions(opts).
 		Named("cluster").
 		Complete(r)
+}
+
+// leaseChanged passes the Lease events that change what the hub says of a Pull cluster: a Lease
+// created or deleted, a new report (its annotations and labels), a new holder, or a renewal
+// after a silence of grace or more (the agent is back). A renewal alone does not: a thousand
+// agents renewing every 10 s would be a hundred reconciles a second that change nothing. The
+// reconcile looks again when the Lease would expire (requeueAfter).
+func leaseChanged(grace time.Duration) predicate.Funcs {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		old, okOld := e.ObjectOld.(*coordinationv1.Lease)
+		renewed, okNew := e.ObjectNew.(*coordinationv1.Lease)
+		if !okOld || !okNew {
+			return true
+		}
+		if !maps.Equal(old.Annotations, renewed.Annotations) || !maps.Equal(old.Labels, renewed.Labels) ||
+			!equality.Semantic.DeepEqual(old.Spec.HolderIdentity, renewed.Spec.HolderIdentity) {
+			return true
+		}
+		if old.Spec.RenewTime == nil || renewed.Spec.RenewTime == nil {
+			return true
+		}
+		return renewed.Spec.RenewTime.Sub(old.Spec.RenewTime.Time) >= grace
+	}}
 }
 
 // itself is the Cluster a Cluster belongs to, for sharding.

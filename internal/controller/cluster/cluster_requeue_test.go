@@ -5,6 +5,11 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/fleet"
 )
@@ -28,6 +33,9 @@ func TestProbeRetryInterval(t *testing.T) {
 		{name: "failing past the grace", before: connectedAt(t0), sinceOK: grace, probeErr: failed, wantAfter: 10 * time.Second},
 		{name: "never connected", before: &holdfastv1.Cluster{}, probeErr: failed, wantAfter: 10 * time.Second},
 		{name: "declaration error waits for a change", before: connectedAt(t0), connErr: &reasonError{reason: holdfastv1.SecretNotFoundReason}},
+		{name: "Pull: when its Lease would expire", before: pull(connectedAt(t0)), sinceOK: 5 * time.Second, wantAfter: grace - 5*time.Second},
+		{name: "Pull: Lease about to expire, the retry interval at least", before: pull(connectedAt(t0)), sinceOK: grace - time.Second, wantAfter: 2 * time.Second},
+		{name: "Pull: not reporting", before: pull(connectedAt(t0)), sinceOK: grace, probeErr: &fleet.ProbeError{Reason: holdfastv1.AgentNotReportingReason, Err: errors.New("silent")}, wantAfter: 10 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -41,5 +49,44 @@ func TestProbeRetryInterval(t *testing.T) {
 				t.Errorf("next probe after %s, want %s (+10%% jitter)", got, tt.wantAfter)
 			}
 		})
+	}
+}
+
+// pull makes c a Pull cluster.
+func pull(c *holdfastv1.Cluster) *holdfastv1.Cluster {
+	c = c.DeepCopy()
+	c.Spec.Mode = holdfastv1.ClusterModePull
+	return c
+}
+
+// TestLeaseChanged: an agent's Lease renewed with the same report wakes no reconcile of its
+// Cluster; a new report, a new holder, a renewal after a silence of the grace or more, and a
+// Lease created or deleted do.
+func TestLeaseChanged(t *testing.T) {
+	lease := func(renewed time.Time, version string) *coordinationv1.Lease {
+		return &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "holdfast-pull-edge", Name: "holdfast-agent",
+			Annotations: map[string]string{"holdfast.dev/agent-version": version}},
+			Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("agent"), RenewTime: &metav1.MicroTime{Time: renewed}}}
+	}
+	p := leaseChanged(grace)
+	update := func(old, renewed *coordinationv1.Lease) bool {
+		return p.Update(event.UpdateEvent{ObjectOld: old, ObjectNew: renewed})
+	}
+	if update(lease(t0, "v1"), lease(t0.Add(10*time.Second), "v1")) {
+		t.Error("a renewal alone woke a reconcile")
+	}
+	if !update(lease(t0, "v1"), lease(t0.Add(10*time.Second), "v2")) {
+		t.Error("a new report did not wake a reconcile")
+	}
+	other := lease(t0.Add(10*time.Second), "v1")
+	other.Spec.HolderIdentity = ptr.To("another")
+	if !update(lease(t0, "v1"), other) {
+		t.Error("a new holder did not wake a reconcile")
+	}
+	if !update(lease(t0, "v1"), lease(t0.Add(grace), "v1")) {
+		t.Error("a renewal after a silence of the grace did not wake a reconcile")
+	}
+	if !p.Create(event.CreateEvent{Object: lease(t0, "v1")}) || !p.Delete(event.DeleteEvent{Object: lease(t0, "v1")}) {
+		t.Error("a Lease created or deleted did not wake a reconcile")
 	}
 }
