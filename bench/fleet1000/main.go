@@ -86,10 +86,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/controller"
@@ -355,7 +353,7 @@ func measureSize(ctx context.Context, cfg config, n int) (_ *result, retErr erro
 	if b.bystander != "" {
 		delete(h.Statuses, naming.StatusName(bystanderSet, b.bystander))
 	}
-	revisions, err := b.revisions(ctx)
+	revisions, err := b.ServiceRevisions(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -363,7 +361,7 @@ func measureSize(ctx context.Context, cfg config, n int) (_ *result, retErr erro
 		return nil, err
 	}
 	fmt.Fprintf(os.Stderr, "%d clusters: ideal template change in %s\n", n, r.idealChange.Round(time.Millisecond))
-	if err := b.changeTemplate(ctx); err != nil {
+	if err := b.ChangeTemplate(ctx, templateNamespace, templateName, b.manifests(2)); err != nil {
 		return nil, err
 	}
 	cpu0 = b.CPU()
@@ -436,39 +434,7 @@ func (b *bench) setUp(ctx, watchCtx context.Context) error {
 // manifests is the template at revision rev: ConfigMaps, two Secrets and a ServiceAccount, each in
 // the namespace named after the cluster.
 func (b *bench) manifests(rev int) string {
-	d := measure.NewDocs("")
-	for _, name := range b.configMapNames() {
-		d.Add(`apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: %s
-  namespace: "{{ .Cluster.Name }}"
-  labels:
-    %s: %s
-data:
-  %s: %s
-  rev: "%d"
-  LOG_LEVEL: info
-`, name, fleetLabel, byHoldfast, measure.ValueKey, measure.DeclaredValue(name), rev)
-	}
-	for i := range 2 {
-		d.Add(`apiVersion: v1
-kind: Secret
-metadata:
-  name: secret-%d
-  namespace: "{{ .Cluster.Name }}"
-type: Opaque
-stringData:
-  token: planted-%d
-`, i, i)
-	}
-	d.Add(`apiVersion: v1
-kind: ServiceAccount
-metadata:
-  name: app
-  namespace: "{{ .Cluster.Name }}"
-`)
-	return d.String()
+	return measure.SimManifests(b.configMapNames(), rev, fleetLabel, byHoldfast)
 }
 
 // createTemplate creates the template at revision 1, a Go template (each object's namespace is
@@ -504,33 +470,6 @@ func (b *bench) createServiceSet(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-// revisions are the status objects' service revisions now.
-func (b *bench) revisions(ctx context.Context) (map[string]string, error) {
-	list := &holdfastv1.ClusterServiceStatusList{}
-	if err := b.Hub.List(ctx, list, client.InNamespace(b.Fleet.Namespace)); err != nil {
-		return nil, fmt.Errorf("listing status objects: %w", err)
-	}
-	out := map[string]string{}
-	for _, css := range list.Items {
-		if len(css.Status.Services) == 1 {
-			out[css.Name] = css.Status.Services[0].Revision
-		}
-	}
-	return out, nil
-}
-
-func (b *bench) changeTemplate(ctx context.Context) error {
-	tpl := &holdfastv1.ServiceTemplate{}
-	if err := b.Hub.Get(ctx, types.NamespacedName{Namespace: templateNamespace, Name: templateName}, tpl); err != nil {
-		return fmt.Errorf("reading the template: %w", err)
-	}
-	tpl.Spec.Inline = b.manifests(2)
-	if err := b.Hub.Update(ctx, tpl); err != nil {
-		return fmt.Errorf("changing the template: %w", err)
 	}
 	return nil
 }

@@ -14,9 +14,12 @@ import (
 // Bootstrap writes the kubeconfig an agent bootstraps with (onboard.RegisterPull's) into the
 // Secret secret on the agent's own cluster (own), creating its namespace: what applying `holdfast
 // cluster add --pull`'s manifests does, but for the Deployment. It is for agents run as processes
-// beside the cluster: the sandbox's, the benchmarks'.
+// beside the cluster: the sandbox's, the benchmarks'. An identity that may not create namespaces
+// (limited to the one it is given) goes on: writing the Secret says whether the namespace is
+// there.
 func Bootstrap(ctx context.Context, own client.Client, secret types.NamespacedName, kubeconfig []byte) error {
-	if err := own.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: secret.Namespace}}); err != nil && !apierrors.IsAlreadyExists(err) {
+	if err := own.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: secret.Namespace}}); err != nil &&
+		!apierrors.IsAlreadyExists(err) && !apierrors.IsForbidden(err) {
 		return fmt.Errorf("creating namespace %s for the agent: %w", secret.Namespace, err)
 	}
 	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: secret.Namespace, Name: secret.Name},

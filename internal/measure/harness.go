@@ -61,6 +61,9 @@ type Harness struct {
 	// Statuses maps the status objects this program waits for to their cluster (see
 	// ExpectServiceSet).
 	Statuses map[string]string
+	// StatusesEverywhere makes WaitStatuses look for them in every namespace, not only the
+	// fleet's (Pull clusters have a namespace each).
+	StatusesEverywhere bool
 	// Counter counts the controller's requests; Servers is the column order of request tables:
 	// the targets, then the hub.
 	Counter *RequestCounter
@@ -367,7 +370,7 @@ func (h *Harness) WatchStatuses(ctx context.Context, timeout time.Duration, ok f
 	}
 	for len(at) < len(h.Statuses) {
 		list := &holdfastv1.ClusterServiceStatusList{}
-		if err := h.Watcher.List(ctx, list, client.InNamespace(h.Fleet.Namespace)); err != nil {
+		if err := h.Watcher.List(ctx, list, client.InNamespace(h.statusNamespace())); err != nil {
 			if ctx.Err() != nil {
 				return nil, fmt.Errorf("%d of %d done (%v): %w", len(at), len(h.Statuses), last, err)
 			}
@@ -383,7 +386,7 @@ func (h *Harness) WatchStatuses(ctx context.Context, timeout time.Duration, ok f
 		if len(at) == len(h.Statuses) {
 			break
 		}
-		w, err := h.Watcher.Watch(ctx, &holdfastv1.ClusterServiceStatusList{}, client.InNamespace(h.Fleet.Namespace),
+		w, err := h.Watcher.Watch(ctx, &holdfastv1.ClusterServiceStatusList{}, client.InNamespace(h.statusNamespace()),
 			&client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: rv}})
 		if err != nil {
 			if ctx.Err() != nil {
@@ -408,6 +411,43 @@ func (h *Harness) WatchStatuses(ctx context.Context, timeout time.Duration, ok f
 		}
 	}
 	return at, nil
+}
+
+// ChangeTemplate gives the inline ServiceTemplate namespace/name the manifests inline.
+func (h *Harness) ChangeTemplate(ctx context.Context, namespace, name, inline string) error {
+	tpl := &holdfastv1.ServiceTemplate{}
+	if err := h.Hub.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, tpl); err != nil {
+		return fmt.Errorf("reading the template: %w", err)
+	}
+	tpl.Spec.Inline = inline
+	if err := h.Hub.Update(ctx, tpl); err != nil {
+		return fmt.Errorf("changing the template: %w", err)
+	}
+	return nil
+}
+
+// ServiceRevisions are the revisions of the status objects with one service, by name, where
+// WaitStatuses looks: after a template change, a status object with another one has it.
+func (h *Harness) ServiceRevisions(ctx context.Context) (map[string]string, error) {
+	list := &holdfastv1.ClusterServiceStatusList{}
+	if err := h.Hub.List(ctx, list, client.InNamespace(h.statusNamespace())); err != nil {
+		return nil, fmt.Errorf("listing status objects: %w", err)
+	}
+	out := map[string]string{}
+	for _, css := range list.Items {
+		if len(css.Status.Services) == 1 {
+			out[css.Name] = css.Status.Services[0].Revision
+		}
+	}
+	return out, nil
+}
+
+// statusNamespace is where WaitStatuses looks for status objects ("" is every namespace).
+func (h *Harness) statusNamespace() string {
+	if h.StatusesEverywhere {
+		return metav1.NamespaceAll
+	}
+	return h.Fleet.Namespace
 }
 
 // ReadyInSync is a WaitStatuses condition: Ready, with n objects all in sync.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -49,6 +50,9 @@ type SimFleetOptions struct {
 	// Labels, if set, gives the labels of the i-th simulated Cluster besides SimFleetLabel and
 	// SimServerLabel.
 	Labels func(i int) map[string]string
+	// Pull makes the simulated clusters without registering them: each one's namespace-limited
+	// kubeconfig is kept in Kubeconfigs, for its agent (the caller registers the Pull Clusters).
+	Pull bool
 }
 
 // SimFleet is a Harness whose targets hold simulated clusters. Its ServerOf counts each
@@ -59,6 +63,9 @@ type SimFleet struct {
 	// server in Names, Clientsets and Fleet.Targets.
 	Sims   []string
 	Server map[string]int
+	// Kubeconfigs are the simulated clusters' own kubeconfigs, by name, with Pull.
+	Kubeconfigs map[string][]byte
+	mu          sync.Mutex
 }
 
 // SimName is the name of the i-th simulated cluster (from 0): its Cluster and its namespace.
@@ -72,7 +79,7 @@ func StartSimFleet(ctx context.Context, opts SimFleetOptions) (*SimFleet, error)
 	if err != nil {
 		return nil, err
 	}
-	f := &SimFleet{Harness: h, Server: map[string]int{}}
+	f := &SimFleet{Harness: h, Server: map[string]int{}, Kubeconfigs: map[string][]byte{}}
 	for i := range opts.Clusters {
 		f.Sims = append(f.Sims, SimName(i))
 		f.Server[SimName(i)] = i % opts.Servers
@@ -111,13 +118,13 @@ func (f *SimFleet) register(ctx context.Context, opts SimFleetOptions) error {
 		if opts.Labels != nil {
 			maps.Copy(labels, opts.Labels(i))
 		}
-		return f.registerOne(ctx, hub, f.Sims[i], labels)
+		return f.registerOne(ctx, hub, f.Sims[i], labels, opts.Pull)
 	})
 }
 
 // registerOne makes one simulated cluster: its namespace on its API server, a user limited to
-// it, and its Cluster on the hub.
-func (f *SimFleet) registerOne(ctx context.Context, hub client.Client, name string, labels map[string]string) error {
+// it, and its Cluster on the hub, or with pull its kubeconfig in Kubeconfigs.
+func (f *SimFleet) registerOne(ctx context.Context, hub client.Client, name string, labels map[string]string, pull bool) error {
 	k := f.Server[name]
 	cs, target := f.Clientsets[k], f.Fleet.Targets[k]
 	user := "holdfast-" + name
@@ -138,6 +145,12 @@ func (f *SimFleet) registerOne(ctx context.Context, hub client.Client, name stri
 	kubeconfig, err := target.KubeconfigForUser(user)
 	if err != nil {
 		return err
+	}
+	if pull {
+		f.mu.Lock()
+		f.Kubeconfigs[name] = kubeconfig
+		f.mu.Unlock()
+		return nil
 	}
 	labels[SimFleetLabel], labels[SimServerLabel] = SimFleetValue, f.Names[k]
 	if _, err := fleet.Register(ctx, hub, fleet.Registration{Namespace: f.Fleet.Namespace, Name: name,
@@ -213,4 +226,46 @@ func (c CPUTimes) Minus(o CPUTimes) CPUTimes {
 // String is the three CPU times, for one cell of a table.
 func (c CPUTimes) String() string {
 	return Seconds(c.Self) + " / " + Seconds(c.Hub) + " / " + Seconds(c.Targets)
+}
+
+// SimManifests is a template of a simulated fleet at revision rev, a Go template: a ConfigMap of
+// each of names labelled label=value (no label when label is ""), whose data is the declared value
+// (ValueKey), the revision and one more key; two Secrets and a ServiceAccount. Each object is in
+// the namespace named after the cluster, which is the simulated cluster.
+func SimManifests(names []string, rev int, label, value string) string {
+	d := NewDocs("")
+	labels := ""
+	if label != "" {
+		labels = fmt.Sprintf("\n  labels:\n    %s: %s", label, value)
+	}
+	for _, name := range names {
+		d.Add(`apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: %s
+  namespace: "{{ .Cluster.Name }}"%s
+data:
+  %s: %s
+  rev: "%d"
+  LOG_LEVEL: info
+`, name, labels, ValueKey, DeclaredValue(name), rev)
+	}
+	for i := range 2 {
+		d.Add(`apiVersion: v1
+kind: Secret
+metadata:
+  name: secret-%d
+  namespace: "{{ .Cluster.Name }}"
+type: Opaque
+stringData:
+  token: planted-%d
+`, i, i)
+	}
+	d.Add(`apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: app
+  namespace: "{{ .Cluster.Name }}"
+`)
+	return d.String()
 }
