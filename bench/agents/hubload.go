@@ -78,6 +78,20 @@ func (s served) total() float64 {
 	return t
 }
 
+// writes is the number of requests served that change something (every verb but GET, LIST and
+// WATCH).
+func (s served) writes() float64 {
+	var t float64
+	for k, v := range s {
+		switch verb, _, _ := strings.Cut(k, " "); verb {
+		case "GET", "LIST", "WATCH":
+		default:
+			t += v
+		}
+	}
+	return t
+}
+
 // String is the largest kinds of request first, each with its count: "GET leases 120, ...".
 func (s served) String() string {
 	keys := slices.Collect(maps.Keys(s))

@@ -26,7 +26,8 @@
 //     (apiserver_request_total, all clients: the controller's and, in Pull mode, the agents'
 //     heartbeats and token renewals) and the controller's own requests;
 //   - template change: the ideal of revision 2 alone, then the template changes; time until every
-//     status object is Ready in sync with a new revision.
+//     status object is Ready in sync with a new revision, and what the hub API server served
+//     meanwhile (writes per cluster: the projection's "writes per rollout").
 //
 // It prints per mode the figures and the table of Pull against Push: rollout and template change
 // ÷ their ideal, hub controller RSS, hub requests per idle minute (goal: a template change in
@@ -234,6 +235,10 @@ func measureMode(ctx context.Context, cfg config, mode string) (_ *result, retEr
 	if r.idealChange, err = b.ideal(ctx, 2); err != nil {
 		return nil, err
 	}
+	servedBefore, err := scrapeServed(ctx, b.hubCS)
+	if err != nil {
+		return nil, err
+	}
 	if err := b.ChangeTemplate(ctx, templateNamespace, templateName, b.manifests(2)); err != nil {
 		return nil, err
 	}
@@ -247,6 +252,11 @@ func measureMode(ctx context.Context, cfg config, mode string) (_ *result, retEr
 	}
 	r.change, r.changeCPU = time.Since(changed), b.cpu().minus(cpu0)
 	r.changeRequests = f.Counter.Reset()
+	servedAfter, err := scrapeServed(ctx, b.hubCS)
+	if err != nil {
+		return nil, err
+	}
+	r.changeServed = servedAfter.minus(servedBefore)
 	if peak, err := measure.PeakRSS(os.Getpid()); err == nil {
 		r.peakRSS = peak - rss0
 	}

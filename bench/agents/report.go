@@ -22,7 +22,7 @@ type result struct {
 	heap, rss, peakRSS        int64
 	agents                    *agentsProcess
 	agentsRSS, agentsPeakRSS  int64
-	idleServed                served
+	idleServed, changeServed  served
 	idleController            measure.RequestCounts
 	idleWindow                time.Duration
 }
@@ -60,8 +60,11 @@ func (r *result) print() {
 	}
 	t.Row(fmt.Sprintf("hub API server: requests served in %s idle (per minute)", r.idleWindow), fmt.Sprintf("%.0f (%.0f)", r.idleServed.total(), r.idlePerMinute()))
 	t.Row("hub controller's requests in it: hub / targets", fmt.Sprintf("%d / %d", r.idleController.Total("hub"), controllerTotal(r.idleController)-r.idleController.Total("hub")))
+	t.Row("hub API server: requests served during the template change (writes), per cluster",
+		fmt.Sprintf("%.1f (%.1f)", r.changeServed.total()/float64(r.n), r.changeServed.writes()/float64(r.n)))
 	fmt.Println(t)
 	fmt.Printf("Requests the hub API server served while idle: %s.\n\n", r.idleServed)
+	fmt.Printf("Requests the hub API server served during the template change: %s.\n\n", r.changeServed)
 }
 
 // row adds the ideal's row to t: publish + applies in Pull mode, applies in Push mode.
