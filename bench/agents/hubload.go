@@ -54,6 +54,30 @@ func scrapeServed(ctx context.Context, cs kubernetes.Interface) (served, error) 
 	return out, nil
 }
 
+// scrapeTargets reads the request counters of every target API server, in order.
+func (b *bench) scrapeTargets(ctx context.Context) ([]served, error) {
+	var out []served
+	for _, cs := range b.Clientsets {
+		s, err := scrapeServed(ctx, cs)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// minusEachOf is what every target served from o to s, added up.
+func minusEachOf(s, o []served) served {
+	sum := served{}
+	for i := range s {
+		for k, v := range s[i].minus(o[i]) {
+			sum[k] += v
+		}
+	}
+	return sum
+}
+
 // minus is what was served from o to s, without the scrapes themselves.
 func (s served) minus(o served) served {
 	out := served{}

@@ -23,6 +23,7 @@ type result struct {
 	agents                    *agentsProcess
 	agentsRSS, agentsPeakRSS  int64
 	idleServed, changeServed  served
+	idleTargets               served
 	idleController            measure.RequestCounts
 	idleWindow                time.Duration
 }
@@ -59,11 +60,13 @@ func (r *result) print() {
 		t.Row("agents' process: RSS after the rollout / peak (per agent)", fmt.Sprintf("%s / %s (%s)", measure.MiB(r.agentsRSS), measure.MiB(r.agentsPeakRSS), measure.MiB(r.agentsPeakRSS/int64(r.n))))
 	}
 	t.Row(fmt.Sprintf("hub API server: requests served in %s idle (per minute)", r.idleWindow), fmt.Sprintf("%.0f (%.0f)", r.idleServed.total(), r.idlePerMinute()))
+	t.Row("target API servers: requests served in it (per minute)", fmt.Sprintf("%.0f (%.0f)", r.idleTargets.total(), r.idleTargets.total()/r.idleWindow.Minutes()))
 	t.Row("hub controller's requests in it: hub / targets", fmt.Sprintf("%d / %d", r.idleController.Total("hub"), controllerTotal(r.idleController)-r.idleController.Total("hub")))
 	t.Row("hub API server: requests served during the template change (writes), per cluster",
 		fmt.Sprintf("%.1f (%.1f)", r.changeServed.total()/float64(r.n), r.changeServed.writes()/float64(r.n)))
 	fmt.Println(t)
 	fmt.Printf("Requests the hub API server served while idle: %s.\n\n", r.idleServed)
+	fmt.Printf("Requests the target API servers served while idle: %s.\n\n", r.idleTargets)
 	fmt.Printf("Requests the hub API server served during the template change: %s.\n\n", r.changeServed)
 }
 
@@ -91,6 +94,9 @@ func printComparison(cfg config, results map[string]*result) {
 	t.Row("hub controller peak RSS", measure.MiB(push.peakRSS), measure.MiB(pull.peakRSS), measure.Ratio(float64(pull.peakRSS), float64(push.peakRSS)))
 	t.Row("hub controller Go heap", measure.MiB(push.heap), measure.MiB(pull.heap), measure.Ratio(float64(pull.heap), float64(push.heap)))
 	t.Row("hub API server requests per idle minute", fmt.Sprintf("%.0f", push.idlePerMinute()), fmt.Sprintf("%.0f", pull.idlePerMinute()), measure.Ratio(pull.idlePerMinute(), push.idlePerMinute()))
+	t.Row("target API servers' requests per idle minute", fmt.Sprintf("%.0f", push.idleTargets.total()/push.idleWindow.Minutes()), fmt.Sprintf("%.0f", pull.idleTargets.total()/pull.idleWindow.Minutes()),
+		measure.Ratio(pull.idleTargets.total()/pull.idleWindow.Minutes(), push.idleTargets.total()/push.idleWindow.Minutes()))
+	t.Row("hub API server writes per cluster during the template change", fmt.Sprintf("%.1f", push.changeServed.writes()/float64(push.n)), fmt.Sprintf("%.1f", pull.changeServed.writes()/float64(pull.n)), "")
 	t.Row("controller CPU during the template change", measure.Seconds(push.changeCPU.Self), measure.Seconds(pull.changeCPU.Self), measure.Ratio(pull.changeCPU.Self, push.changeCPU.Self))
 	fmt.Println(t)
 	verdict := func(ok bool) string {
