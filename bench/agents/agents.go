@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -178,6 +179,39 @@ func runAgents(ctx context.Context, path string) error {
 	return runAgentsOf(ctx, specs)
 }
 
+// restartMark starts the line the agents' process writes when an agent ended and is started
+// again (countRestarts counts them).
+const restartMark = "Restarting the agent of "
+
+// runRestarted runs the agent of cluster until ctx ends, starting it again when it ends with an
+// error, after a delay doubling from 10 s to 5 minutes, as a kubelet restarts a container that
+// exits.
+func runRestarted(ctx context.Context, cluster string, o agent.Options) {
+	delay := 10 * time.Second
+	for {
+		err := agent.Run(ctx, o)
+		if ctx.Err() != nil {
+			return
+		}
+		fmt.Fprintf(os.Stderr, "%s%s in %s: %v\n", restartMark, cluster, delay, err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 5*time.Minute)
+	}
+}
+
+// countRestarts counts the agents started again in the agents' process's output at path.
+func countRestarts(path string) int {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	return strings.Count(string(data), restartMark)
+}
+
 // runAgentsOf runs the agents of specs in this process until ctx ends.
 func runAgentsOf(ctx context.Context, specs []agentSpec) error {
 	scheme, err := controller.Scheme()
@@ -213,11 +247,7 @@ func runAgentsOf(ctx context.Context, specs []agentSpec) error {
 		o := agent.Options{Cluster: types.NamespacedName{Namespace: onboard.PullNamespace(s.Name), Name: s.Name},
 			Own: own, HubSecret: secret, Scheme: scheme, Version: "bench",
 			Controller: controller.Options{SkipNameValidation: true}}
-		wg.Go(func() {
-			if err := agent.Run(ctx, o); err != nil && ctx.Err() == nil {
-				fail(fmt.Errorf("the agent of %s: %w", s.Name, err))
-			}
-		})
+		wg.Go(func() { runRestarted(ctx, s.Name, o) })
 		return nil
 	})
 	if err != nil {

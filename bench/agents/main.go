@@ -275,6 +275,7 @@ func measureMode(ctx context.Context, cfg config, mode string) (_ *result, retEr
 	}
 	if r.agents != nil {
 		r.agentsPeakRSS, _ = measure.PeakRSS(r.agents.pid())
+		r.agentRestarts = countRestarts(r.agents.log)
 	}
 	return r, nil
 }

@@ -22,10 +22,12 @@ type result struct {
 	heap, rss, peakRSS        int64
 	agents                    *agentsProcess
 	agentsRSS, agentsPeakRSS  int64
-	idleServed, changeServed  served
-	idleTargets               served
-	idleController            measure.RequestCounts
-	idleWindow                time.Duration
+	// agentRestarts counts the agents that ended with an error and were started again.
+	agentRestarts            int
+	idleServed, changeServed served
+	idleTargets              served
+	idleController           measure.RequestCounts
+	idleWindow               time.Duration
 }
 
 // idlePerMinute is the hub API server's requests per idle minute.
@@ -57,6 +59,7 @@ func (r *result) print() {
 	t.Row("hub controller: Go heap after the rollout (forced GC)", measure.MiB(r.heap))
 	t.Row("hub controller: RSS after the rollout / peak", measure.MiB(r.rss)+" / "+measure.MiB(r.peakRSS))
 	if r.mode == "pull" {
+		t.Row("agents started again after an error (as a kubelet restarts a container)", fmt.Sprint(r.agentRestarts))
 		t.Row("agents' process: RSS after the rollout / peak (per agent)", fmt.Sprintf("%s / %s (%s)", measure.MiB(r.agentsRSS), measure.MiB(r.agentsPeakRSS), measure.MiB(r.agentsPeakRSS/int64(r.n))))
 	}
 	t.Row(fmt.Sprintf("hub API server: requests served in %s idle (per minute)", r.idleWindow), fmt.Sprintf("%.0f (%.0f)", r.idleServed.total(), r.idlePerMinute()))

@@ -98,12 +98,13 @@ func Open(ctx context.Context, own client.Client, o Options) (*Credentials, erro
 	}
 	creds := NewCredentials(bootstrap, o.Cluster.Namespace, SecretStore{Client: own, Key: o.HubSecret}, o.TokenLifetime)
 	// Forbidden is the hub's RBAC catching up with a Cluster just registered (its RoleBinding
-	// made, or not yet seen by the API server's authorizer): asked again for a while. A token
-	// refused outright (revoked, expired) is said at once.
+	// made, or not yet seen by the API server's authorizer), and a hub that does not answer or
+	// is too busy (a thousand agents starting at once) may answer soon: asked again for a while.
+	// A token refused outright (revoked, expired) is said at once.
 	var tokenErr error
 	err = wait.PollUntilContextTimeout(ctx, time.Second, openWait, true, func(context.Context) (bool, error) {
 		_, tokenErr = creds.Token()
-		if apierrors.IsForbidden(tokenErr) {
+		if tokenErr != nil && (apierrors.IsForbidden(tokenErr) || transient(tokenErr)) {
 			return false, nil
 		}
 		return true, tokenErr
@@ -114,5 +115,12 @@ func Open(ctx context.Context, own client.Client, o Options) (*Credentials, erro
 	return creds, nil
 }
 
-// openWait bounds how long Open asks again for a first token its identity is Forbidden.
-const openWait = time.Minute
+// openWait bounds how long Open asks again for a first token its identity is Forbidden, or the
+// hub does not give.
+const openWait = 2 * time.Minute
+
+// transient reports whether err is the hub not answering, or answering that it cannot now.
+func transient(err error) bool {
+	return !answered(err) || apierrors.IsTooManyRequests(err) || apierrors.IsServerTimeout(err) ||
+		apierrors.IsTimeout(err) || apierrors.IsServiceUnavailable(err) || apierrors.IsInternalError(err)
+}
