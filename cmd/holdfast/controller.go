@@ -42,6 +42,8 @@ func (o *controllerOptions) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.manager.InventoryShardSize, "inventory-shard-size", inventory.DefaultShardSize, "inventory entries a ClusterServiceStatus holds itself; a larger inventory is kept in ClusterServiceInventory shards of about as many entries each (docs/inventory.md)")
 	fs.IntVar(&o.manager.DriftMetricsMaxUsers, "drift-metrics-max-users", metrics.DefaultMaxDriftUsers, "distinct users holdfast_drifts_by_user_total names before it counts further ones as other (a bound on its series: service sets × (this + 2))")
 	fs.DurationVar(&o.manager.ReconcileTimeout, "reconcile-timeout", controller.DefaultReconcileTimeout, "longest time one reconcile may take (a hanging target or render holds a worker no longer); it is then retried with backoff")
+	fs.Float32Var(&o.manager.HubQPS, "hub-qps", controller.DefaultHubQPS, "requests per second Holdfast may send to the hub (unless its kubeconfig sets a limit); a large Pull fleet wants more: docs/agent.md")
+	fs.IntVar(&o.manager.HubBurst, "hub-burst", controller.DefaultHubBurst, "burst of requests Holdfast may send to the hub")
 	fs.Float32Var(&o.manager.TargetQPS, "target-qps", fleet.DefaultQPS, "requests per second Holdfast may send to each target cluster")
 	fs.IntVar(&o.manager.TargetBurst, "target-burst", fleet.DefaultBurst, "burst of requests Holdfast may send to each target cluster")
 	fs.DurationVar(&o.manager.TargetReadIdleTimeout, "target-read-idle-timeout", fleet.DefaultReadIdleTimeout, "how long a connection to a target cluster may receive nothing before it is pinged; negative turns the health check off")

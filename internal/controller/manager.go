@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -91,6 +92,10 @@ type Options struct {
 	Version string
 	// Clock is injectable for tests.
 	Clock clock.PassiveClock
+	// HubQPS and HubBurst limit the requests to the hub when its config sets no limit;
+	// DefaultHubQPS and DefaultHubBurst when 0.
+	HubQPS   float32
+	HubBurst int
 	// TargetQPS and TargetBurst limit the requests to each target cluster; fleet defaults when 0.
 	TargetQPS   float32
 	TargetBurst int
@@ -221,6 +226,14 @@ func metricsServerOptions(opts Options) (metricsserver.Options, *certwatcher.Cer
 	return o, certs, nil
 }
 
+// DefaultHubQPS and DefaultHubBurst limit the controller's requests to the hub (--hub-qps,
+// --hub-burst). A fleet of thousands of Pull clusters, each publish a few requests, wants more
+// (docs/agent.md#one-hub-at-10000-and-100000-clusters).
+const (
+	DefaultHubQPS   = 50
+	DefaultHubBurst = 100
+)
+
 // NewManager builds the manager with every reconciler registered, and the fleet registry it
 // shares with them.
 func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manager, *fleet.Registry, error) {
@@ -232,7 +245,7 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 		// client-go's default of 5 requests/s would queue status writes behind each other and
 		// slow every correction down; the hub is Holdfast's own management cluster.
 		hub = rest.CopyConfig(hub)
-		hub.QPS, hub.Burst = 50, 100
+		hub.QPS, hub.Burst = cmp.Or(opts.HubQPS, DefaultHubQPS), cmp.Or(opts.HubBurst, DefaultHubBurst)
 	}
 	if opts.DriftMetricsMaxUsers < 0 {
 		return nil, nil, fmt.Errorf("--drift-metrics-max-users must not be negative, got %d", opts.DriftMetricsMaxUsers)
