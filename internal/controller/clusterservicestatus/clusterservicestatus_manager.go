@@ -78,8 +78,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 // SetupAgentWithManager registers the controller of a Pull cluster's agent (r.Works set), whose
 // manager reads only status objects, of the agent's Cluster's namespace on the hub (with
 // index.SetupStatuses' indexes): a status object is reconciled when the hub publishes a new
-// work for it (its annotation), changes it or deletes it, and when the drift watches, the
-// cluster's link or the periodic reconcile ask, as on the hub.
+// work for it (its annotation), changes it or deletes it, when a service another service set on
+// its cluster waits for becomes ready or stops being (waitingBeside), and when the drift
+// watches, the cluster's link or the periodic reconcile ask, as on the hub.
 func (r *Reconciler) SetupAgentWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	if r.Works == nil {
 		return fmt.Errorf("the agent's ClusterServiceStatus controller needs its Works")
@@ -87,8 +88,38 @@ func (r *Reconciler) SetupAgentWithManager(mgr ctrl.Manager, opts controller.Opt
 	opts = r.setup(opts)
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&holdfastv1.ClusterServiceStatus{}, builder.WithPredicates(predicate.Or(
-			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}), scheduling.NoteRequests(r.queue.Load)))
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}), scheduling.NoteRequests(r.queue.Load))).
+		Watches(&holdfastv1.ClusterServiceStatus{}, handler.EnqueueRequestsFromMapFunc(r.waitingBeside),
+			builder.WithPredicates(readinessChanged()))
 	return r.complete(mgr, r.watchChannels(b), opts)
+}
+
+// waitingBeside maps a status object whose services' readiness changed to the other status
+// objects of its cluster that wait for their dependencies: the agent's dependentsOnCluster. The
+// agent has no service sets to look dependsOn up in, and holds only its own cluster's status
+// objects, so it brings back every one of them whose Applied condition waits on dependsOn; each
+// judges its own dependencies again.
+func (r *Reconciler) waitingBeside(ctx context.Context, obj client.Object) []reconcile.Request {
+	css, ok := obj.(*holdfastv1.ClusterServiceStatus)
+	if !ok {
+		return nil
+	}
+	list := &holdfastv1.ClusterServiceStatusList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(css.Namespace)); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Mapping a status object to those waiting beside it failed")
+		return nil
+	}
+	var reqs []reconcile.Request
+	for i := range list.Items {
+		other := &list.Items[i]
+		if other.Name == css.Name || other.Spec.Cluster != css.Spec.Cluster {
+			continue
+		}
+		if c := conditions.Get(other, holdfastv1.AppliedCondition); c != nil && c.Status != metav1.ConditionTrue && dependencyReason(c.Reason) {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(other)})
+		}
+	}
+	return reqs
 }
 
 // setup makes the reconciler's state and returns the controller's options.
