@@ -323,6 +323,12 @@ const testVersion = "v0.4.0"
 // runAgentOf runs an agent of version v (runAgent).
 func runAgentOf(t *testing.T, own *rest.Config, cluster types.NamespacedName, v string) (stop func()) {
 	t.Helper()
+	return runAgentWith(t, own, cluster, v, 500*time.Millisecond)
+}
+
+// runAgentWith runs an agent of version v renewing its Lease every heartbeat (runAgent).
+func runAgentWith(t *testing.T, own *rest.Config, cluster types.NamespacedName, v string, heartbeat time.Duration) (stop func()) {
+	t.Helper()
 	scheme, err := controller.Scheme()
 	if err != nil {
 		t.Fatal(err)
@@ -330,7 +336,7 @@ func runAgentOf(t *testing.T, own *rest.Config, cluster types.NamespacedName, v 
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {
-		done <- agent.Run(ctx, agent.Options{Cluster: cluster, Own: own, Scheme: scheme, Version: v, Heartbeat: 500 * time.Millisecond,
+		done <- agent.Run(ctx, agent.Options{Cluster: cluster, Own: own, Scheme: scheme, Version: v, Heartbeat: heartbeat,
 			HubSecret: types.NamespacedName{Namespace: onboard.Namespace, Name: onboard.AgentHubSecret},
 			// Tests run several agents in one process, one after the other or at once.
 			Controller: controller.Options{SkipNameValidation: true}})

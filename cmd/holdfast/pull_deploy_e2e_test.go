@@ -13,6 +13,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/agentaccess"
 	"holdfast.dev/holdfast/internal/conditions"
 	"holdfast.dev/holdfast/internal/naming"
 	"holdfast.dev/holdfast/internal/notify"
@@ -369,4 +371,41 @@ func TestRolloutAcrossPushAndPullClusters(t *testing.T) {
 	}).WithTimeout(90 * time.Second).Should(Succeed())
 	g.Expect(revisionOn("edge")).To(Equal("3"))
 	g.Consistently(func() string { return revisionOn("near") }).WithTimeout(3*time.Second).Should(Equal("2"), "the Push cluster, in the wave after the halt")
+}
+
+// TestPullAgentWithALongerHeartbeatStaysConnected: an agent renewing its Lease less often than
+// the hub's connection grace (here every 4 s against 3 s) claims three heartbeats in its Lease,
+// and the hub honours that: its Cluster stays Connected between renewals instead of flapping to
+// AgentNotReporting; stopped, it is not reporting once that duration is over.
+func TestPullAgentWithALongerHeartbeatStaysConnected(t *testing.T) {
+	f := startPullFleet(t)
+	ctx, g := t.Context(), NewWithT(t)
+	key := types.NamespacedName{Namespace: f.ns, Name: "edge"}
+	connected := func(g Gomega) *metav1.Condition {
+		c := &holdfastv1.Cluster{}
+		g.Expect(f.hub.Get(ctx, key, c)).To(Succeed())
+		cond := conditions.Get(c, holdfastv1.ClusterConnectedCondition)
+		g.Expect(cond).NotTo(BeNil())
+		return cond
+	}
+	isConnected := func(g Gomega) { g.Expect(connected(g).Status).To(Equal(metav1.ConditionTrue)) }
+	g.Eventually(isConnected).WithTimeout(60 * time.Second).Should(Succeed())
+	f.stopAgent()
+	stop := runAgentWith(t, f.edge.RESTConfig(), key, testVersion, 4*time.Second)
+	// Once the new agent's Lease claims 12 s: the one before claimed 1 s.
+	g.Eventually(func(g Gomega) {
+		lease := &coordinationv1.Lease{}
+		g.Expect(f.hub.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: agentaccess.LeaseName}, lease)).To(Succeed())
+		g.Expect(lease.Spec.LeaseDurationSeconds).To(HaveValue(BeEquivalentTo(12)))
+	}).WithTimeout(30 * time.Second).Should(Succeed())
+	g.Eventually(isConnected).WithTimeout(30 * time.Second).Should(Succeed())
+	g.Consistently(func(g Gomega) {
+		g.Expect(connected(g).Status).To(Equal(metav1.ConditionTrue), "between two renewals 4 s apart")
+	}).WithTimeout(10 * time.Second).WithPolling(100 * time.Millisecond).Should(Succeed())
+
+	t.Log("The agent stopped: not reporting once the 12 s its Lease claims are over")
+	stop()
+	g.Eventually(func(g Gomega) {
+		g.Expect(connected(g).Reason).To(Equal(holdfastv1.AgentNotReportingReason))
+	}).WithTimeout(30 * time.Second).Should(Succeed())
 }

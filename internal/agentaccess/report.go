@@ -52,7 +52,14 @@ type Heartbeat struct {
 	Report
 	// Renewed is when the agent last renewed the Lease; zero when it never did.
 	Renewed time.Time
+	// Duration is how long the agent says the Lease holds (three of its heartbeats), at most
+	// MaxLeaseDuration; zero when it says none.
+	Duration time.Duration
 }
+
+// MaxLeaseDuration bounds the duration an agent's Lease may claim: the Lease comes from the
+// cluster, and a longer one would keep a silent cluster Connected that long.
+const MaxLeaseDuration = 10 * time.Minute
 
 // HeartbeatOf reads an agent's Lease. Whatever is in it came from the cluster: values too long
 // or malformed are refused with an error naming the annotation, never passed on.
@@ -60,6 +67,9 @@ func HeartbeatOf(lease *coordinationv1.Lease) (Heartbeat, error) {
 	var h Heartbeat
 	if t := lease.Spec.RenewTime; t != nil {
 		h.Renewed = t.Time
+	}
+	if d := lease.Spec.LeaseDurationSeconds; d != nil && *d > 0 {
+		h.Duration = min(time.Duration(*d)*time.Second, MaxLeaseDuration)
 	}
 	a := lease.Annotations
 	for _, k := range []string{agentVersionAnnotation, kubernetesVersionAnnotation, userAnnotation, clusterIDAnnotation} {

@@ -7,6 +7,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 )
 
 // TestHeartbeatRoundTrip: what an agent reports in its Lease is what the hub reads.
@@ -20,6 +21,29 @@ func TestHeartbeatRoundTrip(t *testing.T) {
 	}
 	if h.Report != r || !h.Renewed.Equal(renewed.Time) {
 		t.Fatalf("read %+v, want %+v renewed at %s", h, r, renewed)
+	}
+}
+
+// TestHeartbeatDuration: the duration an agent's Lease claims is read, none when it claims none
+// or a negative one, and bounded by MaxLeaseDuration (a Lease from a compromised cluster could
+// claim a year and stay Connected while silent).
+func TestHeartbeatDuration(t *testing.T) {
+	for _, tc := range []struct {
+		seconds *int32
+		want    time.Duration
+	}{
+		{nil, 0},
+		{ptr.To[int32](-5), 0},
+		{ptr.To[int32](90), 90 * time.Second},
+		{ptr.To[int32](365 * 24 * 3600), MaxLeaseDuration},
+	} {
+		h, err := HeartbeatOf(&coordinationv1.Lease{Spec: coordinationv1.LeaseSpec{LeaseDurationSeconds: tc.seconds}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.Duration != tc.want {
+			t.Errorf("leaseDurationSeconds %v: read %s, want %s", tc.seconds, h.Duration, tc.want)
+		}
 	}
 }
 

@@ -139,7 +139,8 @@ func (r *Reconciler) readHeartbeat(ctx context.Context, s *scope) {
 	}
 	s.agentNote = note
 	s.lastConnected = hb.Renewed
-	if s.now.Sub(hb.Renewed) >= r.ConnectionGrace {
+	s.leaseGrace = max(r.ConnectionGrace, hb.Duration)
+	if s.now.Sub(hb.Renewed) >= s.leaseGrace {
 		s.probeErr = &fleet.ProbeError{Reason: holdfastv1.AgentNotReportingReason, Err: errors.New(
 			"the agent last reported at " + hb.Renewed.UTC().Format(time.RFC3339) + "; it is corrected for, not reached, from the hub: look at the agent on the cluster")}
 		return

@@ -29,6 +29,10 @@ type scope struct {
 	probed   bool
 	probe    fleet.ProbeResult
 	probeErr *fleet.ProbeError
+	// leaseGrace, for a Pull cluster, is how long after its agent's last renewal it stays
+	// Connected: the connection grace, or the duration its Lease claims when longer (an agent
+	// run with a longer --heartbeat).
+	leaseGrace time.Duration
 	// lastConnected is the time of the last successful probe, from memory or, after a restart,
 	// from status.
 	lastConnected time.Time

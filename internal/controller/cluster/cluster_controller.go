@@ -144,7 +144,7 @@ func (r *Reconciler) requeueAfter(s *scope) time.Duration {
 	if s.cluster.Pull() && s.probeErr == nil && !s.lastConnected.IsZero() {
 		// A Pull cluster is not probed: its agent renews its Lease, and the renewals alone wake
 		// no reconcile (leaseChanged). The next look is when the Lease would expire.
-		interval = max(s.lastConnected.Add(r.ConnectionGrace).Sub(s.now), r.ProbeRetryInterval)
+		interval = max(s.lastConnected.Add(max(r.ConnectionGrace, s.leaseGrace)).Sub(s.now), r.ProbeRetryInterval)
 	}
 	jitter := time.Duration(rand.Int64N(int64(interval)/10 + 1))
 	return interval + jitter

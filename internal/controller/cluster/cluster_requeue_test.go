@@ -21,12 +21,13 @@ func TestProbeRetryInterval(t *testing.T) {
 	r := &Reconciler{ProbeInterval: 10 * time.Second, ProbeRetryInterval: 2 * time.Second, ConnectionGrace: grace}
 	failed := &fleet.ProbeError{Reason: holdfastv1.UnreachableReason, Err: errors.New("connection refused")}
 	tests := []struct {
-		name      string
-		before    *holdfastv1.Cluster
-		sinceOK   time.Duration
-		probeErr  *fleet.ProbeError
-		connErr   *reasonError
-		wantAfter time.Duration
+		name       string
+		before     *holdfastv1.Cluster
+		sinceOK    time.Duration
+		probeErr   *fleet.ProbeError
+		connErr    *reasonError
+		leaseGrace time.Duration
+		wantAfter  time.Duration
 	}{
 		{name: "healthy", before: connectedAt(t0), sinceOK: 0, wantAfter: 10 * time.Second},
 		{name: "failing within the grace", before: connectedAt(t0), sinceOK: 5 * time.Second, probeErr: failed, wantAfter: 2 * time.Second},
@@ -35,12 +36,13 @@ func TestProbeRetryInterval(t *testing.T) {
 		{name: "declaration error waits for a change", before: connectedAt(t0), connErr: &reasonError{reason: holdfastv1.SecretNotFoundReason}},
 		{name: "Pull: when its Lease would expire", before: pull(connectedAt(t0)), sinceOK: 5 * time.Second, wantAfter: grace - 5*time.Second},
 		{name: "Pull: Lease about to expire, the retry interval at least", before: pull(connectedAt(t0)), sinceOK: grace - time.Second, wantAfter: 2 * time.Second},
+		{name: "Pull: its Lease claims longer than the grace", before: pull(connectedAt(t0)), sinceOK: 5 * time.Second, leaseGrace: 90 * time.Second, wantAfter: 85 * time.Second},
 		{name: "Pull: not reporting", before: pull(connectedAt(t0)), sinceOK: grace, probeErr: &fleet.ProbeError{Reason: holdfastv1.AgentNotReportingReason, Err: errors.New("silent")}, wantAfter: 10 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := &scope{cluster: tt.before.DeepCopy(), before: tt.before, now: t0.Add(tt.sinceOK), probed: true,
-				probeErr: tt.probeErr, connectErr: tt.connErr}
+				probeErr: tt.probeErr, connectErr: tt.connErr, leaseGrace: tt.leaseGrace}
 			if !tt.before.Status.LastConnectedTime.IsZero() {
 				s.lastConnected = t0
 			}
