@@ -44,6 +44,14 @@ func deployWatched(t *testing.T, env, cluster string) (name, ns string) {
 		Services: []holdfastv1.Service{service("web", name, ns)},
 	})
 	expectReady(t, name, cluster)
+	// The reconciles the deploy brought may still run: an edit made during one is found by its
+	// comparison, not by the watch these tests look at. Go on once the status object stayed the
+	// same for a second.
+	eventually(t, func(g Gomega) {
+		rv := statusOf(g, name, cluster).ResourceVersion
+		time.Sleep(time.Second)
+		g.Expect(statusOf(g, name, cluster).ResourceVersion).To(Equal(rv), "the status object is still being written")
+	})
 	return name, ns
 }
 
