@@ -65,11 +65,22 @@ func TestPullClusterIsDeployedAndCorrectedByItsAgent(t *testing.T) {
 		g.Expect(hub.Get(ctx, statusKey, css)).To(Succeed())
 		return css
 	}
-	helloOnEdge := func(g Gomega) *corev1.ConfigMap {
+	// onEdge reads ConfigMap apps/name on the Pull cluster; setOnEdge sets its key to value
+	// there, as c with field owner owner.
+	onEdge := func(g Gomega, name string) *corev1.ConfigMap {
 		cm := &corev1.ConfigMap{}
-		g.Expect(edgeClient.Get(ctx, client.ObjectKey{Namespace: "apps", Name: "hello"}, cm)).To(Succeed())
+		g.Expect(edgeClient.Get(ctx, client.ObjectKey{Namespace: "apps", Name: name}, cm)).To(Succeed())
 		return cm
 	}
+	setOnEdge := func(c client.Client, owner, name, key, value string) {
+		t.Helper()
+		g.Eventually(func(g Gomega) {
+			cm := onEdge(g, name)
+			cm.Data[key] = value
+			g.Expect(c.Update(ctx, cm, client.FieldOwner(owner))).To(Succeed())
+		}).WithTimeout(30 * time.Second).Should(Succeed())
+	}
+	helloOnEdge := func(g Gomega) *corev1.ConfigMap { return onEdge(g, "hello") }
 	g.Eventually(func(g Gomega) {
 		g.Expect(helloOnEdge(g).Data).To(HaveKeyWithValue("cluster", "edge"))
 		css := status(g)
@@ -82,14 +93,7 @@ func TestPullClusterIsDeployedAndCorrectedByItsAgent(t *testing.T) {
 	aliceCfg.Impersonate = rest.ImpersonationConfig{UserName: "alice", Groups: []string{"system:masters"}}
 	alice, err := client.New(aliceCfg, client.Options{Scheme: hub.Scheme()})
 	g.Expect(err).NotTo(HaveOccurred())
-	edit := func(value string) {
-		t.Helper()
-		g.Eventually(func(g Gomega) {
-			cm := helloOnEdge(g)
-			cm.Data["cluster"] = value
-			g.Expect(alice.Update(ctx, cm, client.FieldOwner("kubectl-edit"))).To(Succeed())
-		}).WithTimeout(30 * time.Second).Should(Succeed())
-	}
+	edit := func(value string) { t.Helper(); setOnEdge(alice, "kubectl-edit", "hello", "cluster", value) }
 	putBack := func(why string) {
 		t.Helper()
 		g.Eventually(func(g Gomega) {
@@ -152,20 +156,11 @@ func TestPullClusterIsDeployedAndCorrectedByItsAgent(t *testing.T) {
 			Notifications: []holdfastv1.NotificationTarget{{Name: "audit", Type: holdfastv1.NotificationWebhook,
 				SecretRef: holdfastv1.SecretReference{Namespace: "holdfast-system", Name: "hello-hook"}}},
 		}})).To(Succeed())
-	foughtOwner := func(g Gomega) string {
-		cm := &corev1.ConfigMap{}
-		g.Expect(edgeClient.Get(ctx, client.ObjectKey{Namespace: "apps", Name: "fought"}, cm)).To(Succeed())
-		return cm.Data["owner"]
-	}
+	foughtOwner := func(g Gomega) string { return onEdge(g, "fought").Data["owner"] }
 	g.Eventually(func(g Gomega) { g.Expect(foughtOwner(g)).To(Equal("holdfast")) }).WithTimeout(60 * time.Second).Should(Succeed())
 	revert := func(round int) {
 		t.Helper()
-		g.Eventually(func(g Gomega) {
-			cm := &corev1.ConfigMap{}
-			g.Expect(edgeClient.Get(ctx, client.ObjectKey{Namespace: "apps", Name: "fought"}, cm)).To(Succeed())
-			cm.Data["owner"] = fmt.Sprintf("theirs-%d", round)
-			g.Expect(edgeClient.Update(ctx, cm, client.FieldOwner("other-controller"))).To(Succeed())
-		}).WithTimeout(30 * time.Second).Should(Succeed())
+		setOnEdge(edgeClient, "other-controller", "fought", "owner", fmt.Sprintf("theirs-%d", round))
 	}
 	for round := 1; round <= 2; round++ {
 		revert(round)
