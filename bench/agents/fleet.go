@@ -2,15 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
-	"holdfast.dev/holdfast/internal/conditions"
 	"holdfast.dev/holdfast/internal/measure"
 	"holdfast.dev/holdfast/internal/naming"
 )
@@ -32,30 +29,23 @@ func (b *bench) manifests(rev int) string {
 	return measure.SimManifests(names, rev, "", "")
 }
 
-// waitClustersReady waits until every simulated Cluster is Ready, in whichever namespace (a
-// Pull cluster has its own).
+// waitClustersReady waits until every simulated Cluster is Ready (measure.SimFleet), and gives up
+// when the agents end.
 func (b *bench) waitClustersReady(ctx context.Context) error {
-	ready := 0
-	err := wait.PollUntilContextTimeout(ctx, time.Second, b.cfg.timeout, true, func(ctx context.Context) (bool, error) {
-		if b.agents != nil {
-			if err := b.agents.ended(); err != nil {
-				return false, err
+	if b.agents != nil {
+		var cancel context.CancelCauseFunc
+		ctx, cancel = context.WithCancelCause(ctx)
+		defer cancel(nil)
+		go func() {
+			select {
+			case <-b.agents.exited:
+				cancel(b.agents.ended())
+			case <-ctx.Done():
 			}
-		}
-		list := &holdfastv1.ClusterList{}
-		if err := b.Hub.List(ctx, list, client.MatchingLabels{measure.SimFleetLabel: measure.SimFleetValue}); err != nil {
-			return false, nil //nolint:nilerr // the hub may be busy; keep polling until the timeout
-		}
-		ready = 0
-		for i := range list.Items {
-			if conditions.IsTrue(&list.Items[i], holdfastv1.ReadyCondition) {
-				ready++
-			}
-		}
-		return ready == len(b.Sims), nil
-	})
-	if err != nil {
-		return fmt.Errorf("waiting for the Clusters to become Ready (%d of %d): %w", ready, len(b.Sims), err)
+		}()
+	}
+	if err := b.WaitClustersReady(ctx, b.cfg.timeout); err != nil {
+		return errors.Join(err, context.Cause(ctx))
 	}
 	return nil
 }

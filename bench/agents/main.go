@@ -138,7 +138,7 @@ type bench struct {
 	scheme *runtime.Scheme
 	// hubCS is this program's unlimited admin clientset of the hub.
 	hubCS kubernetes.Interface
-	// agents is the agents' process in Pull mode (nil when they run in this one).
+	// agents are the agents in Pull mode: their process, or this one (agentsInProcess).
 	agents *agentsProcess
 }
 

@@ -177,17 +177,18 @@ func (f *SimFleet) CreateSimServiceSet(ctx context.Context, name string, templat
 	return f.CreateServiceSet(ctx, name, holdfastv1.SyncModeContinuousWithDriftDetection, SimService, template, "", append([]func(*holdfastv1.MultiClusterService){sim}, opts...)...)
 }
 
-// WaitClustersReady waits until every simulated Cluster is Ready.
+// WaitClustersReady waits until every simulated Cluster is Ready, in whichever namespace (a Pull
+// cluster has its own).
 func (f *SimFleet) WaitClustersReady(ctx context.Context, timeout time.Duration) error {
 	ready := 0
 	err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
-		clusters, err := f.Fleet.Clusters(ctx)
-		if err != nil {
+		clusters := &holdfastv1.ClusterList{}
+		if err := f.Hub.List(ctx, clusters, client.MatchingLabels{SimFleetLabel: SimFleetValue}); err != nil {
 			return false, nil //nolint:nilerr // the hub may be busy; keep polling until the timeout
 		}
 		ready = 0
-		for i := range clusters {
-			if conditions.IsTrue(&clusters[i], holdfastv1.ReadyCondition) {
+		for i := range clusters.Items {
+			if conditions.IsTrue(&clusters.Items[i], holdfastv1.ReadyCondition) {
 				ready++
 			}
 		}
