@@ -2,15 +2,19 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"k8s.io/client-go/kubernetes"
+
+	"holdfast.dev/holdfast/internal/measure"
 )
 
 // served is what the hub API server counted (apiserver_request_total), by "VERB resource"
@@ -20,21 +24,44 @@ type served map[string]float64
 
 // scrapeServed reads the hub API server's request counters from its /metrics.
 func scrapeServed(ctx context.Context, cs kubernetes.Interface) (served, error) {
+	out := served{}
+	err := scrapeRequests(ctx, cs, "apiserver_request_total", func(key string, m *dto.Metric) {
+		out[key] += m.GetCounter().GetValue()
+	})
+	return out, err
+}
+
+// latency is the time an API server took to serve requests of one kind: their count and the
+// sum of their durations.
+type latency struct{ n, seconds float64 }
+
+// scrapeLatencies reads the hub API server's request durations (apiserver_request_duration_seconds)
+// by "VERB resource", as scrapeServed counts them.
+func scrapeLatencies(ctx context.Context, cs kubernetes.Interface) (map[string]latency, error) {
+	out := map[string]latency{}
+	err := scrapeRequests(ctx, cs, "apiserver_request_duration_seconds", func(key string, m *dto.Metric) {
+		l := out[key]
+		l.n += float64(m.GetHistogram().GetSampleCount())
+		l.seconds += m.GetHistogram().GetSampleSum()
+		out[key] = l
+	})
+	return out, err
+}
+
+// scrapeRequests calls add with each metric of family on the API server's /metrics and its
+// "VERB resource" (with its subresource after a slash; a non-resource request has its path
+// there).
+func scrapeRequests(ctx context.Context, cs kubernetes.Interface, family string, add func(key string, m *dto.Metric)) error {
 	raw, err := cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("reading the hub API server's metrics: %w", err)
+		return fmt.Errorf("reading the API server's metrics: %w", err)
 	}
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	families, err := parser.TextToMetricFamilies(bytes.NewReader(raw))
 	if err != nil {
-		return nil, fmt.Errorf("parsing the hub API server's metrics: %w", err)
+		return fmt.Errorf("parsing the API server's metrics: %w", err)
 	}
-	out := served{}
-	fam, ok := families["apiserver_request_total"]
-	if !ok {
-		return out, nil
-	}
-	for _, m := range fam.GetMetric() {
+	for _, m := range families[family].GetMetric() {
 		var verb, resource, sub string
 		for _, l := range m.GetLabel() {
 			switch l.GetName() {
@@ -47,11 +74,33 @@ func scrapeServed(ctx context.Context, cs kubernetes.Interface) (served, error) 
 			}
 		}
 		if sub != "" {
-			resource += "/" + sub // a non-resource request has its path here
+			resource += "/" + sub
 		}
-		out[verb+" "+resource] += m.GetCounter().GetValue()
+		add(verb+" "+resource, m)
 	}
-	return out, nil
+	return nil
+}
+
+// slowest lists the mean durations of the kinds of request in after (minus before) that took
+// the most time in all, at most n of them.
+func slowest(before, after map[string]latency, n int) string {
+	type kind struct {
+		key string
+		latency
+	}
+	var kinds []kind
+	for k, l := range after {
+		b := before[k]
+		if d := (latency{l.n - b.n, l.seconds - b.seconds}); d.n > 0 && !strings.HasPrefix(k, "WATCH") {
+			kinds = append(kinds, kind{k, d})
+		}
+	}
+	slices.SortFunc(kinds, func(a, b kind) int { return cmp.Compare(b.seconds, a.seconds) })
+	var parts []string
+	for _, k := range kinds[:min(n, len(kinds))] {
+		parts = append(parts, fmt.Sprintf("%s %.0f × %.1f ms", k.key, k.n, 1000*k.seconds/k.n))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // scrapeTargets reads the request counters of every target API server, in order.
@@ -136,4 +185,14 @@ func (s served) String() string {
 		return "none"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// sentTo is what the hub controller sent to server in rc, by "VERB resource", for the report
+// beside what the API server served to every client.
+func sentTo(rc measure.RequestCounts, server string) served {
+	out := served{}
+	for k, n := range rc.Requests[server] {
+		out[k.Verb+" "+k.Resource] += float64(n)
+	}
+	return out
 }

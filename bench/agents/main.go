@@ -72,6 +72,7 @@ type config struct {
 	clusters, servers, objects int
 	modes                      []string
 	concurrency                int
+	hubQPS                     float64
 	idle, settle, timeout      time.Duration
 	memoryLimit                int64
 	// agentsInProcess runs the agents in this process (the smoke test: its binary is not this
@@ -99,6 +100,7 @@ func main() {
 		return nil
 	})
 	flag.IntVar(&cfg.concurrency, "concurrency", 10, "the hub controller's workers, and the ideal's")
+	flag.Float64Var(&cfg.hubQPS, "hub-qps", 0, "the controller's hub client rate limit (--hub-qps); 0 leaves NewManager's default, -1 turns it off")
 	flag.DurationVar(&cfg.idle, "idle", time.Minute, "the idle window")
 	flag.DurationVar(&cfg.settle, "settle", 10*time.Second, "wait after the rollout before the idle window")
 	flag.DurationVar(&cfg.timeout, "timeout", 20*time.Minute, "how long to wait for the fleet, a rollout or a template change")
@@ -173,7 +175,7 @@ func measureMode(ctx context.Context, cfg config, mode string) (_ *result, retEr
 		debug.SetMemoryLimit(rss0 + cfg.memoryLimit*9/10)
 		defer debug.SetMemoryLimit(math.MaxInt64)
 	}
-	if err := f.StartController(ctx, 0, controller.Options{Concurrency: cfg.concurrency, SkipNameValidation: true}); err != nil {
+	if err := f.StartController(ctx, float32(cfg.hubQPS), controller.Options{Concurrency: cfg.concurrency, SkipNameValidation: true}); err != nil {
 		return nil, err
 	}
 	if b.pull {
@@ -252,24 +254,50 @@ func measureMode(ctx context.Context, cfg config, mode string) (_ *result, retEr
 	if err != nil {
 		return nil, err
 	}
+	latenciesBefore, err := scrapeLatencies(ctx, b.hubCS)
+	if err != nil {
+		return nil, err
+	}
+	published, err := b.newPublications(ctx)
+	if err != nil {
+		return nil, err
+	}
 	if err := b.ChangeTemplate(ctx, templateNamespace, templateName, b.manifests(2)); err != nil {
+		return nil, err
+	}
+	reconciles0, err := gatherReconcileTimes()
+	if err != nil {
 		return nil, err
 	}
 	cpu0 = b.cpu()
 	changed := time.Now()
-	_, err = f.WaitStatuses(ctx, cfg.timeout, func(css *holdfastv1.ClusterServiceStatus) bool {
+	done, err := f.WaitStatuses(ctx, cfg.timeout, func(css *holdfastv1.ClusterServiceStatus) bool {
+		published.see(css)
 		return measure.ReadyInSync(cfg.objects)(css) && len(css.Status.Services) == 1 && css.Status.Services[0].Revision != revisions[css.Name]
 	})
 	if err != nil {
 		return nil, fmt.Errorf("waiting for the template change: %w", err)
 	}
 	r.change, r.changeCPU = time.Since(changed), b.cpu().minus(cpu0)
+	reconciles, err := gatherReconcileTimes()
+	if err != nil {
+		return nil, err
+	}
+	r.changeReconciles = reconciles.minus(reconciles0)
+	if b.pull {
+		r.changeTimeline = published.timeline(changed, done)
+	}
 	r.changeRequests = f.Counter.Reset()
 	servedAfter, err := scrapeServed(ctx, b.hubCS)
 	if err != nil {
 		return nil, err
 	}
 	r.changeServed = servedAfter.minus(servedBefore)
+	latencies, err := scrapeLatencies(ctx, b.hubCS)
+	if err != nil {
+		return nil, err
+	}
+	r.changeSlowest = slowest(latenciesBefore, latencies, 8)
 	if peak, err := measure.PeakRSS(os.Getpid()); err == nil {
 		r.peakRSS = peak - rss0
 	}

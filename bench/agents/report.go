@@ -28,6 +28,13 @@ type result struct {
 	idleTargets              served
 	idleController           measure.RequestCounts
 	idleWindow               time.Duration
+	// changeTimeline splits the template change in Pull mode.
+	changeTimeline changeTimeline
+	// changeReconciles are the hub controller's reconciles during the template change.
+	changeReconciles reconcileTimes
+	// changeSlowest are the kinds of request the hub API server spent the most time serving
+	// during the template change, with their mean duration.
+	changeSlowest string
 }
 
 // idlePerMinute is the hub API server's requests per idle minute.
@@ -54,6 +61,9 @@ func (r *result) print() {
 	t.Row("hub controller's requests during it: hub / targets", fmt.Sprintf("%d / %d", r.rolloutRequests.Total("hub"), controllerTotal(r.rolloutRequests)-r.rolloutRequests.Total("hub")))
 	r.idealChange.row(t, "ideal template change")
 	t.Row("template change (÷ ideal)", fmt.Sprintf("%s (%s)", measure.Seconds(r.change), measure.Ratio(r.change, r.idealChange.total())))
+	if r.mode == "pull" {
+		r.changeTimeline.row(t)
+	}
 	t.Row("CPU during it: controller / hub / targets / agents", fmt.Sprintf("%s / %s", r.changeCPU.CPUTimes, measure.Seconds(r.changeCPU.Agents)))
 	t.Row("hub controller's requests during it: hub / targets", fmt.Sprintf("%d / %d", r.changeRequests.Total("hub"), controllerTotal(r.changeRequests)-r.changeRequests.Total("hub")))
 	t.Row("hub controller: Go heap after the rollout (forced GC)", measure.MiB(r.heap))
@@ -71,6 +81,9 @@ func (r *result) print() {
 	fmt.Printf("Requests the hub API server served while idle: %s.\n\n", r.idleServed)
 	fmt.Printf("Requests the target API servers served while idle: %s.\n\n", r.idleTargets)
 	fmt.Printf("Requests the hub API server served during the template change: %s.\n\n", r.changeServed)
+	fmt.Printf("Of those, the hub controller's: %s.\n\n", sentTo(r.changeRequests, "hub"))
+	fmt.Printf("What the hub API server took longest serving during the template change (count × mean): %s.\n\n", r.changeSlowest)
+	fmt.Printf("The hub controller's reconciles during the template change: %s.\n\n", r.changeReconciles)
 }
 
 // row adds the ideal's row to t: publish + applies in Pull mode, applies in Push mode.

@@ -92,8 +92,9 @@ type Options struct {
 	Version string
 	// Clock is injectable for tests.
 	Clock clock.PassiveClock
-	// HubQPS and HubBurst limit the requests to the hub when its config sets no limit;
-	// DefaultHubQPS and DefaultHubBurst when 0.
+	// HubQPS and HubBurst, when HubQPS is above 0, limit the requests to the hub whatever its
+	// config says (HubBurst 2×HubQPS when 0); else the config's limit applies, and when it sets
+	// none, there is none (hubLimit).
 	HubQPS   float32
 	HubBurst int
 	// TargetQPS and TargetBurst limit the requests to each target cluster; fleet defaults when 0.
@@ -226,13 +227,25 @@ func metricsServerOptions(opts Options) (metricsserver.Options, *certwatcher.Cer
 	return o, certs, nil
 }
 
-// DefaultHubQPS and DefaultHubBurst limit the controller's requests to the hub (--hub-qps,
-// --hub-burst). A fleet of thousands of Pull clusters, each publish a few requests, wants more
-// (docs/agent.md#one-hub-at-10000-and-100000-clusters).
-const (
-	DefaultHubQPS   = 50
-	DefaultHubBurst = 100
-)
+// hubLimit is hub with the client-side rate limit of opts: HubQPS when above 0 (--hub-qps
+// given), else the config's own when it sets one (a kubeconfig's QPS), else none, as
+// controller-runtime's config loader leaves it (ctrl.GetConfig, in-cluster too): the hub API
+// server's priority and fairness queue what it cannot serve, and the workers (--concurrency)
+// bound how many requests are in flight. A limit here is one per resource kind (client-go
+// gives each REST client its own token bucket), and a limit of client-go's default (5/s) or
+// the old 50/s would make the hub's part of a fleet-wide change of a thousand Pull clusters,
+// four requests each, wait for it (bench/RESULTS.md#agents).
+func hubLimit(hub *rest.Config, opts Options) *rest.Config {
+	switch {
+	case opts.HubQPS > 0:
+		hub = rest.CopyConfig(hub)
+		hub.QPS, hub.Burst, hub.RateLimiter = opts.HubQPS, cmp.Or(opts.HubBurst, int(2*opts.HubQPS)), nil
+	case hub.QPS == 0 && hub.RateLimiter == nil:
+		hub = rest.CopyConfig(hub)
+		hub.QPS = -1
+	}
+	return hub
+}
 
 // NewManager builds the manager with every reconciler registered, and the fleet registry it
 // shares with them.
@@ -241,12 +254,7 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 	if err != nil {
 		return nil, nil, err
 	}
-	if hub.QPS == 0 {
-		// client-go's default of 5 requests/s would queue status writes behind each other and
-		// slow every correction down; the hub is Holdfast's own management cluster.
-		hub = rest.CopyConfig(hub)
-		hub.QPS, hub.Burst = cmp.Or(opts.HubQPS, DefaultHubQPS), cmp.Or(opts.HubBurst, DefaultHubBurst)
-	}
+	hub = hubLimit(hub, opts)
 	if opts.DriftMetricsMaxUsers < 0 {
 		return nil, nil, fmt.Errorf("--drift-metrics-max-users must not be negative, got %d", opts.DriftMetricsMaxUsers)
 	}

@@ -25,6 +25,10 @@ const (
 	// (next full reconcile, a correction window, a backoff): whatever brought it in, the visit
 	// due later is routine. A retry after an error keeps the priority it had.
 	RoutinePriority = 0
+	// TidyPriority is the priority of a visit that only tidies up after work done (the older
+	// works of a Pull cluster, deleted once its new one is published): after everything routine,
+	// so that during a fleet-wide change every cluster's new work is published first.
+	TidyPriority = -10
 )
 
 // EnqueueDrifted queues the status objects sent on the drift channel at DriftPriority, then calls

@@ -14,6 +14,7 @@ import (
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/agentaccess"
 	"holdfast.dev/holdfast/internal/naming"
+	"holdfast.dev/holdfast/internal/scheduling"
 	"holdfast.dev/holdfast/internal/work"
 )
 
@@ -64,6 +65,9 @@ func (r *Reconciler) publish(ctx context.Context, s *scope) (ctrl.Result, error)
 			return ctrl.Result{}, fmt.Errorf("naming the work of ClusterServiceStatus %s: %w", key, err)
 		}
 		ctrl.LoggerFrom(ctx).Info("Published the work of a Pull cluster", "digest", digest, "bytes", len(data), "services", len(w.Services))
+		// The older works are deleted at the next visit, after everything routine: what the
+		// agents wait for, every cluster's new work, goes first (two requests each, not four).
+		return ctrl.Result{RequeueAfter: tidyAfter, Priority: new(scheduling.TidyPriority)}, nil
 	}
 	// Older works are looked for once per digest in this process (after a restart too), not at
 	// every reconcile: each look is a list from the API server.
@@ -76,6 +80,10 @@ func (r *Reconciler) publish(ctx context.Context, s *scope) (ctrl.Result, error)
 	}
 	return ctrl.Result{RequeueAfter: interval(s.mcs)}, nil
 }
+
+// tidyAfter is how soon a status object whose new work was published comes back, at
+// scheduling.TidyPriority, to delete its older works.
+const tidyAfter = time.Second
 
 // pruneWork deletes the parts of works of the status object key other than the one with digest
 // keep (all of them when keep is ""). They are listed from the API server: the hub's cache

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/conditions"
 	"holdfast.dev/holdfast/internal/notify"
 )
 
@@ -39,7 +40,7 @@ func (r *Reconciler) setupRecordedReports(mgr ctrl.Manager, opts controller.Opti
 	changed := predicate.Funcs{
 		CreateFunc: func(e event.CreateEvent) bool { return pullStatus(e.Object) },
 		UpdateFunc: func(e event.UpdateEvent) bool {
-			return pullStatus(e.ObjectNew) && e.ObjectOld.GetResourceVersion() != e.ObjectNew.GetResourceVersion()
+			return pullStatus(e.ObjectNew) && mayReport(e.ObjectOld, e.ObjectNew)
 		},
 		DeleteFunc:  func(event.DeleteEvent) bool { return false },
 		GenericFunc: func(event.GenericEvent) bool { return false },
@@ -60,6 +61,31 @@ func (r *Reconciler) setupRecordedReports(mgr ctrl.Manager, opts controller.Opti
 func pullStatus(obj client.Object) bool {
 	_, ok := obj.GetAnnotations()[WorkAnnotation]
 	return ok
+}
+
+// mayReport reports whether a Pull cluster's status object changed from old to new in a way
+// that may bring something to report, as the hub's cache shows it (without the drift history
+// and the inventory, CacheTransform): a drift seen (DriftCount), an object drifted or back in
+// sync, failed or recovered (DriftedCount, FailedCount), or the Drifted or Contested condition
+// changed (an object Contested or Uncorrectable, or no longer). Anything else, a template
+// change applied or the hub's own annotations, is not worth the read of the whole object that
+// reportRecorded starts with: a fleet-wide change is a thousand of them.
+func mayReport(oldObj, newObj client.Object) bool {
+	o, ok1 := oldObj.(*holdfastv1.ClusterServiceStatus)
+	n, ok2 := newObj.(*holdfastv1.ClusterServiceStatus)
+	if !ok1 || !ok2 {
+		return oldObj.GetResourceVersion() != newObj.GetResourceVersion()
+	}
+	if o.Status.DriftCount != n.Status.DriftCount || o.Status.DriftedCount != n.Status.DriftedCount || o.Status.FailedCount != n.Status.FailedCount {
+		return true
+	}
+	for _, t := range []string{holdfastv1.DriftedCondition, holdfastv1.ContestedCondition} {
+		a, b := conditions.Get(o, t), conditions.Get(n, t)
+		if (a == nil) != (b == nil) || (a != nil && (a.Status != b.Status || a.Reason != b.Reason || a.Message != b.Message)) {
+			return true
+		}
+	}
+	return false
 }
 
 // reportRecorded reports the records of a Pull cluster's status object newer than the last it

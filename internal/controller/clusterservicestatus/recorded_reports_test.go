@@ -63,3 +63,46 @@ func TestRecordedEvents(t *testing.T) {
 		t.Errorf("reported again: %+v", again)
 	}
 }
+
+// TestMayReport: the hub reads a Pull cluster's whole status object to report from it only when
+// its cached copy changed in a way that may bring a record or a state to report.
+func TestMayReport(t *testing.T) {
+	base := func() *holdfastv1.ClusterServiceStatus {
+		css := &holdfastv1.ClusterServiceStatus{}
+		css.ResourceVersion, css.Annotations = "1", map[string]string{WorkAnnotation: "a"}
+		css.Status.DriftCount, css.Status.DriftedCount, css.Status.InSyncCount = 3, 0, 10
+		css.Status.Conditions = []metav1.Condition{
+			{Type: holdfastv1.ReadyCondition, Status: metav1.ConditionTrue, Reason: "Ready"},
+			{Type: holdfastv1.DriftedCondition, Status: metav1.ConditionFalse, Reason: holdfastv1.InSyncReason},
+		}
+		return css
+	}
+	for _, tc := range []struct {
+		name   string
+		change func(*holdfastv1.ClusterServiceStatus)
+		want   bool
+	}{
+		{"a template change applied", func(c *holdfastv1.ClusterServiceStatus) {
+			c.Status.Conditions[0].Reason, c.Status.Revision, c.Status.InSyncCount = "Progressing", "r2", 4
+		}, false},
+		{"the hub's own annotations", func(c *holdfastv1.ClusterServiceStatus) { c.Annotations[NotifiedAnnotation] = "now" }, false},
+		{"a drift seen", func(c *holdfastv1.ClusterServiceStatus) { c.Status.DriftCount++ }, true},
+		{"an object drifted", func(c *holdfastv1.ClusterServiceStatus) { c.Status.DriftedCount, c.Status.InSyncCount = 1, 9 }, true},
+		{"an object failed", func(c *holdfastv1.ClusterServiceStatus) { c.Status.FailedCount = 1 }, true},
+		{"the Drifted condition", func(c *holdfastv1.ClusterServiceStatus) {
+			c.Status.Conditions[1].Status, c.Status.Conditions[1].Reason = metav1.ConditionTrue, holdfastv1.CorrectionFailedReason
+		}, true},
+		{"an object Contested", func(c *holdfastv1.ClusterServiceStatus) {
+			c.Status.Conditions = append(c.Status.Conditions, metav1.Condition{Type: holdfastv1.ContestedCondition, Status: metav1.ConditionTrue, Reason: "Contested"})
+		}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before, after := base(), base()
+			after.ResourceVersion = "2"
+			tc.change(after)
+			if got := mayReport(before, after); got != tc.want {
+				t.Errorf("mayReport = %t, want %t", got, tc.want)
+			}
+		})
+	}
+}
