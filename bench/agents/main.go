@@ -258,6 +258,10 @@ func measureMode(ctx context.Context, cfg config, mode string) (_ *result, retEr
 	if err != nil {
 		return nil, err
 	}
+	changeTargetsBefore, err := b.scrapeTargets(ctx)
+	if err != nil {
+		return nil, err
+	}
 	published, err := b.newPublications(ctx)
 	if err != nil {
 		return nil, err
@@ -298,6 +302,11 @@ func measureMode(ctx context.Context, cfg config, mode string) (_ *result, retEr
 		return nil, err
 	}
 	r.changeSlowest = slowest(latenciesBefore, latencies, 8)
+	changeTargets, err := b.scrapeTargets(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r.changeTargets = minusEachOf(changeTargets, changeTargetsBefore)
 	if peak, err := measure.PeakRSS(os.Getpid()); err == nil {
 		r.peakRSS = peak - rss0
 	}

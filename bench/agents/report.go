@@ -26,6 +26,7 @@ type result struct {
 	agentRestarts            int
 	idleServed, changeServed served
 	idleTargets              served
+	changeTargets            served
 	idleController           measure.RequestCounts
 	idleWindow               time.Duration
 	// changeTimeline splits the template change in Pull mode.
@@ -82,6 +83,7 @@ func (r *result) print() {
 	fmt.Printf("Requests the target API servers served while idle: %s.\n\n", r.idleTargets)
 	fmt.Printf("Requests the hub API server served during the template change: %s.\n\n", r.changeServed)
 	fmt.Printf("Of those, the hub controller's: %s.\n\n", sentTo(r.changeRequests, "hub"))
+	fmt.Printf("Requests the target API servers served during the template change: %s.\n\n", r.changeTargets)
 	fmt.Printf("What the hub API server took longest serving during the template change (count × mean): %s.\n\n", r.changeSlowest)
 	fmt.Printf("The hub controller's reconciles during the template change: %s.\n\n", r.changeReconciles)
 }

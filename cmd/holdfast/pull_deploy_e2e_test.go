@@ -133,11 +133,12 @@ func TestPullClusterIsDeployedAndCorrectedByItsAgent(t *testing.T) {
 	edit("alice-2")
 	putBack("alice's edit while the hub is away")
 
-	t.Log("The agent restarted while the hub is away: it starts from what it kept, and puts alice's next edit back")
+	t.Log("The agent restarted while the hub is away: it starts from what it kept, the record of alice's edit among it, and puts alice's next edit back")
 	f.restartAgent()
 	edit("alice-3")
 	putBack("alice's edit after the agent restarted with the hub away")
 	g.Expect(hubPlane.StartAPIServer(ctx)).To(Succeed())
+	recorded("alice-2", "the record of the edit made while the hub was away, before the agent restarted: kept on the agent's cluster")
 	recorded("alice-3", "the record of the edit made while the hub was away, by the restarted agent")
 	g.Consistently(func(g Gomega) {
 		g.Expect(hook.corrected(g, "alice-3")).To(Equal(1))

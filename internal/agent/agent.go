@@ -69,7 +69,7 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("building a client of the hub: %w", err)
 	}
 	mgr, conn, err := controller.NewAgentManager(ctx, hubConfig, controller.AgentOptions{
-		Cluster: o.Cluster, Own: o.Own, Works: &Works{Hub: hub, Key: o.Cluster}, Options: o.Controller})
+		Cluster: o.Cluster, Own: o.Own, Works: &Works{Hub: hub, Key: o.Cluster}, Unrecorded: kept, Options: o.Controller})
 	if err != nil {
 		return err
 	}
@@ -81,7 +81,13 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("adding the heartbeat: %w", err)
 	}
 	ctrl.LoggerFrom(ctx).Info("Holdfast agent started", "cluster", o.Cluster, "version", o.Version)
-	return mgr.Start(ctx)
+	err = mgr.Start(ctx)
+	// Saved once more after every reconcile stopped: the records of corrections whose status
+	// patch failed while the manager stopped (the hub away) are kept for the next agent.
+	final, cancel := context.WithTimeout(context.WithoutCancel(ctx), keptFinalFlush)
+	defer cancel()
+	kept.flush(final)
+	return err
 }
 
 // Open returns the agent's hub credentials: its bootstrap kubeconfig read from HubSecret on its

@@ -13,9 +13,9 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -31,6 +31,9 @@ const (
 	keptContentTypeKey                   = "contentType"
 	keptBodyKey                          = "body"
 	keptFlush                            = time.Second
+	keptFieldOwner                       = "holdfast-agent"
+	// keptFinalFlush bounds the last save, when the agent stops.
+	keptFinalFlush = 10 * time.Second
 	// maxKeptSecret is what one Secret may hold (the API server refuses more than 1 MiB).
 	maxKeptSecret = 1000 << 10
 )
@@ -62,7 +65,7 @@ func NewKept(ctx context.Context, own client.Client, namespace, hubNamespace str
 // manager.Runnable of the agent).
 func (k *Kept) Start(ctx context.Context) error {
 	wait.UntilWithContext(ctx, k.flush, keptFlush)
-	final, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	final, cancel := context.WithTimeout(context.WithoutCancel(ctx), keptFinalFlush)
 	defer cancel()
 	k.flush(final)
 	return nil
@@ -122,19 +125,11 @@ func (s keptStore) save(ctx context.Context, key string, e *keptEntry) error {
 	if len(body)+len(key) > maxKeptSecret {
 		return fmt.Errorf("%w: what the hub answered to %s is %d bytes compressed: an agent restarted while the hub is away goes without it", errKeptTooLarge, key, len(body))
 	}
-	secret.Type = KeptSecretType
-	secret.Labels = map[string]string{keptLabel: "true"}
-	secret.Data = map[string][]byte{keptKeyKey: []byte(key), keptContentTypeKey: []byte(e.ContentType), keptBodyKey: body}
-	err = s.Client.Create(ctx, secret)
-	if apierrors.IsAlreadyExists(err) {
-		have := &corev1.Secret{}
-		if err := s.Client.Get(ctx, client.ObjectKeyFromObject(secret), have); err != nil {
-			return fmt.Errorf("reading Secret %s/%s: %w", s.Namespace, secret.Name, err)
-		}
-		secret.ResourceVersion = have.ResourceVersion
-		err = s.Client.Update(ctx, secret)
-	}
-	if err != nil {
+	// One forced apply, whether the Secret exists or not: a create refused as existing, then a
+	// read and an update, were three requests to the agent's cluster per answer kept.
+	ac := corev1ac.Secret(secret.Name, s.Namespace).WithType(KeptSecretType).WithLabels(map[string]string{keptLabel: "true"}).
+		WithData(map[string][]byte{keptKeyKey: []byte(key), keptContentTypeKey: []byte(e.ContentType), keptBodyKey: body})
+	if err := s.Client.Apply(ctx, ac, client.ForceOwnership, client.FieldOwner(keptFieldOwner)); err != nil {
 		return fmt.Errorf("writing Secret %s/%s: %w", s.Namespace, secret.Name, err)
 	}
 	return nil

@@ -54,6 +54,16 @@ func keptTestStore(t *testing.T) client.Client {
 	return fake.NewClientBuilder().WithScheme(scheme).Build()
 }
 
+// savedSecrets are the Secrets the agent keeps on its cluster (keptTestStore).
+func savedSecrets(t *testing.T, own client.Client) *corev1.SecretList {
+	t.Helper()
+	secrets := &corev1.SecretList{}
+	if err := own.List(t.Context(), secrets, client.InNamespace("holdfast-system")); err != nil {
+		t.Fatal(err)
+	}
+	return secrets
+}
+
 func get(t *testing.T, rt http.RoundTripper, uri string) (int, string, bool) {
 	t.Helper()
 	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, "https://hub"+uri, nil)
@@ -134,10 +144,7 @@ func TestKeptAnswersWhatTheHubAnsweredWhenItIsAway(t *testing.T) {
 
 	t.Run("saved on the agent's cluster, loaded by the next agent", func(t *testing.T) {
 		k.flush(t.Context())
-		secrets := &corev1.SecretList{}
-		if err := own.List(t.Context(), secrets, client.InNamespace("holdfast-system")); err != nil {
-			t.Fatal(err)
-		}
+		secrets := savedSecrets(t, own)
 		if len(secrets.Items) != 2 {
 			t.Errorf("%d Secrets kept, want 2 (the status object and its works)", len(secrets.Items))
 		}
@@ -147,6 +154,24 @@ func TestKeptAnswersWhatTheHubAnsweredWhenItIsAway(t *testing.T) {
 		}
 		if code, body, kept := get(t, next.Wrap(hub), css); code != http.StatusOK || body != cssBody || !kept {
 			t.Errorf("the next agent answered %d %q kept=%v", code, body, kept)
+		}
+	})
+
+	t.Run("a newer answer replaces the one saved", func(t *testing.T) {
+		hub.down = false
+		newer := strings.Replace(cssBody, `"42"`, `"43"`, 1)
+		hub.objects[css+"?resourceVersion=41"] = newer
+		if code, body, _ := get(t, rt, css+"?resourceVersion=41"); code != http.StatusOK || body != newer {
+			t.Fatalf("got %d %q", code, body)
+		}
+		hub.down = true
+		k.flush(t.Context())
+		next, err := NewKept(t.Context(), own, "holdfast-system", hubNS, logr.Discard())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if code, body, kept := get(t, next.Wrap(hub), css); code != http.StatusOK || body != newer || !kept {
+			t.Errorf("the next agent answered %d %q kept=%v, want the newer answer", code, body, kept)
 		}
 	})
 
@@ -163,10 +188,7 @@ func TestKeptAnswersWhatTheHubAnsweredWhenItIsAway(t *testing.T) {
 			}
 		}
 		k.flush(t.Context())
-		secrets := &corev1.SecretList{}
-		if err := own.List(t.Context(), secrets, client.InNamespace("holdfast-system")); err != nil {
-			t.Fatal(err)
-		}
+		secrets := savedSecrets(t, own)
 		if len(secrets.Items) != 0 {
 			t.Errorf("%d Secrets still kept", len(secrets.Items))
 		}

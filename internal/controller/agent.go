@@ -37,6 +37,8 @@ type AgentOptions struct {
 	Own *rest.Config
 	// Works gives the works the hub published (package agent).
 	Works clusterservicestatus.Works
+	// Unrecorded keeps the drift records waiting for the hub past a restart (package agent).
+	Unrecorded clusterservicestatus.UnrecordedStore
 	// Options are the controller's, of which the agent uses those of the per-cluster
 	// reconcile (targets, concurrency, timeouts, break-glass, inventory shards, the clock).
 	Options Options
@@ -86,13 +88,14 @@ func NewAgentManager(ctx context.Context, hub *rest.Config, o AgentOptions) (ctr
 		ctrlOpts.SkipNameValidation = ptr.To(true)
 	}
 	if err := (&clusterservicestatus.Reconciler{
-		Works:     o.Works,
-		Client:    mgr.GetClient(),
-		APIReader: mgr.GetAPIReader(),
-		Fleet:     registry,
-		Recorder:  eventRecorder(mgr, "holdfast-agent"),
-		Clock:     opts.Clock,
-		Applied:   applied,
+		Works:      o.Works,
+		Unrecorded: o.Unrecorded,
+		Client:     mgr.GetClient(),
+		APIReader:  mgr.GetAPIReader(),
+		Fleet:      registry,
+		Recorder:   eventRecorder(mgr, "holdfast-agent"),
+		Clock:      opts.Clock,
+		Applied:    applied,
 
 		BreakGlass:         opts.BreakGlass,
 		InventoryShardSize: opts.InventoryShardSize,

@@ -70,6 +70,9 @@ type Reconciler struct {
 	// Works, set in a Pull cluster's agent only, is where its declarations come from instead of
 	// the hub's service sets and templates (declarations.go).
 	Works Works
+	// Unrecorded, set in a Pull cluster's agent only, keeps the drift records waiting for a
+	// status patch past a restart (unrecorded.go).
+	Unrecorded UnrecordedStore
 	// Fleet gives the connection to each target cluster.
 	Fleet *fleet.Registry
 	// Charts fetches Helm charts.

@@ -147,6 +147,7 @@ func (r *Reconciler) setup(opts controller.Options) controller.Options {
 		}
 	})
 	r.memory, r.fights = newMemory(), &drift.Fights{}
+	r.restoreUnrecorded()
 	r.revisions = lru.New(decodedRevisions)
 	r.configMaps = templatesource.NewRecentConfigMaps(templatesource.DefaultRecentConfigMapBytes)
 	if opts.NewQueue == nil {

@@ -3,6 +3,7 @@ package clusterservicestatus
 import (
 	"maps"
 	"slices"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -68,6 +69,12 @@ type memory struct {
 	// notes is a cache of what the cluster's watches of this status object's kinds cover
 	// less than everywhere (watchInventory), as the last full reconcile found.
 	notes *part[[]string]
+	// unrecordedChanged, when set, is told what unrecorded holds for a status object each time
+	// that changes (nil: nothing), to keep it past a restart (UnrecordedStore).
+	unrecordedChanged func(key types.NamespacedName, cluster string, records []holdfastv1.DriftRecord)
+	// tellMu orders the calls of unrecordedChanged as the reads they carry: the last call for a
+	// status object carries what it holds now.
+	tellMu sync.Mutex
 }
 
 // recorded is the part of a status object a drift correction needs before it may read the
@@ -160,6 +167,18 @@ func (m *memory) keepUnrecorded(key types.NamespacedName, cluster string, record
 		}
 		return all, true
 	})
+	m.tellUnrecorded(key, cluster)
+}
+
+// tellUnrecorded tells unrecordedChanged what unrecorded holds now for the status object key.
+func (m *memory) tellUnrecorded(key types.NamespacedName, cluster string) {
+	if m.unrecordedChanged == nil {
+		return
+	}
+	m.tellMu.Lock()
+	defer m.tellMu.Unlock()
+	kept, _ := m.unrecorded.get(key)
+	m.unrecordedChanged(key, cluster, slices.Clone(kept))
 }
 
 // unrecordedDrifts returns the records kept for the status object key, newest first.
@@ -179,6 +198,7 @@ func (m *memory) forgetUnrecorded(key types.NamespacedName, cluster string, writ
 		})
 		return left, len(left) > 0
 	})
+	m.tellUnrecorded(key, cluster)
 }
 
 // markRecheck makes the next reconcile of a status object compare with the cluster even if no
@@ -314,10 +334,21 @@ func (m *memory) forget(key types.NamespacedName) {
 	m.drifts.forget(key)
 	m.rechecks.forget(key)
 	m.unrecorded.forget(key)
+	m.tellUnrecorded(key, "")
 	m.compared.forget(key)
 	m.declared.forget(key)
 	m.recorded.forget(key)
 	m.notes.forget(key)
+}
+
+// forgetUnrecordedOf forgets the records kept for the status objects of a Cluster that is gone,
+// and returns those status objects.
+func (m *memory) forgetUnrecordedOf(cluster types.NamespacedName) []types.NamespacedName {
+	keys := m.unrecorded.forgetCluster(cluster)
+	for _, key := range keys {
+		m.tellUnrecorded(key, cluster.Name)
+	}
+	return keys
 }
 
 // forgetCluster drops everything known about the status objects of a Cluster that is gone, and
@@ -325,7 +356,7 @@ func (m *memory) forget(key types.NamespacedName) {
 func (m *memory) forgetCluster(cluster types.NamespacedName) []types.NamespacedName {
 	gone := map[types.NamespacedName]bool{}
 	for _, keys := range [][]types.NamespacedName{
-		m.drifts.forgetCluster(cluster), m.rechecks.forgetCluster(cluster), m.unrecorded.forgetCluster(cluster), m.compared.forgetCluster(cluster),
+		m.drifts.forgetCluster(cluster), m.rechecks.forgetCluster(cluster), m.forgetUnrecordedOf(cluster), m.compared.forgetCluster(cluster),
 		m.declared.forgetCluster(cluster), m.recorded.forgetCluster(cluster), m.notes.forgetCluster(cluster),
 	} {
 		for _, key := range keys {

@@ -3,10 +3,12 @@ package clusterservicestatus
 import (
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -337,3 +339,40 @@ func (p *part[T]) keys() []types.NamespacedName {
 
 // keys are the status objects the store holds declarations for.
 func (d *declarationStore) keys() []types.NamespacedName { return d.held.keys() }
+
+// TestUnrecordedChangesAreTold: each change of the records waiting for a status patch is told,
+// with what waits after it, so that an agent keeps them past a restart (UnrecordedStore).
+func TestUnrecordedChangesAreTold(t *testing.T) {
+	m := newMemory()
+	key := types.NamespacedName{Namespace: "holdfast-pull-edge", Name: "web-edge"}
+	var told [][]holdfastv1.DriftRecord
+	m.unrecordedChanged = func(k types.NamespacedName, cluster string, records []holdfastv1.DriftRecord) {
+		if k != key {
+			t.Errorf("told of %v, want %v", k, key)
+		}
+		told = append(told, records)
+	}
+	rec := func(name string) holdfastv1.DriftRecord {
+		return holdfastv1.DriftRecord{ResourceRef: holdfastv1.ResourceRef{Kind: "ConfigMap", Name: name},
+			DriftDetail: holdfastv1.DriftDetail{DetectedTime: metav1.NowMicro()}}
+	}
+	a, b := rec("a"), rec("b")
+	m.keepUnrecorded(key, "edge", []holdfastv1.DriftRecord{a})
+	m.keepUnrecorded(key, "edge", []holdfastv1.DriftRecord{b})
+	m.forgetUnrecorded(key, "edge", []holdfastv1.DriftRecord{a})
+	m.forget(key)
+	names := func(rs []holdfastv1.DriftRecord) (out []string) {
+		for _, r := range rs {
+			out = append(out, r.Name)
+		}
+		return out
+	}
+	var got [][]string
+	for _, rs := range told {
+		got = append(got, names(rs))
+	}
+	want := [][]string{{"a"}, {"b", "a"}, {"b"}, nil}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("told %v, want %v", got, want)
+	}
+}
