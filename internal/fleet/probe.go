@@ -6,6 +6,8 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -195,8 +197,26 @@ func redact(err error) error {
 		}
 		return err
 	}
+	// The connection failing while the answer was read (reset, cut short, a read timeout)
+	// quotes nothing the server sent; kept, so that it is retried as the transient fault it is
+	// (apply.IsTransient) instead of taken for a refusal, which waits for the next full reconcile.
+	var netErr net.Error
+	switch {
+	case errors.As(err, &netErr):
+		return fmt.Errorf("the connection failed while the answer was read: %w", truncated{netErr})
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return fmt.Errorf("the answer was cut short: %w", io.ErrUnexpectedEOF)
+	}
 	return errors.New("the answer could not be read as a Kubernetes API response: " + notAnAPIServer)
 }
+
+// truncated is a net.Error whose message is cut to maxProbeMessage bytes.
+type truncated struct{ err net.Error }
+
+func (t truncated) Error() string   { return truncate(t.err.Error(), maxProbeMessage) }
+func (t truncated) Timeout() bool   { return t.err.Timeout() }
+func (t truncated) Temporary() bool { return false }
+func (t truncated) Unwrap() error   { return t.err }
 
 // Redact returns err as a Cluster's author may read it, by the rules of the probe's errors
 // (redact): for the errors of other requests to a cluster that go into the Cluster's status.

@@ -5,10 +5,13 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -146,10 +149,12 @@ func TestProbeErrorsQuoteNoBody(t *testing.T) {
 func TestRedact(t *testing.T) {
 	long := &url.Error{Op: "Get", URL: "https://c.example/version", Err: errors.New(strings.Repeat("é", 1000))}
 	refused := &url.Error{Op: "Get", URL: "https://127.0.0.1:1/version", Err: errors.New("dial tcp 127.0.0.1:1: connect: connection refused")}
+	reset := &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}
 	cases := []struct {
-		name string
-		err  error
-		want string
+		name      string
+		err       error
+		want      string
+		transient bool
 	}{
 		{name: "no answer", err: refused, want: refused.Error()},
 		{name: "timeout", err: fmt.Errorf("waiting: %w", context.DeadlineExceeded), want: "waiting: context deadline exceeded"},
@@ -157,11 +162,21 @@ func TestRedact(t *testing.T) {
 			want: `Get "https://c.example/version": ` + strings.Repeat("é", (maxProbeMessage-len(`Get "https://c.example/version": `)-len(" …(truncated)"))/2) + " …(truncated)"},
 		{name: "anything else", err: errors.New("Object 'Kind' is missing in '" + bodyMarker + "'"),
 			want: "the answer could not be read as a Kubernetes API response: " + notAnAPIServer},
+		{name: "a connection reset while the answer was read", err: fmt.Errorf("decoding: %w", reset),
+			want: "the connection failed while the answer was read: " + reset.Error(), transient: true},
+		{name: "an answer cut short", err: fmt.Errorf("decoding '%s': %w", bodyMarker, io.ErrUnexpectedEOF),
+			want: "the answer was cut short: unexpected EOF", transient: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := redact(tc.err).Error(); got != tc.want {
-				t.Errorf("redact = %q\nwant      %q", got, tc.want)
+			got := redact(tc.err)
+			if got.Error() != tc.want {
+				t.Errorf("redact = %q\nwant      %q", got.Error(), tc.want)
+			}
+			// What apply.IsTransient looks for (package apply imports this one).
+			var netErr net.Error
+			if tc.transient && !errors.As(got, &netErr) && !errors.Is(got, io.ErrUnexpectedEOF) {
+				t.Errorf("redact(%v) is not transient any more", tc.err)
 			}
 		})
 	}
