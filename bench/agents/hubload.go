@@ -24,10 +24,7 @@ type served map[string]float64
 
 // scrapeServed reads the hub API server's request counters from its /metrics.
 func scrapeServed(ctx context.Context, cs kubernetes.Interface) (served, error) {
-	out := served{}
-	err := scrapeRequests(ctx, cs, "apiserver_request_total", func(key string, m *dto.Metric) {
-		out[key] += m.GetCounter().GetValue()
-	})
+	out, _, err := scrapeHub(ctx, cs)
 	return out, err
 }
 
@@ -35,23 +32,27 @@ func scrapeServed(ctx context.Context, cs kubernetes.Interface) (served, error) 
 // sum of their durations.
 type latency struct{ n, seconds float64 }
 
-// scrapeLatencies reads the hub API server's request durations (apiserver_request_duration_seconds)
-// by "VERB resource", as scrapeServed counts them.
-func scrapeLatencies(ctx context.Context, cs kubernetes.Interface) (map[string]latency, error) {
-	out := map[string]latency{}
-	err := scrapeRequests(ctx, cs, "apiserver_request_duration_seconds", func(key string, m *dto.Metric) {
-		l := out[key]
-		l.n += float64(m.GetHistogram().GetSampleCount())
-		l.seconds += m.GetHistogram().GetSampleSum()
-		out[key] = l
+// scrapeHub reads, from one read of the hub API server's /metrics, its request counters
+// (apiserver_request_total) and durations (apiserver_request_duration_seconds), both by
+// "VERB resource".
+func scrapeHub(ctx context.Context, cs kubernetes.Interface) (served, map[string]latency, error) {
+	out, latencies := served{}, map[string]latency{}
+	err := scrapeRequests(ctx, cs, map[string]func(string, *dto.Metric){
+		"apiserver_request_total": func(key string, m *dto.Metric) { out[key] += m.GetCounter().GetValue() },
+		"apiserver_request_duration_seconds": func(key string, m *dto.Metric) {
+			l := latencies[key]
+			l.n += float64(m.GetHistogram().GetSampleCount())
+			l.seconds += m.GetHistogram().GetSampleSum()
+			latencies[key] = l
+		},
 	})
-	return out, err
+	return out, latencies, err
 }
 
-// scrapeRequests calls add with each metric of family on the API server's /metrics and its
-// "VERB resource" (with its subresource after a slash; a non-resource request has its path
-// there).
-func scrapeRequests(ctx context.Context, cs kubernetes.Interface, family string, add func(key string, m *dto.Metric)) error {
+// scrapeRequests reads the API server's /metrics once and calls, for each family named in add,
+// its function with each metric of it and its "VERB resource" (with its subresource after a
+// slash; a non-resource request has its path there).
+func scrapeRequests(ctx context.Context, cs kubernetes.Interface, add map[string]func(key string, m *dto.Metric)) error {
 	raw, err := cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
 		return fmt.Errorf("reading the API server's metrics: %w", err)
@@ -61,22 +62,24 @@ func scrapeRequests(ctx context.Context, cs kubernetes.Interface, family string,
 	if err != nil {
 		return fmt.Errorf("parsing the API server's metrics: %w", err)
 	}
-	for _, m := range families[family].GetMetric() {
-		var verb, resource, sub string
-		for _, l := range m.GetLabel() {
-			switch l.GetName() {
-			case "verb":
-				verb = l.GetValue()
-			case "resource":
-				resource = l.GetValue()
-			case "subresource":
-				sub = l.GetValue()
+	for family, addOne := range add {
+		for _, m := range families[family].GetMetric() {
+			var verb, resource, sub string
+			for _, l := range m.GetLabel() {
+				switch l.GetName() {
+				case "verb":
+					verb = l.GetValue()
+				case "resource":
+					resource = l.GetValue()
+				case "subresource":
+					sub = l.GetValue()
+				}
 			}
+			if sub != "" {
+				resource += "/" + sub
+			}
+			addOne(verb+" "+resource, m)
 		}
-		if sub != "" {
-			resource += "/" + sub
-		}
-		add(verb+" "+resource, m)
 	}
 	return nil
 }

@@ -100,7 +100,7 @@ func main() {
 		return nil
 	})
 	flag.IntVar(&cfg.concurrency, "concurrency", 10, "the hub controller's workers, and the ideal's")
-	flag.Float64Var(&cfg.hubQPS, "hub-qps", 0, "the controller's hub client rate limit (--hub-qps); 0 leaves NewManager's default, -1 turns it off")
+	flag.Float64Var(&cfg.hubQPS, "hub-qps", 0, "the controller's hub client rate limit (--hub-qps); 0 leaves the controller's default (none)")
 	flag.DurationVar(&cfg.idle, "idle", time.Minute, "the idle window")
 	flag.DurationVar(&cfg.settle, "settle", 10*time.Second, "wait after the rollout before the idle window")
 	flag.DurationVar(&cfg.timeout, "timeout", 20*time.Minute, "how long to wait for the fleet, a rollout or a template change")
@@ -250,11 +250,7 @@ func measureMode(ctx context.Context, cfg config, mode string) (_ *result, retEr
 	if r.idealChange, err = b.ideal(ctx, 2); err != nil {
 		return nil, err
 	}
-	servedBefore, err := scrapeServed(ctx, b.hubCS)
-	if err != nil {
-		return nil, err
-	}
-	latenciesBefore, err := scrapeLatencies(ctx, b.hubCS)
+	servedBefore, latenciesBefore, err := scrapeHub(ctx, b.hubCS)
 	if err != nil {
 		return nil, err
 	}
@@ -292,15 +288,11 @@ func measureMode(ctx context.Context, cfg config, mode string) (_ *result, retEr
 		r.changeTimeline = published.timeline(changed, done)
 	}
 	r.changeRequests = f.Counter.Reset()
-	servedAfter, err := scrapeServed(ctx, b.hubCS)
+	servedAfter, latencies, err := scrapeHub(ctx, b.hubCS)
 	if err != nil {
 		return nil, err
 	}
 	r.changeServed = servedAfter.minus(servedBefore)
-	latencies, err := scrapeLatencies(ctx, b.hubCS)
-	if err != nil {
-		return nil, err
-	}
 	r.changeSlowest = slowest(latenciesBefore, latencies, 8)
 	changeTargets, err := b.scrapeTargets(ctx)
 	if err != nil {

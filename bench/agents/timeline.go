@@ -65,26 +65,13 @@ func (p *publications) timeline(changed time.Time, done map[string]time.Time) ch
 			applied = append(applied, d.Sub(at))
 		}
 	}
-	if q := quantiles(published, 0, 0.5, 1); q != nil {
-		t.published = [3]time.Duration(q)
+	if len(published) > 0 {
+		t.published = [3]time.Duration{slices.Min(published), measure.Percentile(published, 50), slices.Max(published)}
 	}
-	if q := quantiles(applied, 0.5, 0.99, 1); q != nil {
-		t.applied = [3]time.Duration(q)
+	if len(applied) > 0 {
+		t.applied = [3]time.Duration{measure.Percentile(applied, 50), measure.Percentile(applied, 99), slices.Max(applied)}
 	}
 	return t
-}
-
-// quantiles are the quantiles qs of ds, nil when ds is empty.
-func quantiles(ds []time.Duration, qs ...float64) []time.Duration {
-	if len(ds) == 0 {
-		return nil
-	}
-	slices.Sort(ds)
-	out := make([]time.Duration, 0, len(qs))
-	for _, q := range qs {
-		out = append(out, ds[min(len(ds)-1, int(q*float64(len(ds))))])
-	}
-	return out
 }
 
 // row adds the timeline's rows to t.

@@ -61,13 +61,10 @@ func NewKept(ctx context.Context, own client.Client, namespace, hubNamespace str
 	return k, nil
 }
 
-// Start saves what changed every keptFlush until ctx ends, and once more then (a
-// manager.Runnable of the agent).
+// Start saves what changed every keptFlush until ctx ends (a manager.Runnable of the agent; Run
+// saves once more after every reconcile stopped).
 func (k *Kept) Start(ctx context.Context) error {
 	wait.UntilWithContext(ctx, k.flush, keptFlush)
-	final, cancel := context.WithTimeout(context.WithoutCancel(ctx), keptFinalFlush)
-	defer cancel()
-	k.flush(final)
 	return nil
 }
 

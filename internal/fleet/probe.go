@@ -192,14 +192,11 @@ func redact(err error) error {
 	}
 	var urlErr *url.Error
 	if errors.As(err, &urlErr) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		if msg := err.Error(); len(msg) > maxProbeMessage {
-			return errors.New(truncate(msg, maxProbeMessage))
-		}
-		return err
+		return truncated{err}
 	}
 	// The connection failing while the answer was read (reset, cut short, a read timeout)
-	// quotes nothing the server sent; kept, so that it is retried as the transient fault it is
-	// (apply.IsTransient) instead of taken for a refusal, which waits for the next full reconcile.
+	// quotes nothing the server sent: said as what it is, not as an answer that is no API
+	// server's.
 	var netErr net.Error
 	switch {
 	case errors.As(err, &netErr):
@@ -210,13 +207,12 @@ func redact(err error) error {
 	return errors.New("the answer could not be read as a Kubernetes API response: " + notAnAPIServer)
 }
 
-// truncated is a net.Error whose message is cut to maxProbeMessage bytes.
-type truncated struct{ err net.Error }
+// truncated is err with its message cut to maxProbeMessage bytes; what it wraps stays in the
+// chain, so that errors.Is and errors.As still tell the fault (a timeout, a net.Error) apart.
+type truncated struct{ err error }
 
-func (t truncated) Error() string   { return truncate(t.err.Error(), maxProbeMessage) }
-func (t truncated) Timeout() bool   { return t.err.Timeout() }
-func (t truncated) Temporary() bool { return false }
-func (t truncated) Unwrap() error   { return t.err }
+func (t truncated) Error() string { return truncate(t.err.Error(), maxProbeMessage) }
+func (t truncated) Unwrap() error { return t.err }
 
 // Redact returns err as a Cluster's author may read it, by the rules of the probe's errors
 // (redact): for the errors of other requests to a cluster that go into the Cluster's status.

@@ -173,7 +173,7 @@ func TestRedact(t *testing.T) {
 			if got.Error() != tc.want {
 				t.Errorf("redact = %q\nwant      %q", got.Error(), tc.want)
 			}
-			// What apply.IsTransient looks for (package apply imports this one).
+			// The fault stays in the chain (package apply tells transient faults apart so).
 			var netErr net.Error
 			if tc.transient && !errors.As(got, &netErr) && !errors.Is(got, io.ErrUnexpectedEOF) {
 				t.Errorf("redact(%v) is not transient any more", tc.err)
