@@ -69,7 +69,7 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("building a client of the hub: %w", err)
 	}
 	mgr, conn, err := controller.NewAgentManager(ctx, hubConfig, controller.AgentOptions{
-		Cluster: o.Cluster, Own: o.Own, Works: &Works{Hub: hub, Key: o.Cluster}, Unrecorded: kept, Options: o.Controller})
+		Cluster: o.Cluster, Own: o.Own, Works: &Works{Hub: hub, Key: o.Cluster}, Unrecorded: kept, Statuses: kept, Options: o.Controller})
 	if err != nil {
 		return err
 	}

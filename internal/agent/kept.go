@@ -309,11 +309,12 @@ func (k *Kept) keep(key string, e keptEntry) {
 	k.dirty[key] = true
 }
 
-// forgetStatus forgets the status object name, the hub having said it is gone, and the lists
-// selecting by its label (its works and shards).
+// forgetStatus forgets the status object name, the hub having said it is gone, its works and
+// the lists selecting by its label (its works and shards).
 func (k *Kept) forgetStatus(name string) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	k.forgetOtherWorksLocked(name, nil)
 	label := naming.LabelValue(name)
 	for key := range k.entries {
 		_, query, _ := strings.Cut(key, "?")

@@ -3,9 +3,12 @@ package agent
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -44,21 +47,19 @@ func (w *Works) Work(ctx context.Context, css *holdfastv1.ClusterServiceStatus) 
 	if kept := w.keptWork(key, digest); kept != nil {
 		return kept, nil
 	}
-	list := &corev1.SecretList{}
-	if err := w.Hub.List(ctx, list, client.InNamespace(css.Namespace),
-		client.MatchingLabels{work.StatusLabel: naming.LabelValue(css.Name)}); err != nil {
-		return nil, fmt.Errorf("listing the works of ClusterServiceStatus %s: %w", key, err)
+	parts, err := w.parts(ctx, css, digest)
+	if err != nil {
+		return nil, err
 	}
-	parts := list.Items[:0]
-	for _, p := range list.Items {
-		if p.Type == work.SecretType && p.Annotations[work.DigestAnnotation] == digest {
-			parts = append(parts, p)
-		}
-	}
-	if len(parts) == 0 {
+	// Only Secrets of the work's type and digest: a label anyone who may write Secrets there
+	// can set is not enough.
+	mine := slices.DeleteFunc(parts, func(p corev1.Secret) bool {
+		return p.Type != work.SecretType || p.Annotations[work.DigestAnnotation] != digest
+	})
+	if len(mine) == 0 {
 		return nil, fmt.Errorf("%w: ClusterServiceStatus %s names work %s, not found", clusterservicestatus.ErrNoWork, key, digest)
 	}
-	data, err := work.Join(parts, digest)
+	data, err := work.Join(mine, digest)
 	if err != nil {
 		return nil, fmt.Errorf("reading the work of ClusterServiceStatus %s: %w", key, err)
 	}
@@ -71,6 +72,37 @@ func (w *Works) Work(ctx context.Context, css *holdfastv1.ClusterServiceStatus) 
 	}
 	w.keep(key, &decoded)
 	return &decoded, nil
+}
+
+// maxParts bounds the parts a status object's WorkPartsAnnotation may name: 128 parts of
+// work.MaxPart are over 100 MiB, far more than a work the hub would publish.
+const maxParts = 128
+
+// parts reads the parts of the work with digest that css names: each by its name when css says
+// how many there are (WorkPartsAnnotation), one request per part and no list; by a list of the
+// status object's works otherwise (a hub older than the annotation). A part not found is no
+// work (yet): the status object names one being replaced, or was read before its parts.
+func (w *Works) parts(ctx context.Context, css *holdfastv1.ClusterServiceStatus, digest string) ([]corev1.Secret, error) {
+	key := client.ObjectKeyFromObject(css)
+	if n, err := strconv.Atoi(css.Annotations[clusterservicestatus.WorkPartsAnnotation]); err == nil && n > 0 && n <= maxParts {
+		parts := make([]corev1.Secret, n)
+		for i := range parts {
+			name := work.PartName(css.Name, digest, n, i)
+			if err := w.Hub.Get(ctx, types.NamespacedName{Namespace: css.Namespace, Name: name}, &parts[i]); err != nil {
+				if apierrors.IsNotFound(err) {
+					return nil, nil
+				}
+				return nil, fmt.Errorf("reading part %d of %d of the work of ClusterServiceStatus %s: %w", i+1, n, key, err)
+			}
+		}
+		return parts, nil
+	}
+	list := &corev1.SecretList{}
+	if err := w.Hub.List(ctx, list, client.InNamespace(css.Namespace),
+		client.MatchingLabels{work.StatusLabel: naming.LabelValue(css.Name)}); err != nil {
+		return nil, fmt.Errorf("listing the works of ClusterServiceStatus %s: %w", key, err)
+	}
+	return list.Items, nil
 }
 
 // keptWork is the work kept for the status object key, if it is the one with digest.

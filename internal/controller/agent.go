@@ -15,7 +15,6 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -37,8 +36,10 @@ type AgentOptions struct {
 	Own *rest.Config
 	// Works gives the works the hub published (package agent).
 	Works clusterservicestatus.Works
-	// Unrecorded keeps the drift records waiting for the hub past a restart (package agent).
+	// Unrecorded keeps the drift records waiting for the hub past a restart, and Statuses the
+	// status objects as read whole (package agent).
 	Unrecorded clusterservicestatus.UnrecordedStore
+	Statuses   clusterservicestatus.StatusStore
 	// Options are the controller's, of which the agent uses those of the per-cluster
 	// reconcile (targets, concurrency, timeouts, break-glass, inventory shards, the clock).
 	Options Options
@@ -62,10 +63,9 @@ func NewAgentManager(ctx context.Context, hub *rest.Config, o AgentOptions) (ctr
 		HealthProbeBindAddress: "0",
 		Cache: cache.Options{
 			DefaultNamespaces: map[string]cache.Config{o.Cluster.Namespace: {}},
-			DefaultTransform:  cache.TransformStripManagedFields(),
-			ByObject: map[client.Object]cache.ByObject{
-				&holdfastv1.ClusterServiceStatus{}: {Transform: clusterservicestatus.CacheTransform},
-			},
+			// Whole status objects, the agent's few (WholeCache): a status patch needs no read
+			// of the hub first.
+			DefaultTransform: cache.TransformStripManagedFields(),
 		},
 	})
 	if err != nil {
@@ -92,6 +92,8 @@ func NewAgentManager(ctx context.Context, hub *rest.Config, o AgentOptions) (ctr
 		Unrecorded: o.Unrecorded,
 		Client:     mgr.GetClient(),
 		APIReader:  mgr.GetAPIReader(),
+		WholeCache: true,
+		Statuses:   o.Statuses,
 		Fleet:      registry,
 		Recorder:   eventRecorder(mgr, "holdfast-agent"),
 		Clock:      opts.Clock,

@@ -64,6 +64,9 @@ func (r *Reconciler) forgetStatus(key types.NamespacedName) {
 	r.Applied.Forget(key)
 	r.recordings.recorded(key)
 	r.prunedWork.Delete(key)
+	if r.Statuses != nil {
+		r.Statuses.ForgetStatus(key)
+	}
 }
 
 // forgetCluster forgets what this process knew of the status objects of a Cluster that is gone.

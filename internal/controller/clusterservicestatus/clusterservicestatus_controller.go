@@ -64,6 +64,12 @@ type Reconciler struct {
 	// APIReader reads Secrets and the status objects being reconciled straight from the API
 	// server (the cache holds status objects without their inventories).
 	APIReader client.Reader
+	// WholeCache says the cache holds status objects whole (a Pull cluster's agent, which caches
+	// its own few): readWhole then takes the cached copy when it is known to be new enough, and
+	// reads the API server only when it is not (wholecache.go). Statuses, set with it, keeps
+	// what was read outside the process.
+	WholeCache bool
+	Statuses   StatusStore
 	// RenderingsNamespace is where the rendered Helm services are kept (package rendercache):
 	// the controller's own namespace, the only one where it writes Secrets.
 	RenderingsNamespace string
@@ -597,8 +603,8 @@ func (r *Reconciler) readWhole(ctx context.Context, s *scope) error {
 		// answer with the one it replaced.
 		atLeast = ""
 	}
-	css := &holdfastv1.ClusterServiceStatus{}
-	if err := r.APIReader.Get(ctx, key, css, &client.GetOptions{Raw: &metav1.GetOptions{ResourceVersion: atLeast}}); err != nil {
+	css, err := r.readAtLeast(ctx, key, atLeast)
+	if err != nil {
 		if apierrors.IsNotFound(err) {
 			r.forgetStatus(key)
 		}
@@ -615,6 +621,9 @@ func (r *Reconciler) readWhole(ctx context.Context, s *scope) error {
 	s.css, s.before, s.whole = css, css.DeepCopy(), true
 	r.memory.setRecorded(key, css.Spec.Cluster, css, "")
 	r.registerInventory(css, css.Status.Resources)
+	if r.Statuses != nil {
+		r.Statuses.KeepStatus(css)
+	}
 	return nil
 }
 

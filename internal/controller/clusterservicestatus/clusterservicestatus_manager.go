@@ -87,11 +87,41 @@ func (r *Reconciler) SetupAgentWithManager(mgr ctrl.Manager, opts controller.Opt
 	}
 	opts = r.setup(opts)
 	b := ctrl.NewControllerManagedBy(mgr).
-		For(&holdfastv1.ClusterServiceStatus{}, builder.WithPredicates(predicate.Or(
-			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}), scheduling.NoteRequests(r.queue.Load))).
+		For(&holdfastv1.ClusterServiceStatus{}, builder.WithPredicates(agentChanged(), scheduling.NoteRequests(r.queue.Load))).
 		Watches(&holdfastv1.ClusterServiceStatus{}, handler.EnqueueRequestsFromMapFunc(r.waitingBeside),
 			builder.WithPredicates(readinessChanged()))
 	return r.complete(mgr, r.watchChannels(b), opts)
+}
+
+// agentChanged passes the changes to a status object that its agent acts on: its annotations (a
+// new work published) and its spec, except a new revision alone, whose work the hub publishes a
+// moment later (a fleet-wide change: seconds later) with a change of annotation. Acting on the
+// revision first would write the status once for the old work (its observed generation) and
+// once more for the new; a revision whose work never comes (the service set or the Cluster
+// paused on the hub) is observed at the next periodic reconcile, with nothing to apply.
+func agentChanged() predicate.Funcs {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		before, okB := e.ObjectOld.(*holdfastv1.ClusterServiceStatus)
+		after, okA := e.ObjectNew.(*holdfastv1.ClusterServiceStatus)
+		if !okB || !okA {
+			return true
+		}
+		if !maps.Equal(before.Annotations, after.Annotations) {
+			return true
+		}
+		if before.Generation == after.Generation {
+			return false
+		}
+		newRevisionOnly := before.Spec.Revision != after.Spec.Revision &&
+			reflect.DeepEqual(withRevision(before.Spec, ""), withRevision(after.Spec, ""))
+		return !newRevisionOnly
+	}}
+}
+
+// withRevision is spec with revision rev.
+func withRevision(spec holdfastv1.ClusterServiceStatusSpec, rev string) holdfastv1.ClusterServiceStatusSpec {
+	spec.Revision = rev
+	return spec
 }
 
 // waitingBeside maps a status object whose services' readiness changed to the other status

@@ -376,3 +376,34 @@ func TestUnrecordedChangesAreTold(t *testing.T) {
 		t.Errorf("told %v, want %v", got, want)
 	}
 }
+
+// TestCachedIsCurrent: where the cache holds whole status objects (an agent's), a cached copy
+// replaces a read of the API server unless it is a version this process's own status writes
+// replaced: the cache has yet to see the write.
+func TestCachedIsCurrent(t *testing.T) {
+	m := newMemory()
+	key := types.NamespacedName{Namespace: "fleet", Name: "web.edge"}
+	if !cachedIsCurrent(m.lastRecorded(key), "7", "7") || !cachedIsCurrent(m.lastRecorded(key), "9", "7") {
+		t.Error("with nothing recorded, the cached copy (at least the version the reconcile began from) was refused")
+	}
+	write := func(rv, replaced string) {
+		m.setRecorded(key, "edge", &holdfastv1.ClusterServiceStatus{ObjectMeta: metav1.ObjectMeta{ResourceVersion: rv}}, replaced)
+	}
+	write("10", "7")
+	write("12", "10")
+	rec := m.lastRecorded(key)
+	for _, c := range []struct {
+		cached, atLeast string
+		want            bool
+	}{
+		{"12", "12", true},  // the last write, seen by the cache
+		{"15", "12", true},  // a newer version, the hub's
+		{"10", "12", false}, // a version the last write replaced
+		{"7", "12", false},  // and the one before it
+		{"10", "10", true},  // a reconcile that asks for no newer one
+	} {
+		if got := cachedIsCurrent(rec, c.cached, c.atLeast); got != c.want {
+			t.Errorf("cached %s, at least %s: %v, want %v", c.cached, c.atLeast, got, c.want)
+		}
+	}
+}

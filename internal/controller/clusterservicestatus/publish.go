@@ -3,6 +3,7 @@ package clusterservicestatus
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -27,8 +28,13 @@ import (
 // its agent withdrew what it applied.
 const pullWithdrawalCheck = 10 * time.Second
 
-// WorkAnnotation, on a Pull cluster's status object, is the digest of the work published for it.
-const WorkAnnotation = "holdfast.dev/work"
+// WorkAnnotation, on a Pull cluster's status object, is the digest of the work published for it,
+// and WorkPartsAnnotation the number of Secrets it is in (work.Parts), so that its agent reads
+// them by name (work.PartName).
+const (
+	WorkAnnotation      = "holdfast.dev/work"
+	WorkPartsAnnotation = "holdfast.dev/work-parts"
+)
 
 // publish renders the services of a Pull cluster's status object and publishes them, then comes
 // back at the next full reconcile (inputs that change before bring it back sooner, as for Push).
@@ -48,7 +54,8 @@ func (r *Reconciler) publish(ctx context.Context, s *scope) (ctrl.Result, error)
 	}
 	if s.css.Annotations[WorkAnnotation] != digest {
 		key := client.ObjectKeyFromObject(s.css)
-		for _, part := range work.Parts(key, data, digest, 0) {
+		parts := work.Parts(key, data, digest, 0)
+		for _, part := range parts {
 			if err := client.IgnoreAlreadyExists(r.Client.Create(ctx, part)); err != nil {
 				if apierrors.IsForbidden(err) {
 					err = fmt.Errorf("%w (the controller writes Secrets only in its own namespace and where the Role %s lets it: holdfast cluster add --pull makes it)", err, agentaccess.PublisherName)
@@ -61,6 +68,7 @@ func (r *Reconciler) publish(ctx context.Context, s *scope) (ctrl.Result, error)
 			s.css.Annotations = map[string]string{}
 		}
 		s.css.Annotations[WorkAnnotation] = digest
+		s.css.Annotations[WorkPartsAnnotation] = strconv.Itoa(len(parts))
 		if err := r.Client.Patch(ctx, s.css, client.MergeFrom(before)); err != nil {
 			return ctrl.Result{}, fmt.Errorf("naming the work of ClusterServiceStatus %s: %w", key, err)
 		}
