@@ -65,12 +65,18 @@ func (b *bench) registerPull(ctx context.Context) ([]agentSpec, error) {
 	return specs, err
 }
 
+// metricsSuffix ends the name of the file, beside the agents' spec, where the agents' process
+// writes the address of its metrics (serveMetrics).
+const metricsSuffix = ".metrics"
+
 // agentsProcess is the process the agents run in, started by startAgents, or with cmd nil
 // this one (startAgentsHere).
 type agentsProcess struct {
-	cmd    *exec.Cmd
-	log    string
-	cancel context.CancelFunc
+	cmd *exec.Cmd
+	// metrics is the file naming the address of the process's metrics.
+	metrics string
+	log     string
+	cancel  context.CancelFunc
 	// exited is closed when the agents ended, err then says why.
 	exited chan struct{}
 	err    error
@@ -113,7 +119,7 @@ func startAgents(ctx context.Context, dir string, specs []agentSpec) (*agentsPro
 	if err != nil {
 		return nil, err
 	}
-	p := &agentsProcess{log: filepath.Join(dir, "agents.log"), exited: make(chan struct{})}
+	p := &agentsProcess{log: filepath.Join(dir, "agents.log"), metrics: spec + metricsSuffix, exited: make(chan struct{})}
 	out, err := os.Create(p.log)
 	if err != nil {
 		return nil, err
@@ -129,6 +135,19 @@ func startAgents(ctx context.Context, dir string, specs []agentSpec) (*agentsPro
 	}
 	go func() { p.err = p.cmd.Wait(); _ = out.Close(); close(p.exited) }()
 	return p, nil
+}
+
+// reconciles are the agents' reconciles so far, from their process's metrics; none when they run
+// in this process (gatherReconcileTimes counts them with the hub controller's).
+func (p *agentsProcess) reconciles(ctx context.Context) (reconcileTimes, error) {
+	if p.cmd == nil {
+		return reconcileTimes{}, nil
+	}
+	url, err := os.ReadFile(p.metrics)
+	if err != nil {
+		return nil, fmt.Errorf("the address of the agents' metrics: %w", err)
+	}
+	return scrapeReconcileTimes(ctx, string(url))
 }
 
 // pid is the agents' process.
@@ -175,6 +194,9 @@ func runAgents(ctx context.Context, path string) error {
 	var specs []agentSpec
 	if err := json.Unmarshal(data, &specs); err != nil {
 		return fmt.Errorf("reading %s: %w", path, err)
+	}
+	if err := serveMetrics(ctx, path+metricsSuffix); err != nil {
+		return fmt.Errorf("serving the agents' metrics: %w", err)
 	}
 	return runAgentsOf(ctx, specs)
 }
@@ -246,4 +268,13 @@ func runAgentsOf(ctx context.Context, specs []agentSpec) error {
 	fmt.Fprintf(os.Stderr, "%d agents started\n", len(specs))
 	wg.Wait() // runRestarted returns only once ctx ends
 	return nil
+}
+
+// agentReconciles are the agents' reconciles so far (agentsProcess.reconciles); none in Push
+// mode.
+func (b *bench) agentReconciles(ctx context.Context) (reconcileTimes, error) {
+	if b.agents == nil {
+		return reconcileTimes{}, nil
+	}
+	return b.agents.reconciles(ctx)
 }

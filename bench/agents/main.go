@@ -269,6 +269,10 @@ func measureMode(ctx context.Context, cfg config, mode string) (_ *result, retEr
 	if err != nil {
 		return nil, err
 	}
+	agentReconciles0, err := b.agentReconciles(ctx)
+	if err != nil {
+		return nil, err
+	}
 	cpu0 = b.cpu()
 	changed := time.Now()
 	done, err := f.WaitStatuses(ctx, cfg.timeout, func(css *holdfastv1.ClusterServiceStatus) bool {
@@ -284,6 +288,11 @@ func measureMode(ctx context.Context, cfg config, mode string) (_ *result, retEr
 		return nil, err
 	}
 	r.changeReconciles = reconciles.minus(reconciles0)
+	agentReconciles, err := b.agentReconciles(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r.changeAgentReconciles = agentReconciles.minus(agentReconciles0)
 	if b.pull {
 		r.changeTimeline = published.timeline(changed, done)
 	}

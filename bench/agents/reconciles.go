@@ -1,12 +1,20 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"maps"
+	"net"
+	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
@@ -22,30 +30,73 @@ type reconcileTime struct {
 	waits     uint64
 	waited    time.Duration
 	byTrigger map[string]float64
+	// byResult counts the reconciles by how they ended (controller-runtime's result label:
+	// success, error, requeue, requeue_after).
+	byResult map[string]float64
 }
 
-// gatherReconcileTimes reads the metrics now.
+// gatherReconcileTimes reads the metrics of this process now.
 func gatherReconcileTimes() (reconcileTimes, error) {
 	families, err := ctrlmetrics.Registry.Gather()
 	if err != nil {
 		return nil, fmt.Errorf("reading the controller's metrics: %w", err)
 	}
+	return reconcileTimesOf(families), nil
+}
+
+// scrapeReconcileTimes reads the metrics another process serves at url (the agents',
+// serveMetrics).
+func scrapeReconcileTimes(ctx context.Context, url string) (reconcileTimes, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("reading the agents' metrics: %w", err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("reading the agents' metrics: %w", err)
+	}
+	return reconcileTimesOf(slices.Collect(maps.Values(families))), nil
+}
+
+// serveMetrics serves this process's controller-runtime metrics on a local port, whose address
+// it writes to the file path (the agents' process, for scrapeReconcileTimes).
+func serveMetrics(ctx context.Context, path string) error {
+	l, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: promhttp.HandlerFor(ctrlmetrics.Registry, promhttp.HandlerOpts{}), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	context.AfterFunc(ctx, func() { _ = srv.Close() })
+	return os.WriteFile(path, []byte("http://"+l.Addr().String()+"/metrics"), 0o600)
+}
+
+// reconcileTimesOf reads the reconcile times of families.
+func reconcileTimesOf(families []*dto.MetricFamily) reconcileTimes {
 	out := reconcileTimes{}
 	of := func(c string) *reconcileTime {
 		if out[c] == nil {
-			out[c] = &reconcileTime{byTrigger: map[string]float64{}}
+			out[c] = &reconcileTime{byTrigger: map[string]float64{}, byResult: map[string]float64{}}
 		}
 		return out[c]
 	}
 	for _, f := range families {
 		for _, m := range f.GetMetric() {
-			var controller, trigger string
+			var controller, trigger, result string
 			for _, l := range m.GetLabel() {
 				switch l.GetName() {
 				case "controller":
 					controller = l.GetValue()
 				case "trigger":
 					trigger = l.GetValue()
+				case "result":
+					result = l.GetValue()
 				}
 			}
 			switch f.GetName() {
@@ -61,21 +112,27 @@ func gatherReconcileTimes() (reconcileTimes, error) {
 				t.waited += time.Duration(h.GetSampleSum() * float64(time.Second))
 			case "holdfast_reconciles_total":
 				of(controller).byTrigger[trigger] += m.GetCounter().GetValue()
+			case "controller_runtime_reconcile_total":
+				of(controller).byResult[result] += m.GetCounter().GetValue()
 			}
 		}
 	}
-	return out, nil
+	return out
 }
 
 // minus is what happened between o and r.
 func (r reconcileTimes) minus(o reconcileTimes) reconcileTimes {
 	out := reconcileTimes{}
 	for c, t := range r {
-		d := &reconcileTime{count: t.count, busy: t.busy, waits: t.waits, waited: t.waited, byTrigger: maps.Clone(t.byTrigger)}
+		d := &reconcileTime{count: t.count, busy: t.busy, waits: t.waits, waited: t.waited,
+			byTrigger: maps.Clone(t.byTrigger), byResult: maps.Clone(t.byResult)}
 		if p := o[c]; p != nil {
 			d.count, d.busy, d.waits, d.waited = d.count-p.count, d.busy-p.busy, d.waits-p.waits, d.waited-p.waited
 			for k, v := range p.byTrigger {
 				d.byTrigger[k] -= v
+			}
+			for k, v := range p.byResult {
+				d.byResult[k] -= v
 			}
 		}
 		if d.count > 0 || d.waits > 0 {
@@ -98,14 +155,11 @@ func (r reconcileTimes) String() string {
 		if t.waits > 0 {
 			p += fmt.Sprintf("; waited %s each in its queue", (t.waited / time.Duration(t.waits)).Round(time.Millisecond))
 		}
-		var triggers []string
-		for _, k := range slices.Sorted(maps.Keys(t.byTrigger)) {
-			if n := t.byTrigger[k]; n > 0 {
-				triggers = append(triggers, fmt.Sprintf("%s %.0f", k, n))
-			}
+		if triggers := counts(t.byTrigger); triggers != "" {
+			p += " (brought by: " + triggers + ")"
 		}
-		if len(triggers) > 0 {
-			p += " (brought by: " + strings.Join(triggers, ", ") + ")"
+		if results := counts(t.byResult); results != "" {
+			p += " (ended: " + results + ")"
 		}
 		parts = append(parts, p)
 	}
@@ -113,4 +167,15 @@ func (r reconcileTimes) String() string {
 		return "none"
 	}
 	return strings.Join(parts, "; ")
+}
+
+// counts lists the positive counts of m by key: "a 3, b 1".
+func counts(m map[string]float64) string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if n := m[k]; n > 0 {
+			out = append(out, fmt.Sprintf("%s %.0f", k, n))
+		}
+	}
+	return strings.Join(out, ", ")
 }

@@ -31,8 +31,9 @@ type result struct {
 	idleWindow               time.Duration
 	// changeTimeline splits the template change in Pull mode.
 	changeTimeline changeTimeline
-	// changeReconciles are the hub controller's reconciles during the template change.
-	changeReconciles reconcileTimes
+	// changeReconciles are the hub controller's reconciles during the template change, and
+	// changeAgentReconciles the agents' (Pull mode, agents in a process of their own).
+	changeReconciles, changeAgentReconciles reconcileTimes
 	// changeSlowest are the kinds of request the hub API server spent the most time serving
 	// during the template change, with their mean duration.
 	changeSlowest string
@@ -86,6 +87,9 @@ func (r *result) print() {
 	fmt.Printf("Requests the target API servers served during the template change: %s.\n\n", r.changeTargets)
 	fmt.Printf("What the hub API server took longest serving during the template change (count × mean): %s.\n\n", r.changeSlowest)
 	fmt.Printf("The hub controller's reconciles during the template change: %s.\n\n", r.changeReconciles)
+	if len(r.changeAgentReconciles) > 0 {
+		fmt.Printf("The agents' reconciles during the template change: %s.\n\n", r.changeAgentReconciles)
+	}
 }
 
 // row adds the ideal's row to t: publish + applies in Pull mode, applies in Push mode.

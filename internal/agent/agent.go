@@ -80,6 +80,9 @@ func Run(ctx context.Context, o Options) error {
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error { beat.Run(ctx); return nil })); err != nil {
 		return fmt.Errorf("adding the heartbeat: %w", err)
 	}
+	if !waitForStatuses(ctx, hub, o.Cluster.Namespace, startWait) {
+		return nil // stopped before it could start
+	}
 	ctrl.LoggerFrom(ctx).Info("Holdfast agent started", "cluster", o.Cluster, "version", o.Version)
 	err = mgr.Start(ctx)
 	// Saved once more after every reconcile stopped: the records of corrections whose status

@@ -50,7 +50,20 @@ type ownEntry struct {
 	rvs     [ownRVs]string
 	next    int
 	digest  string
+	// waiting are the judgments of versions seen while writes were under way (JudgeOrWait).
+	waiting []waitingJudgment
 }
+
+// waitingJudgment is a version of an object (its resourceVersion and owned digest) to judge once
+// the writes under way are done, and what to call then.
+type waitingJudgment struct {
+	rv, digest string
+	then       func(Ownership)
+}
+
+// maxWaiting bounds the judgments waiting on one object's writes: past it, JudgeOrWait answers
+// Unsure and the caller compares.
+const maxWaiting = 16
 
 // Ownership is whether a version of an object is Holdfast's own write.
 type Ownership int
@@ -75,11 +88,14 @@ func keyOf(cluster types.NamespacedName, gvk schema.GroupVersionKind, namespace,
 func (o *OwnWrites) Judge(cluster types.NamespacedName, obj *unstructured.Unstructured, digest string) Ownership {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	e := o.objects[keyOf(cluster, obj.GroupVersionKind(), obj.GetNamespace(), obj.GetName())]
+	return o.judgeLocked(o.objects[keyOf(cluster, obj.GroupVersionKind(), obj.GetNamespace(), obj.GetName())], obj.GetResourceVersion(), digest)
+}
+
+func (o *OwnWrites) judgeLocked(e *ownEntry, rv, digest string) Ownership {
 	switch {
 	case e == nil:
 		return NotOwn
-	case obj.GetResourceVersion() != "" && slices.Contains(e.rvs[:], obj.GetResourceVersion()):
+	case rv != "" && slices.Contains(e.rvs[:], rv):
 		return Own
 	case digest != "" && digest == e.digest:
 		return Own
@@ -87,6 +103,25 @@ func (o *OwnWrites) Judge(cluster types.NamespacedName, obj *unstructured.Unstru
 		return Unsure
 	}
 	return NotOwn
+}
+
+// JudgeOrWait is Judge, except that a version it is unsure of waits for the writes under way
+// instead of being compared with the cluster: the watch often sees Holdfast's write before the
+// write's answer comes back (a busy API server), and a comparison would cost a reconcile.
+// waiting is true when it does: then is called once they are done, from the goroutine that
+// ended the last, with Own when one of them returned that version or left that owned digest,
+// NotOwn otherwise. It must not block. When too many versions of the object wait already, the
+// answer is Unsure and then is not called: the caller compares.
+func (o *OwnWrites) JudgeOrWait(cluster types.NamespacedName, obj *unstructured.Unstructured, digest string, then func(Ownership)) (_ Ownership, waiting bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	e := o.objects[keyOf(cluster, obj.GroupVersionKind(), obj.GetNamespace(), obj.GetName())]
+	verdict := o.judgeLocked(e, obj.GetResourceVersion(), digest)
+	if verdict != Unsure || len(e.waiting) >= maxWaiting {
+		return verdict, false
+	}
+	e.waiting = append(e.waiting, waitingJudgment{rv: obj.GetResourceVersion(), digest: digest, then: then})
+	return Unsure, true
 }
 
 // Superseded reports whether Holdfast wrote the object (of kind gvk, on cluster) after its
@@ -160,11 +195,12 @@ func (o *OwnWrites) begin(k ownKey) {
 
 // end notes a write done: when it succeeded, the version it returned (rv) and the owned digest
 // it left ("" when not known).
+// The judgments waiting on the object that can be made now are, after the lock is released.
 func (o *OwnWrites) end(k ownKey, ok bool, rv, digest string) {
 	o.mu.Lock()
-	defer o.mu.Unlock()
 	e := o.objects[k]
 	if e == nil {
+		o.mu.Unlock()
 		return
 	}
 	e.writing--
@@ -172,6 +208,26 @@ func (o *OwnWrites) end(k ownKey, ok bool, rv, digest string) {
 		e.rvs[e.next] = rv
 		e.next = (e.next + 1) % ownRVs
 		e.digest = digest
+	}
+	type judged struct {
+		then    func(Ownership)
+		verdict Ownership
+	}
+	var done []judged
+	still := e.waiting[:0]
+	for _, w := range e.waiting {
+		switch v := o.judgeLocked(e, w.rv, w.digest); v {
+		case Unsure:
+			still = append(still, w)
+		default:
+			done = append(done, judged{w.then, v})
+		}
+	}
+	clear(e.waiting[len(still):])
+	e.waiting = still
+	o.mu.Unlock()
+	for _, j := range done {
+		j.then(j.verdict)
 	}
 }
 

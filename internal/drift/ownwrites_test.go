@@ -7,17 +7,20 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
+// webVersion is version rv of ConfigMap demo/web.
+func webVersion(rv string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("v1")
+	u.SetKind("ConfigMap")
+	u.SetNamespace("demo")
+	u.SetName("web")
+	u.SetResourceVersion(rv)
+	return u
+}
+
 func TestOwnWrites(t *testing.T) {
 	cluster := types.NamespacedName{Namespace: "fleet", Name: "one"}
-	version := func(rv string) *unstructured.Unstructured {
-		u := &unstructured.Unstructured{}
-		u.SetAPIVersion("v1")
-		u.SetKind("ConfigMap")
-		u.SetNamespace("demo")
-		u.SetName("web")
-		u.SetResourceVersion(rv)
-		return u
-	}
+	version := webVersion
 	o := &OwnWrites{}
 	k := keyOf(cluster, version("").GroupVersionKind(), "demo", "web")
 	if got := o.Judge(cluster, version("5"), "sha256:a"); got != NotOwn {
@@ -98,5 +101,56 @@ func TestSuperseded(t *testing.T) {
 	o.Forget(cluster, deleted)
 	if len(o.objects) != 0 {
 		t.Errorf("deleted after Holdfast's last write: %d entries kept", len(o.objects))
+	}
+}
+
+// TestJudgeOrWait: a version seen while Holdfast's writes to the object are under way is judged
+// once they are done, not compared: Own when a write returned it (or left its owned fields), and
+// NotOwn when none did; with two writes under way, only once both are done.
+func TestJudgeOrWait(t *testing.T) {
+	cluster := types.NamespacedName{Namespace: "fleet", Name: "one"}
+	version := webVersion
+	o := &OwnWrites{}
+	k := keyOf(cluster, version("").GroupVersionKind(), "demo", "web")
+	verdicts := map[string][]Ownership{}
+	wait := func(rv, digest string) bool {
+		t.Helper()
+		got, waiting := o.JudgeOrWait(cluster, version(rv), digest, func(v Ownership) { verdicts[rv] = append(verdicts[rv], v) })
+		if waiting != (got == Unsure) {
+			t.Fatalf("version %s: %v, waiting %v", rv, got, waiting)
+		}
+		return waiting
+	}
+	if wait("5", "sha256:a") {
+		t.Fatal("nothing written: the version waited")
+	}
+	o.begin(k)
+	o.begin(k)
+	if !wait("6", "sha256:b") || !wait("7", "sha256:mallory") {
+		t.Fatal("versions seen while Holdfast writes did not wait")
+	}
+	o.end(k, true, "6", "sha256:b")
+	if len(verdicts["6"]) != 1 || verdicts["6"][0] != Own {
+		t.Errorf("the version the first write returned: %v, want Own once", verdicts["6"])
+	}
+	if len(verdicts["7"]) != 0 {
+		t.Errorf("a version judged while a write it may be is still under way: %v", verdicts["7"])
+	}
+	o.end(k, false, "", "")
+	if len(verdicts["7"]) != 1 || verdicts["7"][0] != NotOwn {
+		t.Errorf("a version no write returned: %v, want NotOwn once", verdicts["7"])
+	}
+	o.begin(k)
+	for i := range maxWaiting {
+		if !wait(string(rune('a'+i)), "") {
+			t.Fatalf("version %d of %d did not wait", i+1, maxWaiting)
+		}
+	}
+	if got, waiting := o.JudgeOrWait(cluster, version("z"), "", func(Ownership) { t.Error("called for a version that did not wait") }); got != Unsure || waiting {
+		t.Errorf("one version too many: %v, waiting %v; want Unsure, not waiting", got, waiting)
+	}
+	o.end(k, true, "a", "sha256:c")
+	if len(verdicts["a"]) != 1 || verdicts["a"][0] != Own || len(verdicts["b"]) != 1 || verdicts["b"][0] != NotOwn {
+		t.Errorf("after the write: a %v, b %v; want Own and NotOwn", verdicts["a"], verdicts["b"])
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/tools/events"
@@ -663,14 +664,12 @@ func (r *Reconciler) onDrift(cluster types.NamespacedName, c drift.Change) {
 	}
 	key := types.NamespacedName{Namespace: cluster.Namespace, Name: naming.StatusName(owner, cluster.Name)}
 	if len(c.Claimed) > 0 {
-		switch r.ownWrites.Judge(cluster, c.Object, c.OwnedDigest) {
-		case drift.Own:
-			r.onOwnWrite(cluster, c.Object)
+		afterWrites := func(o drift.Ownership) { r.afterOwnWrites(cluster, key, owner, c.Object, o) }
+		switch own, waiting := r.ownWrites.JudgeOrWait(cluster, c.Object, c.OwnedDigest, afterWrites); {
+		case waiting:
 			return
-		case drift.Unsure:
-			if r.ownsDrift(key, owner, cluster) != nil {
-				r.enqueueRecheck(key, cluster.Name)
-			}
+		case own != drift.NotOwn:
+			afterWrites(own)
 			return
 		}
 		c.Verdict = c.ResolveClaim(false)
@@ -732,6 +731,20 @@ func (r *Reconciler) ownsDrift(key types.NamespacedName, owner string, cluster t
 // statusOf reports whether css is the status object of service set owner on cluster.
 func statusOf(css *holdfastv1.ClusterServiceStatus, owner string, cluster types.NamespacedName) bool {
 	return css.Namespace == cluster.Namespace && css.Spec.Cluster == cluster.Name && css.Spec.MultiClusterService == owner
+}
+
+// afterOwnWrites handles a change held by Holdfast's field manager once OwnWrites judged it:
+// Holdfast's own write; or, when that could not be told while a write was under way, or the
+// writes under way did not make it, someone else's under Holdfast's name, which the status object
+// compares with the cluster.
+func (r *Reconciler) afterOwnWrites(cluster, key types.NamespacedName, owner string, obj *unstructured.Unstructured, o drift.Ownership) {
+	if o == drift.Own {
+		r.onOwnWrite(cluster, obj)
+		return
+	}
+	if r.ownsDrift(key, owner, cluster) != nil {
+		r.enqueueRecheck(key, cluster.Name)
+	}
 }
 
 // enqueueRecheck reconciles a status object, comparing with the cluster even if no full
