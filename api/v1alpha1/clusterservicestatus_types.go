@@ -180,6 +180,10 @@ type DriftRecord struct {
 	// RestoredBy is who put the object back, for Restored, as far as its managedFields tell.
 	// +optional
 	RestoredBy *ChangeAuthor `json:"restoredBy,omitempty"`
+	// OnRequest is true when Holdfast put the object back on a request (holdfast correct, the
+	// web view) after leaving it Contested: notified as Resumed.
+	// +optional
+	OnRequest bool `json:"onRequest,omitempty"`
 }
 
 // ChangeAuthor is who made a change on a cluster.

@@ -24,6 +24,7 @@ import (
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/agentaccess"
 	"holdfast.dev/holdfast/internal/conditions"
+	"holdfast.dev/holdfast/internal/fleetview"
 	"holdfast.dev/holdfast/internal/naming"
 	"holdfast.dev/holdfast/internal/notify"
 	"holdfast.dev/holdfast/internal/onboard"
@@ -180,6 +181,16 @@ func TestPullClusterIsDeployedAndCorrectedByItsAgent(t *testing.T) {
 		g.Expect(hook.count(g, notify.Contested, "fought")).To(Equal(1))
 	}).WithTimeout(3*time.Second).Should(Succeed(), "once")
 	g.Expect(foughtOwner(g)).To(Equal("theirs-3"), "a Contested object with the fight action Stop is left as the other manager made it")
+
+	t.Log("holdfast correct asks for it on the Pull cluster: the agent puts it back, and the hub notifies that it is Resumed")
+	fought := &holdfastv1.ClusterServiceStatus{}
+	g.Expect(hub.Get(ctx, client.ObjectKey{Namespace: ns, Name: naming.StatusName("fought", "edge")}, fought)).To(Succeed())
+	_, err = fleetview.RequestReconcile(ctx, hub, fought)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Eventually(func(g Gomega) { g.Expect(foughtOwner(g)).To(Equal("holdfast")) }).WithTimeout(30*time.Second).Should(Succeed(), "put back on request")
+	g.Eventually(func(g Gomega) {
+		g.Expect(hook.count(g, notify.Resumed, "fought")).To(Equal(1))
+	}).WithTimeout(30*time.Second).Should(Succeed(), "the hub notifies that the correction of the Contested object resumed")
 
 	t.Log("The service set deleted: the agent withdraws what it applied, and the hub lets the status object go")
 	g.Expect(hub.Delete(ctx, &holdfastv1.MultiClusterService{ObjectMeta: metav1.ObjectMeta{Name: "hello"}})).To(Succeed())

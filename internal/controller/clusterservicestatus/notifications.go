@@ -38,8 +38,8 @@ func driftEvents(s *scope) []driftEvent {
 			e.Type = notify.DriftCorrected
 			t := d.CorrectedTime.Time
 			e.CorrectedTime = &t
-			if prev, ok := s.previous.Of(d.ResourceRef); ok && prev.State == holdfastv1.ResourceContested && s.requested != "" {
-				e.Type, e.Message = notify.Resumed, "corrected again after a manual request"
+			if d.OnRequest {
+				e.Type, e.Message = notify.Resumed, resumedMessage
 			}
 		}
 		out = append(out, driftEvent{Event: e, fresh: fresh})
@@ -59,6 +59,9 @@ func driftEvents(s *scope) []driftEvent {
 	}
 	return out
 }
+
+// resumedMessage says what a Resumed event is.
+const resumedMessage = "corrected again after a manual request"
 
 // driftEvent is a notification event and whether its drift was first recorded now.
 type driftEvent struct {

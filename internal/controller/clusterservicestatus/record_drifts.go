@@ -31,6 +31,12 @@ func recordDrifts(s *scope) {
 	s.correctedDrifts = h.Corrected
 	st.DriftCount += int64(seen)
 	st.Drifts = h.Drifts
+	for _, i := range h.Corrected {
+		d := &st.Drifts[i]
+		if prev, ok := s.previous.Of(d.ResourceRef); ok && prev.State == holdfastv1.ResourceContested && s.requested != "" {
+			d.OnRequest = true
+		}
+	}
 }
 
 // driftHistory is the history records makes with the drifts seen since the last reconcile

@@ -163,6 +163,9 @@ func recordedEvents(css *holdfastv1.ClusterServiceStatus, since time.Time) ([]dr
 		if d.CorrectedTime != nil {
 			t := d.CorrectedTime.Time
 			e.Type, e.Time, e.CorrectedTime = notify.DriftCorrected, t, &t
+			if d.OnRequest {
+				e.Type, e.Message = notify.Resumed, resumedMessage
+			}
 			through = latest(through, *d.CorrectedTime)
 		}
 		out = append(out, driftEvent{Event: e, fresh: fresh})
