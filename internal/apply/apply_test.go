@@ -318,6 +318,10 @@ func TestIsTransient(t *testing.T) {
 	g.Expect(apply.IsTransient(fmt.Errorf("x: %w", apply.ErrUnknownKind))).To(BeFalse())
 	g.Expect(apply.IsTransient(fmt.Errorf("x: %w", apply.ErrNotEstablished))).To(BeTrue())
 	g.Expect(apply.IsTransient(nil)).To(BeFalse())
+	// client-go's words for an answer whose body it could not read (an HTTP/2 stream reset):
+	// fleet.TestAnswerLostOverHTTP2 makes a real one.
+	g.Expect(apply.IsTransient(fmt.Errorf("stream error when reading response body, may be caused by closed connection. Please retry. Original error: %w",
+		errors.New("stream error: stream ID 1; INTERNAL_ERROR; received from peer")))).To(BeTrue())
 }
 
 // TestClaimSelectorSkipsReadsOfNewObjects: with a claim selector, new objects are applied

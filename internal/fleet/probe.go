@@ -194,15 +194,17 @@ func redact(err error) error {
 	if errors.As(err, &urlErr) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		return truncated{err}
 	}
-	// The connection failing while the answer was read (reset, cut short, a read timeout)
-	// quotes nothing the server sent: said as what it is, not as an answer that is no API
-	// server's.
+	// The connection failing while the answer was read (reset, cut short, a read timeout, an
+	// HTTP/2 stream reset) quotes nothing the server sent: said as what it is, not as an answer
+	// that is no API server's.
 	var netErr net.Error
 	switch {
 	case errors.As(err, &netErr):
 		return fmt.Errorf("the connection failed while the answer was read: %w", truncated{netErr})
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		return fmt.Errorf("the answer was cut short: %w", io.ErrUnexpectedEOF)
+	case bodyUnread(err):
+		return fmt.Errorf("the connection failed while the answer was read: %w", truncated{err})
 	}
 	return errors.New("the answer could not be read as a Kubernetes API response: " + notAnAPIServer)
 }
