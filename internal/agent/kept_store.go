@@ -89,7 +89,10 @@ func (k *Kept) flush(ctx context.Context) {
 			continue
 		}
 		if err != nil {
-			k.log.Error(err, "Keeping what the agent read of the hub on its own cluster failed; trying again")
+			if ctx.Err() == nil {
+				// Stopping is no failure: the entry stays dirty, and Run's last flush saves it.
+				k.log.Error(err, "Keeping what the agent read of the hub on its own cluster failed; trying again")
+			}
 			k.mu.Lock()
 			if _, newer := k.dirty[key]; !newer {
 				k.dirty[key] = true
