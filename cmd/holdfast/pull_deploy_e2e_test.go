@@ -192,6 +192,17 @@ func TestPullClusterIsDeployedAndCorrectedByItsAgent(t *testing.T) {
 		g.Expect(hook.count(g, notify.Resumed, "fought")).To(Equal(1))
 	}).WithTimeout(30*time.Second).Should(Succeed(), "the hub notifies that the correction of the Contested object resumed")
 
+	t.Log("holdfast correct on the whole service set reaches the Pull cluster: its agent handles the request")
+	helloSet := &holdfastv1.MultiClusterService{}
+	g.Expect(hub.Get(ctx, client.ObjectKey{Name: "hello"}, helloSet)).To(Succeed())
+	token, err := fleetview.RequestReconcile(ctx, hub, helloSet)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Eventually(func(g Gomega) {
+		handled := status(g).Status.HandledRequests
+		g.Expect(handled).NotTo(BeNil())
+		g.Expect(handled.ServiceSet).To(Equal(token))
+	}).WithTimeout(30*time.Second).Should(Succeed(), "the service set's request handled by the Pull cluster's agent")
+
 	t.Log("The service set deleted: the agent withdraws what it applied, and the hub lets the status object go")
 	g.Expect(hub.Delete(ctx, &holdfastv1.MultiClusterService{ObjectMeta: metav1.ObjectMeta{Name: "hello"}})).To(Succeed())
 	g.Eventually(func(g Gomega) {

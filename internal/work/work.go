@@ -37,6 +37,10 @@ type Work struct {
 	// Revision is the rollout revision the services were rendered from (the status object's
 	// spec.revision then), which the agent reports as deployed.
 	Revision string `json:"revision,omitempty"`
+	// Requested is the service set's holdfast.dev/reconcile-requested-at: a request for a full
+	// reconcile of every cluster (holdfast correct SERVICESET), which the agent handles as the
+	// hub would (a request on the status object itself reaches the agent directly).
+	Requested string `json:"requested,omitempty"`
 	// Services are the rendered services, in the service set's order.
 	Services []Service `json:"services"`
 	// Digest names the work: Decode sets it; it is not part of the encoding.

@@ -91,6 +91,9 @@ func (r *Reconciler) serviceSet(ctx context.Context, css *holdfastv1.ClusterServ
 	}
 	mcs := &holdfastv1.MultiClusterService{Spec: *w.Spec.DeepCopy()}
 	mcs.Name, mcs.Generation = w.ServiceSet, w.Generation
+	if w.Requested != "" {
+		mcs.Annotations = map[string]string{holdfastv1.ReconcileRequestedAtAnnotation: w.Requested}
+	}
 	return mcs, w, nil
 }
 

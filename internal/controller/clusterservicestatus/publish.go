@@ -40,7 +40,8 @@ const (
 // back at the next full reconcile (inputs that change before bring it back sooner, as for Push).
 func (r *Reconciler) publish(ctx context.Context, s *scope) (ctrl.Result, error) {
 	s.published = true
-	w := work.Work{ServiceSet: s.mcs.Name, Generation: s.mcs.Generation, Revision: s.css.Spec.Revision, Spec: work.ServiceSetSpec(s.mcs.Spec)}
+	w := work.Work{ServiceSet: s.mcs.Name, Generation: s.mcs.Generation, Revision: s.css.Spec.Revision, Spec: work.ServiceSetSpec(s.mcs.Spec),
+		Requested: s.mcs.Annotations[holdfastv1.ReconcileRequestedAtAnnotation]}
 	for _, rs := range r.renderAll(ctx, s) {
 		svc := work.Service{Name: rs.svc.Name, Digest: rs.digest, Objects: rs.objects}
 		if rs.err != nil {
