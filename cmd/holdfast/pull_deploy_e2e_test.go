@@ -203,6 +203,23 @@ func TestPullClusterIsDeployedAndCorrectedByItsAgent(t *testing.T) {
 		g.Expect(handled.ServiceSet).To(Equal(token))
 	}).WithTimeout(30*time.Second).Should(Succeed(), "the service set's request handled by the Pull cluster's agent")
 
+	t.Log("The service set paused: the agent changes nothing on its cluster, an edit stays; resumed, it is put back")
+	setPaused := func(paused bool) {
+		t.Helper()
+		_, err := fleetview.SetPaused(ctx, hub, "hello", paused)
+		g.Expect(err).NotTo(HaveOccurred())
+	}
+	setPaused(true)
+	g.Eventually(func(g Gomega) {
+		g.Expect(conditions.IsTrue(status(g), holdfastv1.PausedCondition)).To(BeTrue())
+	}).WithTimeout(30*time.Second).Should(Succeed(), "the Pull cluster's status object says it is paused")
+	edit("while-paused")
+	g.Consistently(func(g Gomega) {
+		g.Expect(helloOnEdge(g).Data).To(HaveKeyWithValue("cluster", "while-paused"))
+	}).WithTimeout(3*time.Second).Should(Succeed(), "an edit of a paused service set's object is left alone")
+	setPaused(false)
+	putBack("the edit made while paused, once resumed")
+
 	t.Log("The service set deleted: the agent withdraws what it applied, and the hub lets the status object go")
 	g.Expect(hub.Delete(ctx, &holdfastv1.MultiClusterService{ObjectMeta: metav1.ObjectMeta{Name: "hello"}})).To(Succeed())
 	g.Eventually(func(g Gomega) {

@@ -262,7 +262,9 @@ func (r *Reconciler) reconcileObject(ctx context.Context, s *scope) (ctrl.Result
 	if added {
 		return ctrl.Result{RequeueAfter: time.Millisecond}, nil
 	}
-	if mcs.Spec.Paused {
+	if mcs.Spec.Paused && !r.publishes(s) {
+		// The hub publishes a paused service set's work all the same for a Pull cluster: its
+		// agent, which would otherwise go on with the work it has, reads the pause from it.
 		return ctrl.Result{}, nil
 	}
 	if s.cluster != nil && !r.agent() && !r.selects(mcs, s.cluster) {
