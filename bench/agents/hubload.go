@@ -64,21 +64,11 @@ func scrapeRequests(ctx context.Context, cs kubernetes.Interface, add map[string
 	}
 	for family, addOne := range add {
 		for _, m := range families[family].GetMetric() {
-			var verb, resource, sub string
-			for _, l := range m.GetLabel() {
-				switch l.GetName() {
-				case "verb":
-					verb = l.GetValue()
-				case "resource":
-					resource = l.GetValue()
-				case "subresource":
-					sub = l.GetValue()
-				}
-			}
-			if sub != "" {
+			resource := labelOf(m, "resource")
+			if sub := labelOf(m, "subresource"); sub != "" {
 				resource += "/" + sub
 			}
-			addOne(verb+" "+resource, m)
+			addOne(labelOf(m, "verb")+" "+resource, m)
 		}
 	}
 	return nil

@@ -88,17 +88,7 @@ func reconcileTimesOf(families []*dto.MetricFamily) reconcileTimes {
 	}
 	for _, f := range families {
 		for _, m := range f.GetMetric() {
-			var controller, trigger, result string
-			for _, l := range m.GetLabel() {
-				switch l.GetName() {
-				case "controller":
-					controller = l.GetValue()
-				case "trigger":
-					trigger = l.GetValue()
-				case "result":
-					result = l.GetValue()
-				}
-			}
+			controller := labelOf(m, "controller")
 			switch f.GetName() {
 			case "controller_runtime_reconcile_time_seconds":
 				h := m.GetHistogram()
@@ -111,9 +101,9 @@ func reconcileTimesOf(families []*dto.MetricFamily) reconcileTimes {
 				t.waits += h.GetSampleCount()
 				t.waited += time.Duration(h.GetSampleSum() * float64(time.Second))
 			case "holdfast_reconciles_total":
-				of(controller).byTrigger[trigger] += m.GetCounter().GetValue()
+				of(controller).byTrigger[labelOf(m, "trigger")] += m.GetCounter().GetValue()
 			case "controller_runtime_reconcile_total":
-				of(controller).byResult[result] += m.GetCounter().GetValue()
+				of(controller).byResult[labelOf(m, "result")] += m.GetCounter().GetValue()
 			}
 		}
 	}
@@ -178,4 +168,14 @@ func counts(m map[string]float64) string {
 		}
 	}
 	return strings.Join(out, ", ")
+}
+
+// labelOf is the value of m's label name, "" when it has none.
+func labelOf(m *dto.Metric, name string) string {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return l.GetValue()
+		}
+	}
+	return ""
 }

@@ -42,6 +42,9 @@ type Kept struct {
 	dirty   map[string]bool
 	// away is true while the hub does not answer, to log once per outage.
 	away bool
+	// pruned is, per status object, the digest of the work whose older works' kept parts were
+	// let go (forgetOtherWorks): once per work, not at every status patch.
+	pruned map[string]string
 }
 
 // keptEntry is one kept answer.
@@ -315,6 +318,7 @@ func (k *Kept) forgetStatus(name string) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.forgetOtherWorksLocked(name, nil)
+	delete(k.pruned, name)
 	label := naming.LabelValue(name)
 	for key := range k.entries {
 		_, query, _ := strings.Cut(key, "?")

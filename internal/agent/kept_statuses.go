@@ -2,7 +2,7 @@ package agent
 
 import (
 	"encoding/json"
-	"strconv"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -40,7 +40,7 @@ func (k *Kept) KeepStatus(css *holdfastv1.ClusterServiceStatus) {
 		return
 	}
 	k.keep(k.statusPrefix()+css.Name, keptEntry{ContentType: "application/json", Body: body})
-	k.forgetOtherWorks(css.Name, partNames(css))
+	k.forgetOtherWorks(css.Name, css.Annotations[clusterservicestatus.WorkAnnotation], partNames(css))
 }
 
 // ForgetStatus implements clusterservicestatus.StatusStore.
@@ -50,46 +50,42 @@ func (k *Kept) ForgetStatus(key types.NamespacedName) {
 	}
 }
 
-// partNames are the names of the parts of the work css names, nil when it does not say how many
-// there are (its agent lists them: a kept list is replaced by the next one).
-func partNames(css *holdfastv1.ClusterServiceStatus) map[string]bool {
-	digest := css.Annotations[clusterservicestatus.WorkAnnotation]
-	n, err := strconv.Atoi(css.Annotations[clusterservicestatus.WorkPartsAnnotation])
-	if digest == "" || err != nil || n <= 0 || n > maxParts {
-		return nil
-	}
-	names := make(map[string]bool, n)
-	for i := range n {
-		names[work.PartName(css.Name, digest, n, i)] = true
-	}
-	return names
-}
-
 // forgetOtherWorks forgets the parts of works of the status object status kept by name, except
-// those named keep. While a part of keep is not kept yet, the parts kept stay: the kept status
-// object may name a work its agent has yet to read, and the kept one is better than none.
-func (k *Kept) forgetOtherWorks(status string, keep map[string]bool) {
+// keep, those of the work with digest it names now: once per digest (Kept.pruned). While a part
+// of keep is not kept yet, the parts kept stay: the kept status object may name a work its agent
+// has yet to read, and the kept one is better than none.
+func (k *Kept) forgetOtherWorks(status, digest string, keep []string) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.forgetOtherWorksLocked(status, keep)
+	if done, ok := k.pruned[status]; ok && done == digest {
+		return
+	}
+	if k.forgetOtherWorksLocked(status, keep) {
+		if k.pruned == nil {
+			k.pruned = map[string]string{}
+		}
+		k.pruned[status] = digest
+	}
 }
 
-func (k *Kept) forgetOtherWorksLocked(status string, keep map[string]bool) {
+// forgetOtherWorksLocked forgets them, and reports whether it could (every part of keep kept).
+func (k *Kept) forgetOtherWorksLocked(status string, keep []string) bool {
 	prefix := k.secretPrefix()
-	for name := range keep {
+	for _, name := range keep {
 		if _, ok := k.entries[prefix+name]; !ok {
-			return
+			return false
 		}
 	}
 	label := naming.LabelValue(status)
 	for key, e := range k.entries {
 		name, ok := strings.CutPrefix(key, prefix)
-		if !ok || strings.ContainsAny(name, "/?") || keep[name] || workOf(e) != label {
+		if !ok || strings.ContainsAny(name, "/?") || slices.Contains(keep, name) || workOf(e) != label {
 			continue
 		}
 		delete(k.entries, key)
 		k.dirty[key] = true
 	}
+	return true
 }
 
 // secretPrefix is the key prefix of the Secrets kept by name.

@@ -47,7 +47,7 @@ func (w *Works) Work(ctx context.Context, css *holdfastv1.ClusterServiceStatus) 
 	if kept := w.keptWork(key, digest); kept != nil {
 		return kept, nil
 	}
-	parts, err := w.parts(ctx, css, digest)
+	parts, err := w.parts(ctx, css)
 	if err != nil {
 		return nil, err
 	}
@@ -78,21 +78,36 @@ func (w *Works) Work(ctx context.Context, css *holdfastv1.ClusterServiceStatus) 
 // work.MaxPart are over 100 MiB, far more than a work the hub would publish.
 const maxParts = 128
 
-// parts reads the parts of the work with digest that css names: each by its name when css says
-// how many there are (WorkPartsAnnotation), one request per part and no list; by a list of the
-// status object's works otherwise (a hub older than the annotation). A part not found is no
-// work (yet): the status object names one being replaced, or was read before its parts.
-func (w *Works) parts(ctx context.Context, css *holdfastv1.ClusterServiceStatus, digest string) ([]corev1.Secret, error) {
+// partNames are the names of the parts of the work css names (work.PartName), in order; nil
+// when css names none or does not say how many parts it is in (a hub older than
+// WorkPartsAnnotation), or more than maxParts.
+func partNames(css *holdfastv1.ClusterServiceStatus) []string {
+	digest := css.Annotations[clusterservicestatus.WorkAnnotation]
+	n, err := strconv.Atoi(css.Annotations[clusterservicestatus.WorkPartsAnnotation])
+	if digest == "" || err != nil || n <= 0 || n > maxParts {
+		return nil
+	}
+	names := make([]string, n)
+	for i := range names {
+		names[i] = work.PartName(css.Name, digest, n, i)
+	}
+	return names
+}
+
+// parts reads the parts of the work css names: each by its name when css says how many there
+// are (partNames), one request per part and no list; by a list of the status object's works
+// otherwise. A part not found is no work (yet): the status object names one being replaced, or
+// was read before its parts.
+func (w *Works) parts(ctx context.Context, css *holdfastv1.ClusterServiceStatus) ([]corev1.Secret, error) {
 	key := client.ObjectKeyFromObject(css)
-	if n, err := strconv.Atoi(css.Annotations[clusterservicestatus.WorkPartsAnnotation]); err == nil && n > 0 && n <= maxParts {
-		parts := make([]corev1.Secret, n)
-		for i := range parts {
-			name := work.PartName(css.Name, digest, n, i)
+	if names := partNames(css); names != nil {
+		parts := make([]corev1.Secret, len(names))
+		for i, name := range names {
 			if err := w.Hub.Get(ctx, types.NamespacedName{Namespace: css.Namespace, Name: name}, &parts[i]); err != nil {
 				if apierrors.IsNotFound(err) {
 					return nil, nil
 				}
-				return nil, fmt.Errorf("reading part %d of %d of the work of ClusterServiceStatus %s: %w", i+1, n, key, err)
+				return nil, fmt.Errorf("reading part %d of %d of the work of ClusterServiceStatus %s: %w", i+1, len(names), key, err)
 			}
 		}
 		return parts, nil
