@@ -220,6 +220,11 @@ func (r *run) applyOne(ctx context.Context, it *item) {
 		return
 	}
 	log := ctrl.LoggerFrom(ctx).WithValues("object", it.ref.String())
+	if !it.liveKnown && r.opts.Corrections && r.opts.Live != nil {
+		if u := r.opts.Live(it.ref); u != nil {
+			it.live, it.liveKnown = u, true
+		}
+	}
 	if !it.liveKnown {
 		if err := r.readOne(ctx, it); err != nil {
 			it.fail(fmt.Errorf("reading live object: %w", err))

@@ -302,6 +302,11 @@ type Options struct {
 	// comparing the rest of its set. Previous, if given, must hold only entries of desired, and
 	// nothing is pruned.
 	Corrections bool
+	// Live, if set, returns for a correction (Corrections) the live object of ref as the
+	// caller last saw it, known to be the newest version seen (the drift watch's copy, see
+	// drift.LiveCopies), or nil. The object is applied over without being read again; the
+	// caller gives it up. nil, or a nil object: it is read with a GET.
+	Live func(ref Ref) *unstructured.Unstructured
 	// EnsureNamespace, if set, is created before anything is applied when the cluster does not
 	// have it (not in a dry run). It is not in the inventory: never pruned, never deleted.
 	EnsureNamespace string

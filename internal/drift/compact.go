@@ -253,7 +253,7 @@ func changeSince(prev, s *Snapshot, u *unstructured.Unstructured, sets fieldset.
 	v := decide(prev, observed{obj: u, sets: sets, secret: secret}, nil)
 	switch {
 	case v.Drifted:
-		return &pendingChange{fields: v.Fields, author: v.Author}
+		return &pendingChange{fields: v.Fields, author: v.Author, live: u}
 	case len(v.Claimed) > 0:
 		return &pendingChange{fields: v.Claimed, author: v.Author, claimed: true}
 	}

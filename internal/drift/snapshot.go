@@ -108,6 +108,9 @@ type pendingChange struct {
 	// compare: the watch cannot tell what changed (a stub was involved); the status objects
 	// that applied the object compare it with the cluster.
 	compare bool
+	// live is the whole object as the watch received it, for a drift (not a claimed change):
+	// what the handler keeps for its correction (LiveCopies).
+	live *unstructured.Unstructured
 }
 
 var _ metav1.Object = &Snapshot{}

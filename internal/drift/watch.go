@@ -52,6 +52,9 @@ type Watches struct {
 	// Applied, if set, makes the informers of EnsureIn keep full snapshots of the objects
 	// Holdfast applied only, as the caches' transform does (Applied.Transform).
 	Applied *Applied
+	// Live, if set, keeps the whole object of each drift until its correction takes it, and
+	// drops it at any later event of the object (see LiveCopies).
+	Live *LiveCopies
 
 	mu      sync.Mutex
 	watched map[watchKey]cache.Informer
@@ -105,13 +108,25 @@ func (w *Watches) Ensure(ctx context.Context, cluster types.NamespacedName, c ca
 func (w *Watches) handler(cluster types.NamespacedName) toolscache.ResourceEventHandlerFuncs {
 	return toolscache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
-			if n, ok := obj.(*Snapshot); ok && !n.IsStub() && w.OnUpdate != nil {
+			n, ok := obj.(*Snapshot)
+			if !ok {
+				return
+			}
+			w.Live.drop(cluster, n)
+			if !n.IsStub() && w.OnUpdate != nil {
 				w.OnUpdate(cluster, n.Object())
 			}
 		},
 		UpdateFunc: func(oldObj, newObj any) {
 			if n, ok := newObj.(*Snapshot); ok && oldObj != newObj {
-				switch p := n.pending.Swap(nil); {
+				p := n.pending.Swap(nil)
+				// Kept before OnChange asks for the correction that takes it.
+				if p != nil && !p.compare && !p.claimed && p.live != nil {
+					w.Live.keep(cluster, p.live)
+				} else {
+					w.Live.drop(cluster, n)
+				}
+				switch {
 				case p != nil && p.compare:
 					w.OnChange(cluster, Change{Object: n.Object(), Compare: true})
 				case p != nil:
@@ -134,6 +149,7 @@ func (w *Watches) handler(cluster types.NamespacedName) toolscache.ResourceEvent
 			if !ok {
 				return
 			}
+			w.Live.drop(cluster, o)
 			if o.from != nil {
 				o.from.forget(o)
 			}

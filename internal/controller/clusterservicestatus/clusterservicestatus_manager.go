@@ -167,7 +167,8 @@ func (r *Reconciler) setup(opts controller.Options) controller.Options {
 		r.Applied = drift.NewApplied()
 	}
 	metrics.ReportTargetCaches(r.targetCacheUsage)
-	r.watches = &drift.Watches{OnChange: r.onDrift, OnUpdate: r.onUpdate, OnSynced: r.onWatchSynced, Applied: r.Applied}
+	r.watches = &drift.Watches{OnChange: r.onDrift, OnUpdate: r.onUpdate, OnSynced: r.onWatchSynced, Applied: r.Applied,
+		Live: drift.NewLiveCopies(0)}
 	r.Fleet.OnClosed(forgetCacheOf(r.watches.Forget))
 	r.ownWrites = &drift.OwnWrites{}
 	r.Fleet.OnClosed(func(c *fleet.Connection) {

@@ -46,14 +46,16 @@ func TestCorrectionTouchesOnlyDriftedObjects(t *testing.T) {
 		what    string
 		drifted []string
 		drift   func(t *testing.T)
+		// edited: the watch's copy of each drifted object is applied over, unread.
+		edited bool
 	}{
-		{what: "one edited", drifted: []string{"cm-0150"}, drift: func(t *testing.T) {
+		{what: "one edited", drifted: []string{"cm-0150"}, edited: true, drift: func(t *testing.T) {
 			editConfigMap(t, "cluster-1", ns, "cm-0150", "kubectl-edit", "cluster", "hand-edited")
 		}},
 		{what: "one deleted", drifted: []string{"cm-0007"}, drift: func(t *testing.T) {
 			NewWithT(t).Expect(targets["cluster-1"].Delete(ctx, getConfigMap(NewWithT(t), "cluster-1", ns, "cm-0007"))).To(Succeed())
 		}},
-		{what: "two edited at once", drifted: []string{"cm-0020", "cm-0299"}, drift: func(t *testing.T) {
+		{what: "two edited at once", drifted: []string{"cm-0020", "cm-0299"}, edited: true, drift: func(t *testing.T) {
 			editConfigMap(t, "cluster-1", ns, "cm-0020", "kubectl-edit", "env", "hand-edited")
 			editConfigMap(t, "cluster-1", ns, "cm-0299", "kubectl-edit", "env", "hand-edited")
 		}},
@@ -78,14 +80,20 @@ func TestCorrectionTouchesOnlyDriftedObjects(t *testing.T) {
 			// The rest of the reconcile (the status patch) is done.
 			time.Sleep(time.Second)
 
-			// On the target: the drifted objects only, one by one.
-			var others []string
+			// On the target: the drifted objects only, one by one; an edited one is not even
+			// read (the watch handed over the version it saw).
+			var others, reads []string
 			for _, req := range withoutProbes(requestsSince("cluster-1", t0)) {
 				if !slices.ContainsFunc(tc.drifted, func(n string) bool { return strings.HasSuffix(req, "/namespaces/"+ns+"/configmaps/"+n) }) {
 					others = append(others, req)
+				} else if strings.HasPrefix(req, "GET ") {
+					reads = append(reads, req)
 				}
 			}
 			NewWithT(t).Expect(others).To(BeEmpty(), "requests to the target other than for the drifted objects")
+			if tc.edited {
+				NewWithT(t).Expect(reads).To(BeEmpty(), "reads of the edited objects before their correction")
+			}
 
 			// In status: the drifted objects InSync again, every other entry as it was, and no
 			// full reconcile recorded.

@@ -161,6 +161,7 @@ func (r *Reconciler) applyService(ctx context.Context, s *scope, applier *apply.
 	opts.Recreate = pol.Recreates
 	if corrections {
 		opts.Prune, opts.Corrections, opts.EnsureNamespace = false, true, ""
+		opts.Live = r.liveCopy(s)
 		if !pol.Detect {
 			opts.Recreate = nil
 		}

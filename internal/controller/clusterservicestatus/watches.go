@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -14,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/apply"
 	"holdfast.dev/holdfast/internal/drift"
 )
 
@@ -49,6 +51,15 @@ func (r *Reconciler) watchInventory(ctx context.Context, s *scope) {
 		notes = append(notes, note)
 	}
 	r.memory.setWatchNotes(client.ObjectKeyFromObject(s.css), s.css.Spec.Cluster, notes)
+}
+
+// liveCopy returns, for a correction on the cluster of s, the drifted object as its watch
+// received it (drift.LiveCopies), so the correction need not read it again.
+func (r *Reconciler) liveCopy(s *scope) func(apply.Ref) *unstructured.Unstructured {
+	cluster := types.NamespacedName{Namespace: s.cluster.Namespace, Name: s.cluster.Name}
+	return func(ref apply.Ref) *unstructured.Unstructured {
+		return r.watches.Live.Take(cluster, ref.GroupVersionKind(), ref.Namespace, ref.Name)
+	}
 }
 
 // watchKind watches gvk everywhere, or in namespaces when the cluster's identity may not.
