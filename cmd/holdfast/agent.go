@@ -19,6 +19,8 @@ import (
 type agentOptions struct {
 	kubeconfig, cluster, hubSecret string
 	heartbeat, tokenLifetime       time.Duration
+	// controller holds the per-cluster reconcile's options the agent's flags set.
+	controller controller.Options
 }
 
 func newAgentCommand() *cobra.Command {
@@ -52,7 +54,7 @@ and writes the status on the hub, and keeps correcting while the hub is away (do
 			}
 			ctx := ctrl.LoggerInto(cmd.Context(), ctrl.Log.WithName("agent"))
 			return agent.Run(ctx, agent.Options{Cluster: key, Own: own, HubSecret: secret, Scheme: scheme,
-				Version: version.Get().Version, Heartbeat: o.heartbeat, TokenLifetime: o.tokenLifetime})
+				Version: version.Get().Version, Heartbeat: o.heartbeat, TokenLifetime: o.tokenLifetime, Controller: o.controller})
 		},
 	}
 	fs := cmd.Flags()
@@ -61,6 +63,7 @@ and writes the status on the hub, and keeps correcting while the hub is away (do
 	fs.StringVar(&o.hubSecret, "hub-kubeconfig-secret", onboard.Namespace+"/"+onboard.AgentHubSecret, "Secret on the agent's own cluster, namespace/name, holding its hub kubeconfig")
 	fs.DurationVar(&o.heartbeat, "heartbeat", agent.DefaultHeartbeat, "how often the agent renews its Lease on the hub")
 	fs.DurationVar(&o.tokenLifetime, "token-lifetime", agent.DefaultTokenLifetime, "validity the agent asks for its own hub tokens (renewed at 80 %)")
+	addHubLimitFlags(fs, &o.controller)
 	return cmd
 }
 

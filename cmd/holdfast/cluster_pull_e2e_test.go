@@ -333,14 +333,18 @@ func runAgentWith(t *testing.T, own *rest.Config, cluster types.NamespacedName, 
 	if err != nil {
 		t.Fatal(err)
 	}
+	return runAgentOptions(t, agent.Options{Cluster: cluster, Own: own, Scheme: scheme, Version: v, Heartbeat: heartbeat,
+		HubSecret: types.NamespacedName{Namespace: onboard.Namespace, Name: onboard.AgentHubSecret}})
+}
+
+// runAgentOptions runs an agent with o (runAgent).
+func runAgentOptions(t *testing.T, o agent.Options) (stop func()) {
+	t.Helper()
+	// Tests run several agents in one process, one after the other or at once.
+	o.Controller.SkipNameValidation = true
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
-	go func() {
-		done <- agent.Run(ctx, agent.Options{Cluster: cluster, Own: own, Scheme: scheme, Version: v, Heartbeat: heartbeat,
-			HubSecret: types.NamespacedName{Namespace: onboard.Namespace, Name: onboard.AgentHubSecret},
-			// Tests run several agents in one process, one after the other or at once.
-			Controller: controller.Options{SkipNameValidation: true}})
-	}()
+	go func() { done <- agent.Run(ctx, o) }()
 	var once bool
 	stop = func() {
 		if once {

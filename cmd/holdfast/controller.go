@@ -42,8 +42,7 @@ func (o *controllerOptions) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.manager.InventoryShardSize, "inventory-shard-size", inventory.DefaultShardSize, "inventory entries a ClusterServiceStatus holds itself; a larger inventory is kept in ClusterServiceInventory shards of about as many entries each (docs/inventory.md)")
 	fs.IntVar(&o.manager.DriftMetricsMaxUsers, "drift-metrics-max-users", metrics.DefaultMaxDriftUsers, "distinct users holdfast_drifts_by_user_total names before it counts further ones as other (a bound on its series: service sets × (this + 2))")
 	fs.DurationVar(&o.manager.ReconcileTimeout, "reconcile-timeout", controller.DefaultReconcileTimeout, "longest time one reconcile may take (a hanging target or render holds a worker no longer); it is then retried with backoff")
-	fs.Float32Var(&o.manager.HubQPS, "hub-qps", 0, "requests per second Holdfast may send to the hub, per kind of object; 0 sets no limit of its own (the kubeconfig's, if it sets one, or none: the hub API server's priority and fairness)")
-	fs.IntVar(&o.manager.HubBurst, "hub-burst", 0, "burst of requests Holdfast may send to the hub with --hub-qps (0: twice --hub-qps)")
+	addHubLimitFlags(fs, &o.manager)
 	fs.Float32Var(&o.manager.TargetQPS, "target-qps", fleet.DefaultQPS, "requests per second Holdfast may send to each target cluster")
 	fs.IntVar(&o.manager.TargetBurst, "target-burst", fleet.DefaultBurst, "burst of requests Holdfast may send to each target cluster")
 	fs.DurationVar(&o.manager.TargetReadIdleTimeout, "target-read-idle-timeout", fleet.DefaultReadIdleTimeout, "how long a connection to a target cluster may receive nothing before it is pinged; negative turns the health check off")
@@ -120,4 +119,11 @@ func setMemoryLimit() {
 	if _, err := memlimit.Set(memlimit.WithLogger(slog.New(logr.ToSlogHandler(log)))); err != nil {
 		log.Error(err, "Running without a Go memory limit")
 	}
+}
+
+// addHubLimitFlags adds --hub-qps and --hub-burst, the client-side limit of the requests to the
+// hub (controller.HubLimit), to the controller's or the agent's flags.
+func addHubLimitFlags(fs *pflag.FlagSet, o *controller.Options) {
+	fs.Float32Var(&o.HubQPS, "hub-qps", 0, "requests per second Holdfast may send to the hub, per kind of object; 0 sets no limit of its own (the kubeconfig's, if it sets one, or none: the hub API server's priority and fairness)")
+	fs.IntVar(&o.HubBurst, "hub-burst", 0, "burst of requests Holdfast may send to the hub with --hub-qps (0: twice --hub-qps)")
 }

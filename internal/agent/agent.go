@@ -49,13 +49,16 @@ func Run(ctx context.Context, o Options) error {
 	}
 	creds, err := Open(ctx, own, o)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped before it could start
+		}
 		return err
 	}
 	kept, err := NewKept(ctx, own, o.HubSecret.Namespace, o.Cluster.Namespace, ctrl.LoggerFrom(ctx).WithName("kept"))
 	if err != nil {
 		return err
 	}
-	hubConfig := kept.WrapConfig(creds.Config())
+	hubConfig := controller.HubLimit(kept.WrapConfig(creds.Config()), o.Controller)
 	httpClient, err := rest.HTTPClientFor(hubConfig)
 	if err != nil {
 		return fmt.Errorf("building a client of the hub: %w", err)

@@ -227,15 +227,17 @@ func metricsServerOptions(opts Options) (metricsserver.Options, *certwatcher.Cer
 	return o, certs, nil
 }
 
-// hubLimit is hub with the client-side rate limit of opts: HubQPS when above 0 (--hub-qps
+// HubLimit is hub with the client-side rate limit of opts: HubQPS when above 0 (--hub-qps
 // given), else the config's own when it sets one (a kubeconfig's QPS), else none, as
 // controller-runtime's config loader leaves it (ctrl.GetConfig, in-cluster too): the hub API
 // server's priority and fairness queue what it cannot serve, and the workers (--concurrency)
 // bound how many requests are in flight. A limit here is one per resource kind (client-go
 // gives each REST client its own token bucket), and a limit of client-go's default (5/s) or
 // the old 50/s would make the hub's part of a fleet-wide change of a thousand Pull clusters,
-// four requests each, wait for it (bench/RESULTS.md#agents).
-func hubLimit(hub *rest.Config, opts Options) *rest.Config {
+// four requests each, wait for it (bench/RESULTS.md#agents). A Pull cluster's agent uses it too:
+// client-go's default held a burst of drift corrections' status patches at five a second, and
+// the corrections that came next waited for them (bench/RESULTS.md#pull).
+func HubLimit(hub *rest.Config, opts Options) *rest.Config {
 	switch {
 	case opts.HubQPS > 0:
 		hub = rest.CopyConfig(hub)
@@ -254,7 +256,7 @@ func NewManager(ctx context.Context, hub *rest.Config, opts Options) (ctrl.Manag
 	if err != nil {
 		return nil, nil, err
 	}
-	hub = hubLimit(hub, opts)
+	hub = HubLimit(hub, opts)
 	if opts.DriftMetricsMaxUsers < 0 {
 		return nil, nil, fmt.Errorf("--drift-metrics-max-users must not be negative, got %d", opts.DriftMetricsMaxUsers)
 	}

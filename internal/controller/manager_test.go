@@ -28,7 +28,7 @@ func TestHubLimit(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := tc.cfg
-			got := hubLimit(&in, tc.opts)
+			got := HubLimit(&in, tc.opts)
 			if got.QPS != tc.qps || got.Burst != tc.burst {
 				t.Errorf("QPS %g, burst %d; want %g, %d", got.QPS, got.Burst, tc.qps, tc.burst)
 			}

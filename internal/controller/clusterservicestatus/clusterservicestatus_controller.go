@@ -163,6 +163,11 @@ type Reconciler struct {
 
 // Reconcile deploys, prunes or withdraws, and writes the status once, at the end.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, retErr error) {
+	if !r.memory.hasDrifts(req.NamespacedName) && r.recordings.postpone(req.NamespacedName) {
+		// Its last correction is being recorded, which this reconcile would wait for holding
+		// the status object (and the next drift with it): it comes back once that is done.
+		return ctrl.Result{}, nil
+	}
 	if r.routine != nil && !r.memory.hasDrifts(req.NamespacedName) {
 		release, ok := r.routine.Acquire(ctx)
 		if !ok {

@@ -171,6 +171,12 @@ func (r *Reconciler) setup(opts controller.Options) controller.Options {
 		Live: drift.NewLiveCopies(0)}
 	r.Fleet.OnClosed(forgetCacheOf(r.watches.Forget))
 	r.ownWrites = &drift.OwnWrites{}
+	// A reconcile put off while its status object's recordings were in flight comes back.
+	r.recordings.onDone = func(key types.NamespacedName) {
+		if q := r.queue.Load(); q != nil {
+			q.Add(ctrl.Request{NamespacedName: key})
+		}
+	}
 	r.Fleet.OnClosed(func(c *fleet.Connection) {
 		r.ownWrites.ForgetCluster(c.Key())
 		if r.Fleet.Get(c.Key()) == nil { // removed, not replaced

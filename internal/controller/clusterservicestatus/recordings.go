@@ -30,7 +30,11 @@ type recordings struct {
 	// reconcile records in the foreground, so that an error (the hub away) gets the queue's
 	// backoff, which the reconcile that handed its recording over reset by succeeding.
 	failed map[types.NamespacedName]bool
-	wg     sync.WaitGroup
+	// postponed are the status objects whose reconcile was put off until their recordings in
+	// flight are done (postpone); onDone is told of each when they are.
+	postponed map[types.NamespacedName]bool
+	onDone    func(key types.NamespacedName)
+	wg        sync.WaitGroup
 }
 
 // fail marks key's recording failed; recorded clears the mark; inBackground says whether key's
@@ -73,13 +77,36 @@ func (rs *recordings) begin(key types.NamespacedName) (prev <-chan struct{}, end
 	rs.wg.Add(1)
 	return prev, func() {
 		rs.mu.Lock()
+		resume := false
 		if rs.inFlight[key] == done {
 			delete(rs.inFlight, key)
+			resume = rs.postponed[key]
+			delete(rs.postponed, key)
 		}
 		rs.mu.Unlock()
 		close(done)
+		if resume && rs.onDone != nil {
+			rs.onDone(key)
+		}
 		rs.wg.Done()
 	}
+}
+
+// postpone reports whether a recording of key is in flight, and if so marks key for onDone
+// once every recording of it begun so far is done. A reconcile that would wait for them
+// (readWhole) ends instead and comes back then: waiting, it would hold its status object, and
+// a drift seen meanwhile would wait with it.
+func (rs *recordings) postpone(key types.NamespacedName) bool {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.inFlight[key] == nil {
+		return false
+	}
+	if rs.postponed == nil {
+		rs.postponed = map[types.NamespacedName]bool{}
+	}
+	rs.postponed[key] = true
+	return true
 }
 
 // wait returns once key has no recording in flight (the last one begun is done, and with it

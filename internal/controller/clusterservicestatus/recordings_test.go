@@ -76,3 +76,36 @@ func TestRecordingsAreOrderedAndAwaited(t *testing.T) {
 		t.Fatal("a recording that succeeded in the foreground did not send the next one back to the background")
 	}
 }
+
+// TestPostponedReconcileComesBackAfterTheRecordings: a reconcile put off while its status
+// object's recordings are in flight is asked for again once all of them are done, once; with no
+// recording in flight nothing is put off.
+func TestPostponedReconcileComesBackAfterTheRecordings(t *testing.T) {
+	var resumed []types.NamespacedName
+	rs := recordings{onDone: func(key types.NamespacedName) { resumed = append(resumed, key) }}
+	key := types.NamespacedName{Namespace: "ns", Name: "set.cluster"}
+
+	if rs.postpone(key) {
+		t.Fatal("a reconcile was put off with no recording in flight")
+	}
+	_, end1 := rs.begin(key)
+	_, end2 := rs.begin(key)
+	for range 2 { // two reconciles put off: one comes back
+		if !rs.postpone(key) {
+			t.Fatal("a reconcile was not put off while recordings are in flight")
+		}
+	}
+	end1()
+	if len(resumed) != 0 {
+		t.Fatalf("resumed %v while a recording is still in flight", resumed)
+	}
+	end2()
+	if len(resumed) != 1 || resumed[0] != key {
+		t.Fatalf("resumed %v after the last recording, want %v once", resumed, key)
+	}
+	_, end3 := rs.begin(key)
+	end3()
+	if len(resumed) != 1 {
+		t.Fatalf("resumed %v after a recording nothing was put off for", resumed)
+	}
+}
