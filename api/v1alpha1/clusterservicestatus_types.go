@@ -272,6 +272,11 @@ type ServiceStatus struct {
 	// HealthMessage names the first object that is not Current, and why.
 	// +optional
 	HealthMessage string `json:"healthMessage,omitempty"`
+	// Overrides names the service's overrides that apply to this cluster, in the order they
+	// were applied.
+	// +listType=atomic
+	// +optional
+	Overrides []string `json:"overrides,omitempty"`
 }
 
 // ClusterServiceStatusSpec identifies the pair the status is about. Holdfast writes it.

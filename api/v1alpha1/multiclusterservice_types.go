@@ -156,6 +156,74 @@ type Service struct {
 	// cluster's status object, Healthy False with reason HealthTimeout. Default 5m.
 	// +optional
 	HealthTimeout *metav1.Duration `json:"healthTimeout,omitempty"`
+	// Overrides adjust the service for the clusters they select, in order: their values are
+	// merged over the service's before rendering, and their patches applied to the rendered
+	// objects after it. They are part of the service set's declaration (a change is a new
+	// revision), and each status object names those that applied to its cluster. An override
+	// that fails (values that are not a map, a patch that does not apply or targets nothing)
+	// fails the service on the clusters it selects only, naming the override.
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Overrides []ServiceOverride `json:"overrides,omitempty"`
+}
+
+// ServiceOverride adjusts a service for the clusters its selector matches.
+type ServiceOverride struct {
+	// Name identifies the override in status and messages.
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +kubebuilder:validation:MaxLength=63
+	Name string `json:"name"`
+	// ClusterSelector selects the clusters, by their labels, the override applies to; empty
+	// selects every cluster the service set selects.
+	// +optional
+	ClusterSelector metav1.LabelSelector `json:"clusterSelector,omitempty"`
+	// Values are merged over the service's values (and the overrides' before this one), as a
+	// YAML map; a Go template with .Cluster, as the service's values are.
+	// +kubebuilder:validation:MaxLength=65536
+	// +optional
+	Values string `json:"values,omitempty"`
+	// Patches are applied to the rendered objects, in order, as Kustomize's patches are: a
+	// strategic-merge patch (YAML naming the object it patches, or any objects Target selects),
+	// or a JSON 6902 patch (a YAML or JSON list of operations) with a Target.
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	Patches []OverridePatch `json:"patches,omitempty"`
+}
+
+// OverridePatch is one patch of an override, as a Kustomize patches entry.
+type OverridePatch struct {
+	// Patch is the strategic-merge or JSON 6902 patch.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=65536
+	Patch string `json:"patch"`
+	// Target selects the objects to patch; without it a strategic-merge patch patches the
+	// object it names. A patch whose target selects no object fails.
+	// +optional
+	Target *PatchTarget `json:"target,omitempty"`
+}
+
+// PatchTarget selects rendered objects, as a Kustomize patch target: every field set must match.
+type PatchTarget struct {
+	// +optional
+	Group string `json:"group,omitempty"`
+	// +optional
+	Version string `json:"version,omitempty"`
+	// +optional
+	Kind string `json:"kind,omitempty"`
+	// Name, a regular expression matching the whole name.
+	// +optional
+	Name string `json:"name,omitempty"`
+	// Namespace, a regular expression matching the whole namespace.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	// LabelSelector, a label selector in its string form (app=web,tier!=db).
+	// +optional
+	LabelSelector string `json:"labelSelector,omitempty"`
+	// AnnotationSelector, an annotation selector in the same form.
+	// +optional
+	AnnotationSelector string `json:"annotationSelector,omitempty"`
 }
 
 // HealthCheck judges the health of the objects of one kind with CEL: for kinds kstatus does not

@@ -36,6 +36,11 @@ func render(ctx context.Context, req Request, charts ChartSource) (*Result, erro
 	if err != nil {
 		return nil, err
 	}
+	values, err = overrideValues(values, req.Overrides,
+		templateData{Cluster: req.Cluster, Service: req.Service, TargetNamespace: req.TargetNamespace}, b)
+	if err != nil {
+		return nil, err
+	}
 	data := templateData{Cluster: req.Cluster, Service: req.Service, TargetNamespace: req.TargetNamespace, Values: values}
 
 	var items []item
@@ -55,6 +60,9 @@ func render(ctx context.Context, req Request, charts ChartSource) (*Result, erro
 		}
 	}
 	if err != nil {
+		return nil, err
+	}
+	if items, err = applyOverrides(items, req.Overrides, b); err != nil {
 		return nil, err
 	}
 	return finish(items, req.TargetNamespace, chartVersion, b)

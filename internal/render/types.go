@@ -51,6 +51,10 @@ type Request struct {
 	// Source is what to render.
 	Source Source
 
+	// Overrides are the service's overrides that select the cluster, in order: their values
+	// merged over ServiceValues, their patches applied to the rendered objects (Override).
+	Overrides []Override `json:",omitempty"`
+
 	// Limits bound the render; zero fields mean the defaults. They are left
 	// out of JSON: they do not change what a render that succeeds returns, so
 	// they are not part of a rendering's inputs (package rendercache hashes

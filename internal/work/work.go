@@ -54,6 +54,9 @@ type Service struct {
 	Digest  string                       `json:"digest,omitempty"`
 	Objects []*unstructured.Unstructured `json:"objects,omitempty"`
 	Problem *Problem                     `json:"problem,omitempty"`
+	// Overrides name the service's overrides the hub applied for the cluster, which its status
+	// reports; the overrides themselves are not given (ServiceSetSpec).
+	Overrides []string `json:"overrides,omitempty"`
 }
 
 // Problem is why a service could not be rendered: a condition reason and message (which never
@@ -66,12 +69,17 @@ type Problem struct {
 
 // ServiceSetSpec is the part of a service set's spec a Pull cluster's agent is given: what the
 // reconcile of one cluster reads. Which clusters it selects, how a rollout goes across them, and
-// where notifications go are the hub's business and stay there.
+// where notifications go are the hub's business and stay there, and so do the services'
+// overrides: the hub applied those that select the cluster, and those of other clusters are
+// none of its business.
 func ServiceSetSpec(spec holdfastv1.MultiClusterServiceSpec) holdfastv1.MultiClusterServiceSpec {
 	out := *spec.DeepCopy()
 	out.ClusterSelector = holdfastv1.ClusterSelector{}
 	out.Rollout = nil
 	out.Notifications = nil
+	for i := range out.Services {
+		out.Services[i].Overrides = nil
+	}
 	return out
 }
 

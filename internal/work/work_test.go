@@ -104,20 +104,21 @@ func TestDecodeRefusesWhatTheHubDidNotWrite(t *testing.T) {
 }
 
 // TestServiceSetSpecKeepsTheHubsBusinessOnTheHub: which clusters a service set selects, its
-// rollout across them and where it notifies are not given to an agent.
+// rollout across them, where it notifies and its services' overrides (other clusters' among
+// them) are not given to an agent.
 func TestServiceSetSpecKeepsTheHubsBusinessOnTheHub(t *testing.T) {
 	spec := holdfastv1.MultiClusterServiceSpec{
 		ClusterSelector: holdfastv1.ClusterSelector{LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}}},
 		Rollout:         &holdfastv1.RolloutStrategy{},
 		Notifications:   []holdfastv1.NotificationTarget{{Name: "pager"}},
 		SyncMode:        holdfastv1.SyncModeContinuousWithDriftDetection,
-		Services:        []holdfastv1.Service{{Name: "web"}},
+		Services:        []holdfastv1.Service{{Name: "web", Overrides: []holdfastv1.ServiceOverride{{Name: "other-cluster", Values: "secretish: 1"}}}},
 	}
 	got := ServiceSetSpec(spec)
-	if got.ClusterSelector.MatchLabels != nil || got.Rollout != nil || got.Notifications != nil {
+	if got.ClusterSelector.MatchLabels != nil || got.Rollout != nil || got.Notifications != nil || got.Services[0].Overrides != nil {
 		t.Fatalf("given to the agent: %+v", got)
 	}
-	if got.SyncMode != spec.SyncMode || len(got.Services) != 1 || spec.Rollout == nil {
+	if got.SyncMode != spec.SyncMode || len(got.Services) != 1 || spec.Rollout == nil || len(spec.Services[0].Overrides) != 1 {
 		t.Fatalf("%+v from %+v", got, spec)
 	}
 }

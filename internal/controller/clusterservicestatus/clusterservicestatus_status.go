@@ -264,7 +264,13 @@ func serviceStatuses(s *scope) []holdfastv1.ServiceStatus {
 	out := make([]holdfastv1.ServiceStatus, 0, len(s.services))
 	for _, o := range s.services {
 		p := prev[o.name]
-		st := holdfastv1.ServiceStatus{Name: o.name, Revision: p.Revision, LastAppliedTime: p.LastAppliedTime, RevisionTime: p.RevisionTime, Objects: int32(o.objects)}
+		st := holdfastv1.ServiceStatus{Name: o.name, Revision: p.Revision, LastAppliedTime: p.LastAppliedTime, RevisionTime: p.RevisionTime, Objects: int32(o.objects),
+			Overrides: o.overrides}
+		if s.corrections {
+			// The declarations corrections use come from memory, which does not say which
+			// overrides made them: the same as at the last full reconcile.
+			st.Overrides = p.Overrides
+		}
 		switch {
 		case o.waiting != nil:
 			st.Ready, st.Reason, st.Message = metav1.ConditionFalse, o.waiting.reason, o.waiting.message

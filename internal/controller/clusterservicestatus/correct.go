@@ -87,7 +87,8 @@ func (r *Reconciler) correctDrifts(ctx context.Context, s *scope, rendered []ren
 		for _, rs := range rendered {
 			res, ok := results[rs.svc.Name]
 			if !ok {
-				out := serviceOutcome{name: rs.svc.Name, revision: rs.digest, objects: rs.count, unchanged: true}
+				out := outcomeOf(rs)
+				out.unchanged = true
 				out.applied, out.total = rs.count, rs.count
 				s.services = append(s.services, out)
 				continue

@@ -127,7 +127,11 @@ func (r *Reconciler) services(ctx context.Context, s *scope) []renderedService {
 // workDeclaration is the declaration of svc in the scope's work, and the digest of its objects.
 func (s *scope) workDeclaration(svc holdfastv1.Service) (renderedService, string) {
 	rs := renderedService{svc: svc}
-	switch ws := s.publishedService(svc.Name); {
+	ws := s.publishedService(svc.Name)
+	if ws != nil {
+		rs.overrides = ws.Overrides
+	}
+	switch {
 	case ws == nil:
 		rs.err = &problem{holdfastv1.RenderFailedReason, fmt.Sprintf("service %q is not in the work the hub published", svc.Name)}
 	case ws.Problem != nil:

@@ -96,7 +96,8 @@ func (r *Reconciler) deploy(ctx context.Context, s *scope, rendered []renderedSe
 // drift corrections (corrections: res holds only the objects they looked at, and the others count
 // as applied before), with its status entries from prev, its entries before.
 func (r *Reconciler) serviceApplied(s *scope, rs renderedService, res *apply.Result, prev []holdfastv1.ResourceStatus, corrections bool) (serviceOutcome, []holdfastv1.ResourceStatus) {
-	out := serviceOutcome{name: rs.svc.Name, revision: rs.digest, objects: rs.count, result: res, total: len(res.Objects)}
+	out := outcomeOf(rs)
+	out.result, out.total = res, len(res.Objects)
 	for _, o := range res.Objects {
 		if o.Applied {
 			out.applied++
@@ -114,7 +115,8 @@ func (r *Reconciler) serviceApplied(s *scope, rs renderedService, res *apply.Res
 // deployed, and otherwise applies it (applyService). It returns the service's outcome, its
 // status entries (prev, what was deployed, unless applied), and a failure worth a retry.
 func (r *Reconciler) deployService(ctx context.Context, s *scope, applier *apply.Applier, rs renderedService, prev []holdfastv1.ResourceStatus, waiting *problem) (serviceOutcome, []holdfastv1.ResourceStatus, error) {
-	out := serviceOutcome{name: rs.svc.Name, revision: rs.digest, objects: rs.count, waiting: waiting}
+	out := outcomeOf(rs)
+	out.waiting = waiting
 	switch {
 	case waiting != nil:
 		out.revision = ServiceRevision(s.css, rs.svc.Name)

@@ -103,6 +103,8 @@ type renderedService struct {
 	err     *problem
 	// transient errors are retried with backoff.
 	transient bool
+	// overrides name the service's overrides that select the cluster, in order.
+	overrides []string
 }
 
 // renderAll renders every enabled service, in declaration order, and remembers what each
@@ -117,6 +119,9 @@ func (r *Reconciler) renderAll(ctx context.Context, s *scope) []renderedService 
 	renderOne := func(svc holdfastv1.Service) (renderedService, string) {
 		rs := renderedService{svc: svc}
 		req, err := r.renderRequest(ctx, s, svc)
+		for _, o := range req.Overrides {
+			rs.overrides = append(rs.overrides, o.Name)
+		}
 		var in string
 		if err == nil {
 			var res *render.Result

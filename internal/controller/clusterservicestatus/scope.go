@@ -47,6 +47,13 @@ type serviceOutcome struct {
 	// not ready yet (WaitingForDependencies), or cannot be (InvalidDependency, or
 	// CrossNamespaceReference for another tenant's service set). Its objects stay as they were.
 	waiting *problem
+	// overrides name the service's overrides that select the cluster.
+	overrides []string
+}
+
+// outcomeOf starts the outcome of a declared service.
+func outcomeOf(rs renderedService) serviceOutcome {
+	return serviceOutcome{name: rs.svc.Name, revision: rs.digest, objects: rs.count, overrides: rs.overrides}
 }
 
 // tally counts the service's objects applied as declared, and all of them (see applied).

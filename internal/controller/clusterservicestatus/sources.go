@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
@@ -41,6 +43,11 @@ func (r *Reconciler) renderRequest(ctx context.Context, s *scope, svc holdfastv1
 		KubeVersion:     cluster.Status.Version,
 		ServiceValues:   svc.Values,
 	}
+	overrides, err := overridesFor(svc, cluster)
+	if err != nil {
+		return req, err
+	}
+	req.Overrides = overrides
 	if err := r.Tenancy.Template(mcs, svc.Name, svc.Template.Namespace); err != nil {
 		return req, &sourceError{reason: holdfastv1.CrossNamespaceReferenceReason, message: err.Error()}
 	}
@@ -81,4 +88,30 @@ func unreadable(service string, tpl *holdfastv1.ServiceTemplate, err error) erro
 		return &sourceError{reason: holdfastv1.SourceUnavailableReason, transient: true, message: fmt.Sprintf(
 			"service %q: reading %s %s/%s: %v", service, re.Kind, re.Namespace, re.Name, re.Err)}
 	}
+}
+
+// overridesFor returns the overrides of svc whose cluster selector matches cluster, in order.
+func overridesFor(svc holdfastv1.Service, cluster *holdfastv1.Cluster) ([]render.Override, error) {
+	var out []render.Override
+	for _, o := range svc.Overrides {
+		sel, err := metav1.LabelSelectorAsSelector(&o.ClusterSelector)
+		if err != nil {
+			return nil, &sourceError{reason: render.ReasonOverrideFailed, message: fmt.Sprintf(
+				"service %q: override %q: clusterSelector: %v", svc.Name, o.Name, err)}
+		}
+		if !sel.Matches(labels.Set(cluster.Labels)) {
+			continue
+		}
+		ro := render.Override{Name: o.Name, Values: o.Values}
+		for _, p := range o.Patches {
+			rp := render.Patch{Patch: p.Patch}
+			if t := p.Target; t != nil {
+				rp.Target = &render.PatchTarget{Group: t.Group, Version: t.Version, Kind: t.Kind, Name: t.Name, Namespace: t.Namespace,
+					LabelSelector: t.LabelSelector, AnnotationSelector: t.AnnotationSelector}
+			}
+			ro.Patches = append(ro.Patches, rp)
+		}
+		out = append(out, ro)
+	}
+	return out, nil
 }
