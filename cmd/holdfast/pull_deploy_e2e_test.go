@@ -353,8 +353,12 @@ func TestRolloutAcrossPushAndPullClusters(t *testing.T) {
 		Spec: holdfastv1.MultiClusterServiceSpec{
 			ClusterSelector: holdfastv1.ClusterSelector{LabelSelector: metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
 				{Key: "mode", Operator: metav1.LabelSelectorOpIn, Values: []string{"pull", "push"}}}}},
-			SyncMode:     holdfastv1.SyncModeContinuousWithDriftDetection,
-			Services:     []holdfastv1.Service{{Name: "app", Template: holdfastv1.TemplateReference{Namespace: tplKey.Namespace, Name: tplKey.Name}}},
+			SyncMode: holdfastv1.SyncModeContinuousWithDriftDetection,
+			Services: []holdfastv1.Service{{Name: "app", Template: holdfastv1.TemplateReference{Namespace: tplKey.Namespace, Name: tplKey.Name},
+				// An override for the Pull cluster only, which the hub applies when it renders for it.
+				Overrides: []holdfastv1.ServiceOverride{{Name: "pull-only",
+					ClusterSelector: metav1.LabelSelector{MatchLabels: map[string]string{"mode": "pull"}},
+					Patches:         []holdfastv1.OverridePatch{{Patch: "- {op: add, path: /data/via, value: agent}\n", Target: &holdfastv1.PatchTarget{Kind: "ConfigMap", Name: "app"}}}}}}},
 			HealthChecks: []holdfastv1.HealthCheck{{Kind: "ConfigMap", Expr: "true", Failed: "has(self.data) && has(self.data.ok) && self.data.ok == 'false'"}},
 			Rollout:      &holdfastv1.RolloutStrategy{WaveLabel: "wave", PauseBetweenWaves: &metav1.Duration{Duration: time.Second}},
 		}})).To(Succeed())
@@ -374,12 +378,27 @@ func TestRolloutAcrossPushAndPullClusters(t *testing.T) {
 		}).WithTimeout(30 * time.Second).Should(Succeed())
 	}
 
-	t.Log("Revision 1 reaches both")
+	t.Log("Revision 1 reaches both, with the Pull cluster's override on the Pull cluster only, named in its status")
 	g.Eventually(func(g Gomega) {
 		g.Expect(revisionOn("edge")).To(Equal("1"))
 		g.Expect(revisionOn("near")).To(Equal("1"))
 		g.Expect(rollout(g).Phase).To(Equal(holdfastv1.RolloutComplete))
 	}).WithTimeout(90 * time.Second).Should(Succeed())
+	via := func(cluster string) string {
+		cm := &corev1.ConfigMap{}
+		g.Expect(targets[cluster].Get(ctx, client.ObjectKey{Namespace: cluster, Name: "app"}, cm)).To(Succeed())
+		return cm.Data["via"]
+	}
+	g.Expect(via("edge")).To(Equal("agent"))
+	g.Expect(via("near")).To(BeEmpty())
+	overridesOn := func(g Gomega, ns, cluster string) []string {
+		css := &holdfastv1.ClusterServiceStatus{}
+		g.Expect(hub.Get(ctx, client.ObjectKey{Namespace: ns, Name: naming.StatusName("app", cluster)}, css)).To(Succeed())
+		g.Expect(css.Status.Services).To(HaveLen(1))
+		return css.Status.Services[0].Overrides
+	}
+	g.Eventually(func(g Gomega) []string { return overridesOn(g, f.ns, "edge") }).WithTimeout(30 * time.Second).Should(Equal([]string{"pull-only"}))
+	g.Expect(overridesOn(g, "holdfast-system", "near")).To(BeEmpty())
 
 	t.Log("Revision 2: the Pull cluster (wave 1) first, then the Push cluster (wave 2)")
 	var edgeAt, nearAt time.Time
