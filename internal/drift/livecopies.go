@@ -1,12 +1,11 @@
 package drift
 
 import (
-	"sync"
-
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/lru"
+
+	"holdfast.dev/holdfast/internal/sizedlru"
 )
 
 // DefaultLiveCopyBytes bounds what LiveCopies keeps: 16 MiB, thousands of drifted objects of
@@ -28,10 +27,7 @@ const maxLiveCopies = 4096
 // cluster, as before. The least recently kept go first past DefaultLiveCopyBytes or
 // maxLiveCopies. A nil *LiveCopies keeps nothing. It is safe for concurrent use.
 type LiveCopies struct {
-	mu       sync.Mutex
-	maxBytes int64
-	bytes    int64
-	kept     *lru.Cache // liveCopyKey → *liveCopy
+	kept *sizedlru.Cache[liveCopyKey, *unstructured.Unstructured]
 }
 
 type liveCopyKey struct {
@@ -39,19 +35,12 @@ type liveCopyKey struct {
 	group, kind, namespace, name string
 }
 
-type liveCopy struct {
-	obj  *unstructured.Unstructured
-	size int64
-}
-
 // NewLiveCopies keeps at most maxBytes of objects (DefaultLiveCopyBytes when not positive).
 func NewLiveCopies(maxBytes int64) *LiveCopies {
 	if maxBytes <= 0 {
 		maxBytes = DefaultLiveCopyBytes
 	}
-	l := &LiveCopies{maxBytes: maxBytes}
-	l.kept = lru.NewWithEvictionFunc(maxLiveCopies, func(_ lru.Key, v any) { l.bytes -= v.(*liveCopy).size })
-	return l
+	return &LiveCopies{kept: sizedlru.New[liveCopyKey, *unstructured.Unstructured](maxLiveCopies, maxBytes)}
 }
 
 func copyKeyOf(cluster types.NamespacedName, gvk schema.GroupVersionKind, namespace, name string) liveCopyKey {
@@ -64,19 +53,7 @@ func (l *LiveCopies) keep(cluster types.NamespacedName, u *unstructured.Unstruct
 	if l == nil {
 		return
 	}
-	key := copyKeyOf(cluster, u.GroupVersionKind(), u.GetNamespace(), u.GetName())
-	size := approxSize(u.Object)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.kept.Remove(key)
-	if size > l.maxBytes {
-		return
-	}
-	l.kept.Add(key, &liveCopy{obj: u, size: size})
-	l.bytes += size
-	for l.bytes > l.maxBytes {
-		l.kept.RemoveOldest()
-	}
+	l.kept.Add(copyKeyOf(cluster, u.GroupVersionKind(), u.GetNamespace(), u.GetName()), u, approxSize(u.Object))
 }
 
 // drop forgets the copy of obj's object on cluster: the watch saw a newer version of it.
@@ -88,10 +65,7 @@ func (l *LiveCopies) drop(cluster types.NamespacedName, obj interface {
 	if l == nil {
 		return
 	}
-	key := copyKeyOf(cluster, obj.GroupVersionKind(), obj.GetNamespace(), obj.GetName())
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.kept.Remove(key)
+	l.kept.Remove(copyKeyOf(cluster, obj.GroupVersionKind(), obj.GetNamespace(), obj.GetName()))
 }
 
 // Take returns and forgets the copy of an object on cluster, if one is kept and of version
@@ -100,16 +74,8 @@ func (l *LiveCopies) Take(cluster types.NamespacedName, gvk schema.GroupVersionK
 	if l == nil {
 		return nil
 	}
-	key := copyKeyOf(cluster, gvk, namespace, name)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	v, ok := l.kept.Get(key)
-	if !ok {
-		return nil
-	}
-	l.kept.Remove(key)
-	u := v.(*liveCopy).obj
-	if u.GroupVersionKind() != gvk {
+	u, ok := l.kept.Take(copyKeyOf(cluster, gvk, namespace, name))
+	if !ok || u.GroupVersionKind() != gvk {
 		return nil
 	}
 	return u

@@ -96,8 +96,8 @@ func TestLiveCopiesBounds(t *testing.T) {
 	for _, cluster := range []string{"a", "b", "c"} {
 		small.keep(types.NamespacedName{Name: cluster}, configMap(t, "u1", "2", "edited", ""))
 	}
-	if small.bytes > one*2 {
-		t.Fatalf("%d bytes kept, over the bound of %d", small.bytes, one*2)
+	if _, kept := small.kept.Size(); kept > one*2 {
+		t.Fatalf("%d bytes kept, over the bound of %d", kept, one*2)
 	}
 	if u := small.Take(types.NamespacedName{Name: "a"}, configMapGVK, "demo", "web"); u != nil {
 		t.Fatal("the least recently kept copy outlived the bound")

@@ -1,11 +1,10 @@
 package templatesource
 
 import (
-	"sync"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/lru"
+
+	"holdfast.dev/holdfast/internal/sizedlru"
 )
 
 // DefaultRecentConfigMapBytes bounds what RecentConfigMaps keeps: 16 MiB, sixteen ConfigMaps
@@ -21,10 +20,7 @@ const maxRecentConfigMaps = 4096
 // (and in entries): the least recently used go first, and a ConfigMap larger than the bound is
 // not kept. A nil *RecentConfigMaps keeps nothing. It is safe for concurrent use.
 type RecentConfigMaps struct {
-	mu       sync.Mutex
-	maxBytes int64
-	bytes    int64
-	kept     *lru.Cache // types.NamespacedName → *recentConfigMap
+	kept *sizedlru.Cache[types.NamespacedName, *recentConfigMap]
 }
 
 // recentConfigMap is a ConfigMap's data at one version.
@@ -32,7 +28,6 @@ type recentConfigMap struct {
 	uid             types.UID
 	resourceVersion string
 	data            map[string]string // strings: no reader can change what is kept
-	size            int64
 }
 
 // NewRecentConfigMaps keeps at most maxBytes of ConfigMap data (DefaultRecentConfigMapBytes
@@ -41,9 +36,7 @@ func NewRecentConfigMaps(maxBytes int64) *RecentConfigMaps {
 	if maxBytes <= 0 {
 		maxBytes = DefaultRecentConfigMapBytes
 	}
-	r := &RecentConfigMaps{maxBytes: maxBytes}
-	r.kept = lru.NewWithEvictionFunc(maxRecentConfigMaps, func(_ lru.Key, v any) { r.bytes -= v.(*recentConfigMap).size })
-	return r
+	return &RecentConfigMaps{kept: sizedlru.New[types.NamespacedName, *recentConfigMap](maxRecentConfigMaps, maxBytes)}
 }
 
 // get returns a copy of the data kept of the ConfigMap named key at the version uid and
@@ -52,14 +45,8 @@ func (r *RecentConfigMaps) get(key types.NamespacedName, uid types.UID, resource
 	if r == nil {
 		return nil, false
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	v, ok := r.kept.Get(key)
-	if !ok {
-		return nil, false
-	}
-	e := v.(*recentConfigMap)
-	if e.uid != uid || e.resourceVersion != resourceVersion {
+	e, ok := r.kept.Get(key)
+	if !ok || e.uid != uid || e.resourceVersion != resourceVersion {
 		return nil, false
 	}
 	data := make(map[string][]byte, len(e.data))
@@ -74,31 +61,15 @@ func (r *RecentConfigMaps) keep(cm *corev1.ConfigMap, data map[string][]byte) {
 	if r == nil {
 		return
 	}
-	key := types.NamespacedName{Namespace: cm.Namespace, Name: cm.Name}
 	var size int64
-	for k, v := range data {
-		size += int64(len(k) + len(v))
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.kept.Remove(key)
-	if size > r.maxBytes {
-		return
-	}
 	kept := make(map[string]string, len(data))
 	for k, v := range data {
+		size += int64(len(k) + len(v))
 		kept[k] = string(v)
 	}
-	r.kept.Add(key, &recentConfigMap{uid: cm.UID, resourceVersion: cm.ResourceVersion, data: kept, size: size})
-	r.bytes += size
-	for r.bytes > r.maxBytes {
-		r.kept.RemoveOldest()
-	}
+	r.kept.Add(types.NamespacedName{Namespace: cm.Namespace, Name: cm.Name},
+		&recentConfigMap{uid: cm.UID, resourceVersion: cm.ResourceVersion, data: kept}, size)
 }
 
 // size returns how many ConfigMaps are kept and their bytes of data.
-func (r *RecentConfigMaps) size() (int, int64) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.kept.Len(), r.bytes
-}
+func (r *RecentConfigMaps) size() (int, int64) { return r.kept.Size() }

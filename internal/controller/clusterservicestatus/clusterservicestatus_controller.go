@@ -163,12 +163,13 @@ type Reconciler struct {
 
 // Reconcile deploys, prunes or withdraws, and writes the status once, at the end.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, retErr error) {
-	if !r.memory.hasDrifts(req.NamespacedName) && r.recordings.postpone(req.NamespacedName) {
+	routine := !r.memory.hasDrifts(req.NamespacedName)
+	if routine && r.recordings.postpone(req.NamespacedName) {
 		// Its last correction is being recorded, which this reconcile would wait for holding
 		// the status object (and the next drift with it): it comes back once that is done.
 		return ctrl.Result{}, nil
 	}
-	if r.routine != nil && !r.memory.hasDrifts(req.NamespacedName) {
+	if r.routine != nil && routine {
 		release, ok := r.routine.Acquire(ctx)
 		if !ok {
 			// A drift was queued while this waited for a routine slot: its worker goes to it.

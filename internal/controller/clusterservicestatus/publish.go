@@ -43,10 +43,11 @@ func (r *Reconciler) publish(ctx context.Context, s *scope) (ctrl.Result, error)
 	w := work.Work{ServiceSet: s.mcs.Name, Generation: s.mcs.Generation, Revision: s.css.Spec.Revision, Spec: work.ServiceSetSpec(s.mcs.Spec),
 		Requested: s.mcs.Annotations[holdfastv1.ReconcileRequestedAtAnnotation]}
 	for _, rs := range r.renderAll(ctx, s) {
-		svc := work.Service{Name: rs.svc.Name, Digest: rs.digest, Objects: rs.objects, Overrides: rs.overrides}
+		svc := work.Service{Name: rs.svc.Name, Overrides: rs.overrides}
 		if rs.err != nil {
-			svc = work.Service{Name: rs.svc.Name, Problem: &work.Problem{Reason: rs.err.reason, Message: rs.err.message, Transient: rs.transient},
-				Overrides: rs.overrides}
+			svc.Problem = &work.Problem{Reason: rs.err.reason, Message: rs.err.message, Transient: rs.transient}
+		} else {
+			svc.Digest, svc.Objects = rs.digest, rs.objects
 		}
 		w.Services = append(w.Services, svc)
 	}
