@@ -297,6 +297,12 @@ type ClusterServiceStatusSpec struct {
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	Revision string `json:"revision,omitempty"`
+	// PreviewRevision, set by the rollout while a revision waits for approval, names the
+	// ControllerRevision to preview on the cluster: what applying it would change there is
+	// recorded in status.preview, and nothing is changed.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	PreviewRevision string `json:"previewRevision,omitempty"`
 }
 
 // ClusterServiceStatusInitialization reports one-way milestones.
@@ -328,6 +334,9 @@ type ClusterServiceStatusStatus struct {
 	// Initialization reports one-way milestones.
 	// +optional
 	Initialization *ClusterServiceStatusInitialization `json:"initialization,omitempty"`
+	// Preview is the last preview of a revision on the cluster (spec.previewRevision).
+	// +optional
+	Preview *ClusterPreview `json:"preview,omitempty"`
 	// SyncMode in effect at the last reconcile.
 	// +optional
 	SyncMode SyncMode `json:"syncMode,omitempty"`

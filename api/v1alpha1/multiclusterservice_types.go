@@ -368,6 +368,11 @@ type RolloutStrategy struct {
 	// +kubebuilder:validation:Maximum=100
 	// +optional
 	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`
+	// Approval Manual holds each new revision (after the first) until it is approved, having
+	// previewed it on every matching cluster; Automatic (default) rolls it out at once.
+	// +kubebuilder:default=Automatic
+	// +optional
+	Approval ApprovalPolicy `json:"approval,omitempty"`
 }
 
 // RolloutWave is one wave of clusters.
@@ -381,10 +386,16 @@ type RolloutWave struct {
 }
 
 // RolloutPhase is where a rollout is.
-// +kubebuilder:validation:Enum=Progressing;Pausing;Halted;Aborted;Complete
+// +kubebuilder:validation:Enum=Previewing;Previewed;Progressing;Pausing;Halted;Aborted;Complete
 type RolloutPhase string
 
 const (
+	// RolloutPreviewing: approval is Manual and the revision is being previewed on the matching
+	// clusters; nothing changes on them.
+	RolloutPreviewing RolloutPhase = "Previewing"
+	// RolloutPreviewed: every matching cluster previewed the revision; it waits for `holdfast
+	// rollout approve`.
+	RolloutPreviewed RolloutPhase = "Previewed"
 	// RolloutProgressing: a wave is taking the new revision.
 	RolloutProgressing RolloutPhase = "Progressing"
 	// RolloutPausing: a wave is healthy and the next waits for spec.rollout.pauseBetweenWaves.
@@ -442,6 +453,16 @@ type RolloutStatus struct {
 	LastHandledResume string `json:"lastHandledResume,omitempty"`
 	// +optional
 	LastHandledAbort string `json:"lastHandledAbort,omitempty"`
+	// LastHandledApprove echoes the holdfast.dev/rollout-approve annotation once handled.
+	// +optional
+	LastHandledApprove string `json:"lastHandledApprove,omitempty"`
+	// Preview summarises the preview of Revision (approval Manual), kept once approved as what
+	// was approved.
+	// +optional
+	Preview *RolloutPreview `json:"preview,omitempty"`
+	// Approval records who approved Revision, when, and the preview they saw.
+	// +optional
+	Approval *RolloutApproval `json:"approval,omitempty"`
 }
 
 // RolloutWaveStatus is one wave's progress.

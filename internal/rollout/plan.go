@@ -33,15 +33,20 @@ type Input struct {
 	Clusters []Cluster
 	// Resume and Abort are the values of the rollout annotations ("" when absent).
 	Resume, Abort string
-	Now           time.Time
+	// Approval is the approval the service set carries (RolloutApproveAnnotation), nil when
+	// none: it approves a held revision when it names it and was not handled before.
+	Approval *Approval
+	Now      time.Time
 }
 
-// Plan is the decision: the rollout status, the revision of every cluster (by key), and how soon
-// to look again when only time moves the rollout (a pause between waves), 0 when the status
-// objects' changes do.
+// Plan is the decision: the rollout status, the revision of every cluster (by key), the
+// revision each previews (none unless a revision is held for approval), and how soon to look
+// again when only time moves the rollout (a pause between waves), 0 when the status objects'
+// changes do.
 type Plan struct {
 	Status  holdfastv1.RolloutStatus
 	Assign  map[string]string
+	Preview map[string]string
 	Requeue time.Duration
 }
 
@@ -83,7 +88,11 @@ func Make(in Input) (Plan, error) {
 			stable = st.Revision
 		}
 		st = holdfastv1.RolloutStatus{Revision: in.Revision, StableRevision: stable, Phase: holdfastv1.RolloutProgressing,
-			StartTime: &now, LastHandledResume: st.LastHandledResume, LastHandledAbort: st.LastHandledAbort}
+			StartTime: &now, LastHandledResume: st.LastHandledResume, LastHandledAbort: st.LastHandledAbort,
+			LastHandledApprove: st.LastHandledApprove}
+		if in.Strategy.Approval == holdfastv1.ApprovalManual {
+			st.Phase = holdfastv1.RolloutPreviewing
+		}
 	}
 	if in.Abort != "" && in.Abort != st.LastHandledAbort {
 		st.LastHandledAbort = in.Abort
@@ -97,6 +106,14 @@ func Make(in Input) (Plan, error) {
 		if st.Phase == holdfastv1.RolloutHalted {
 			st.Phase = holdfastv1.RolloutProgressing
 		}
+	}
+
+	if held(st.Phase) && in.Strategy.Approval != holdfastv1.ApprovalManual {
+		st.Phase = holdfastv1.RolloutProgressing // approval was switched off
+	}
+	if held(st.Phase) && !approve(&st, in) {
+		p.Status, p.Assign, p.Preview = hold(st, in)
+		return p, nil
 	}
 
 	target := st.Revision

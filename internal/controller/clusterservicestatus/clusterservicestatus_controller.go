@@ -281,6 +281,7 @@ func (r *Reconciler) reconcileObject(ctx context.Context, s *scope) (ctrl.Result
 		return ctrl.Result{}, nil
 	}
 	if s.clusterProblem != nil {
+		r.previewIfWanted(ctx, s)
 		return ctrl.Result{RequeueAfter: s.clusterWait()}, nil
 	}
 	if r.loadRevision(ctx, s); s.revisionProblem != nil {
@@ -289,7 +290,15 @@ func (r *Reconciler) reconcileObject(ctx context.Context, s *scope) (ctrl.Result
 	if r.publishes(s) {
 		return r.publish(ctx, s)
 	}
-	return r.reconcileDeploy(ctx, s)
+	res, err := r.reconcileDeploy(ctx, s)
+	if err == nil {
+		if s.corrections && previewWanted(s.css) {
+			// Corrections first, recorded on their own; the preview right after.
+			return ctrl.Result{RequeueAfter: time.Millisecond}, nil
+		}
+		r.previewIfWanted(ctx, s)
+	}
+	return res, err
 }
 
 // ensureFinalizer adds the cleanup finalizer to a status object that has none yet, and only

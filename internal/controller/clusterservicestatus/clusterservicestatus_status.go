@@ -48,6 +48,9 @@ func computeStatus(s *scope) {
 		st.Revision = s.deployedRevision()
 	}
 	st.ObservedGeneration = s.css.Generation
+	if s.preview != nil {
+		st.Preview = s.preview
+	}
 	if s.inventoryProblem == nil {
 		// Not from a partial inventory: the counts stay as they were.
 		countResources(st)

@@ -29,15 +29,25 @@ const permissionRetry = time.Minute
 // Every write through it is noted as Holdfast's own (drift.OwnWrites), so that a change made
 // under Holdfast's field manager's name by anyone else is told from Holdfast's.
 func (s *scope) targetClient() (client.Client, client.Reader, error) {
+	c, names, err := s.targetClientUnnoted()
+	if err != nil {
+		return nil, nil, err
+	}
+	return s.ownWrites.Client(s.conn.Key(), c), names, nil
+}
+
+// targetClientUnnoted is targetClient without noting the writes: for dry runs, which change
+// nothing a drift watch will see.
+func (s *scope) targetClientUnnoted() (client.Client, client.Reader, error) {
 	if s.mcs == nil || s.mcs.Spec.ServiceAccount == nil {
-		return s.ownWrites.Client(s.conn.Key(), s.conn.Client()), s.conn.APIReader(), nil
+		return s.conn.Client(), s.conn.APIReader(), nil
 	}
 	sa := s.mcs.Spec.ServiceAccount
 	c, err := s.conn.ClientAs(fleet.ServiceAccount{Namespace: sa.Namespace, Name: sa.Name})
 	if err != nil {
 		return nil, nil, err
 	}
-	return s.ownWrites.Client(s.conn.Key(), c), c, nil // an impersonating client has no cache
+	return c, c, nil // an impersonating client has no cache
 }
 
 // applier is the Applier of this reconcile, writing through targetClient.

@@ -46,6 +46,19 @@ func (r *Reconciler) loadRevision(ctx context.Context, s *scope) {
 		// In the agent, the work is of the revision the hub chose (deployedRevision).
 		return
 	}
+	snap, prob := r.readRevision(ctx, s, name)
+	if prob != nil {
+		s.revisionProblem = prob
+		return
+	}
+	mcs := s.mcs.DeepCopy()
+	mcs.Spec.Services = snap.Services
+	s.mcs, s.revision = mcs, snap
+}
+
+// readRevision reads, verifies and admits the revision name of the scope's service set, from
+// the status object's namespace (see loadRevision), or says why it cannot be used.
+func (r *Reconciler) readRevision(ctx context.Context, s *scope, name string) (*rollout.Snapshot, *problem) {
 	cr := &appsv1.ControllerRevision{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: s.css.Namespace, Name: name}, cr); err != nil {
 		what := fmt.Sprintf("reading revision %s (ControllerRevision %s/%s): %v", name, s.css.Namespace, name, err)
@@ -53,31 +66,24 @@ func (r *Reconciler) loadRevision(ctx context.Context, s *scope) {
 			what = fmt.Sprintf("revision %s not found (ControllerRevision %s/%s): the rollout of MultiClusterService %s names it; it is made again when the services change",
 				name, s.css.Namespace, name, s.mcs.Name)
 		}
-		s.revisionProblem = &problem{holdfastv1.RevisionFailedReason, what}
-		return
+		return nil, &problem{holdfastv1.RevisionFailedReason, what}
 	}
 	// A ControllerRevision's data never changes (the API server refuses it): once verified for
 	// this service set (UID), its UID names the decoded snapshot, which nothing changes either.
 	key := string(cr.UID) + "/" + string(s.mcs.UID)
-	var snap *rollout.Snapshot
 	if kept, ok := r.revisions.Get(key); ok {
-		snap = kept.(*rollout.Snapshot)
-	} else {
-		verified, err := rollout.Verify(cr, s.mcs)
-		if err == nil {
-			err = r.admitSnapshot(s.mcs, cr, verified)
-		}
-		if err != nil {
-			s.revisionProblem = &problem{holdfastv1.RevisionRefusedReason, err.Error() + ": nothing is deployed from it, what is deployed stays"}
-			ctrl.LoggerFrom(ctx).Info("Revision refused", "revision", klog.KObj(cr), "reason", err.Error())
-			return
-		}
-		snap = verified
-		r.revisions.Add(key, snap)
+		return kept.(*rollout.Snapshot), nil
 	}
-	mcs := s.mcs.DeepCopy()
-	mcs.Spec.Services = snap.Services
-	s.mcs, s.revision = mcs, snap
+	verified, err := rollout.Verify(cr, s.mcs)
+	if err == nil {
+		err = r.admitSnapshot(s.mcs, cr, verified)
+	}
+	if err != nil {
+		ctrl.LoggerFrom(ctx).Info("Revision refused", "revision", klog.KObj(cr), "reason", err.Error())
+		return nil, &problem{holdfastv1.RevisionRefusedReason, err.Error() + ": nothing is deployed from it, what is deployed stays"}
+	}
+	r.revisions.Add(key, verified)
+	return verified, nil
 }
 
 // admitSnapshot applies the tenancy policy to the template of every service a revision holds

@@ -169,6 +169,8 @@ type scope struct {
 	// one it names cannot be read.
 	revision        *rollout.Snapshot
 	revisionProblem *problem
+	// preview is the preview of spec.previewRevision this reconcile made, for status.preview.
+	preview *holdfastv1.ClusterPreview
 
 	// admission is what the cluster needs for the service set's admission policies, drift
 	// attribution and prevention (loadAdmission); nil when this reconcile did not look.

@@ -1,0 +1,196 @@
+package clusterservicestatus_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/charts"
+)
+
+// installApprovalPolicy applies the chart's hub admission policy that stamps approvers
+// (charts/holdfast/files/hub/approval-policy.yaml) to the suite's hub, as the chart does, and
+// waits until the API server enforces it.
+func installApprovalPolicy(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	data, err := charts.Holdfast.ReadFile(charts.HoldfastDir + "/files/hub/approval-policy.yaml")
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	for _, doc := range strings.Split(string(data), "\n---\n") {
+		obj := &unstructured.Unstructured{}
+		NewWithT(t).Expect(yaml.Unmarshal([]byte(doc), &obj.Object)).To(Succeed())
+		NewWithT(t).Expect(hub.Create(ctx, obj)).To(Succeed())
+		t.Cleanup(func() { _ = hub.Delete(ctx, obj) })
+	}
+	// Enforced once a write of the approval annotation, dry-run, comes back stamped.
+	probe := &holdfastv1.MultiClusterService{ObjectMeta: metav1.ObjectMeta{Name: "approval-probe",
+		Annotations: map[string]string{holdfastv1.RolloutApproveAnnotation: "r x", holdfastv1.RolloutApprovedByAnnotation: "nobody"}}}
+	eventually(t, func(g Gomega) {
+		p := probe.DeepCopy()
+		g.Expect(hub.Create(ctx, p, client.DryRunAll)).To(Succeed())
+		g.Expect(p.Annotations[holdfastv1.RolloutApprovedByAnnotation]).NotTo(Equal("nobody"))
+	})
+	NewWithT(t).Expect(hub.Get(ctx, client.ObjectKey{Name: holdfastv1.ApprovalPolicyName}, &admissionv1.MutatingAdmissionPolicy{})).To(Succeed())
+}
+
+// hubAs is a hub client acting as user (an administrator).
+func hubAs(t *testing.T, user string) client.Client {
+	t.Helper()
+	cfg := rest.CopyConfig(fl.Hub.RESTConfig())
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: []string{"system:masters"}}
+	c, err := client.New(cfg, client.Options{Scheme: hub.Scheme()})
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	return c
+}
+
+// TestPreviewAndApproval: a service set with spec.rollout.approval Manual over both clusters,
+// whose values differ by cluster (env). Its first revision goes out at once. A template change
+// is previewed on both clusters and held (Previewed): two groups, each with the field its
+// cluster would see change, and neither cluster touched. A later change one cluster's
+// admission refuses is previewed as refused there only, with the API server's reason, and
+// changes the other. Approved by alice (who writes someone else's name as approver: the hub's
+// policy stamps hers), the rollout records her and goes on: the cluster that accepts it gets
+// it, the one that refuses fails and halts the rollout (issue 31, behaviours 1, 2, 4).
+func TestPreviewAndApproval(t *testing.T) {
+	name, ns := objName(t, ""), objName(t, "ns")
+	ctx := context.Background()
+	installApprovalPolicy(t)
+	manifest := func(data string) string {
+		return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: " + ns + "}\ndata: {" + data + "}\n"
+	}
+	createTemplate(t, name, holdfastv1.ServiceTemplateSpec{Templating: holdfastv1.TemplatingGoTemplate, Inline: manifest("rev: '1'")})
+	svc := service("web", name, ns)
+	svc.Values = "env: '{{ index .Cluster.Labels \"env\" }}'\n"
+	createServiceSet(t, name, holdfastv1.MultiClusterServiceSpec{ClusterSelector: selectEnv(""),
+		SyncMode: holdfastv1.SyncModeContinuousWithDriftDetection, Services: []holdfastv1.Service{svc},
+		Rollout: &holdfastv1.RolloutStrategy{Approval: holdfastv1.ApprovalManual}})
+	eventually(t, func(g Gomega) {
+		for _, c := range []string{"cluster-1", "cluster-2"} {
+			g.Expect(getConfigMap(g, c, ns, "settings").Data).To(Equal(map[string]string{"rev": "1"}), "the first revision goes out at once")
+		}
+		g.Expect(rolloutOf(g, name).Status.Rollout.Phase).To(Equal(holdfastv1.RolloutComplete))
+	})
+	dev, prod := statusOf(NewWithT(t), name, "cluster-1"), statusOf(NewWithT(t), name, "cluster-2")
+	devEnv, prodEnv := fleetEnv(t, "cluster-1"), fleetEnv(t, "cluster-2")
+
+	t.Log("Revision 2, with a per-cluster value: previewed on both, held, nothing changes")
+	updateTemplate(t, name, func(tpl *holdfastv1.ServiceTemplate) {
+		tpl.Spec.Inline = manifest("rev: '2', greeting: 'hello {{ .Values.env }}'")
+	})
+	var r2 string
+	eventually(t, func(g Gomega) {
+		ro := rolloutOf(g, name).Status.Rollout
+		g.Expect(ro.Phase).To(Equal(holdfastv1.RolloutPreviewed))
+		g.Expect(ro.Preview).NotTo(BeNil())
+		g.Expect(ro.Preview.Revision).To(Equal(ro.Revision))
+		g.Expect(ro.Preview.Previewed).To(BeEquivalentTo(2))
+		g.Expect(ro.Preview.Changed).To(BeEquivalentTo(2))
+		g.Expect(ro.Preview.Groups).To(HaveLen(2), "one group per distinct diff")
+		var lines []string
+		for _, grp := range ro.Preview.Groups {
+			g.Expect(grp.Clusters).To(BeEquivalentTo(1))
+			g.Expect(grp.Changes).To(HaveLen(1))
+			g.Expect(grp.Changes[0].Object).To(Equal("v1 ConfigMap " + ns + "/settings"))
+			g.Expect(grp.Changes[0].Action).To(Equal(holdfastv1.PreviewUpdate))
+			lines = append(lines, strings.Join(grp.Changes[0].Diff, "\n"))
+		}
+		all := strings.Join(lines, "\n")
+		g.Expect(all).To(ContainSubstring(`/data/rev: "1" -> "2"`))
+		g.Expect(all).To(ContainSubstring(fmt.Sprintf(`/data/greeting: <none> -> "hello %s"`, devEnv)))
+		g.Expect(all).To(ContainSubstring(fmt.Sprintf(`/data/greeting: <none> -> "hello %s"`, prodEnv)))
+		r2 = ro.Revision
+	})
+	eventually(t, func(g Gomega) {
+		css := statusOf(g, name, "cluster-2")
+		g.Expect(css.Spec.Revision).To(Equal(prod.Spec.Revision), "the cluster keeps its revision")
+		g.Expect(css.Status.Preview).NotTo(BeNil())
+		g.Expect(css.Status.Preview.Revision).To(Equal(r2))
+		g.Expect(css.Status.Preview.Outcome).To(Equal(holdfastv1.PreviewChanges))
+	})
+	consistently(t, 2*time.Second, func(g Gomega) {
+		for _, c := range []string{"cluster-1", "cluster-2"} {
+			g.Expect(getConfigMap(g, c, ns, "settings").Data).To(Equal(map[string]string{"rev": "1"}), "nothing changes before approval on %s", c)
+		}
+	})
+	g := NewWithT(t)
+	g.Expect(statusOf(g, name, "cluster-1").Spec.Revision).To(Equal(dev.Spec.Revision))
+
+	t.Log("Revision 3, which cluster-2's admission refuses: refused there only")
+	freezePolicy(t, "cluster-2", ns, "settings", "cluster-2-v3")
+	updateTemplate(t, name, func(tpl *holdfastv1.ServiceTemplate) {
+		tpl.Spec.Inline = manifest("rev: '3', cluster: '{{ .Cluster.Name }}-v3'")
+	})
+	var r3 string
+	eventually(t, func(g Gomega) {
+		ro := rolloutOf(g, name).Status.Rollout
+		g.Expect(ro.Revision).NotTo(Equal(r2))
+		g.Expect(ro.Phase).To(Equal(holdfastv1.RolloutPreviewed))
+		g.Expect(ro.Preview.Revision).To(Equal(ro.Revision))
+		g.Expect(ro.Preview.Refused).To(BeEquivalentTo(1))
+		g.Expect(ro.Preview.Changed).To(BeEquivalentTo(1))
+		var refused *holdfastv1.PreviewGroup
+		for i := range ro.Preview.Groups {
+			if ro.Preview.Groups[i].Outcome == holdfastv1.PreviewRefused {
+				refused = &ro.Preview.Groups[i]
+			}
+		}
+		g.Expect(refused).NotTo(BeNil())
+		g.Expect(refused.Examples).To(Equal([]string{clusterNamespace + "/cluster-2"}))
+		g.Expect(refused.Message).To(ContainSubstring("frozen by the platform team"))
+		r3 = ro.Revision
+	})
+	g.Expect(statusOf(g, name, "cluster-1").Status.Preview.Outcome).To(Equal(holdfastv1.PreviewChanges))
+	g.Expect(getConfigMap(g, "cluster-1", ns, "settings").Data).To(Equal(map[string]string{"rev": "1"}))
+
+	t.Log("An approval of revision 2 approves nothing now")
+	updateServiceSet(t, name, func(m *holdfastv1.MultiClusterService) {
+		metav1.SetMetaDataAnnotation(&m.ObjectMeta, holdfastv1.RolloutApproveAnnotation, r2+" t1")
+	})
+	eventually(t, func(g Gomega) {
+		ro := rolloutOf(g, name).Status.Rollout
+		g.Expect(ro.LastHandledApprove).To(Equal(r2 + " t1"))
+		g.Expect(ro.Phase).To(Equal(holdfastv1.RolloutPreviewed))
+		g.Expect(ro.Approval).To(BeNil())
+	})
+
+	t.Log("alice approves revision 3, naming mallory: the hub records alice")
+	alice := hubAs(t, "alice")
+	eventually(t, func(g Gomega) {
+		m := &holdfastv1.MultiClusterService{}
+		g.Expect(alice.Get(ctx, client.ObjectKey{Name: name}, m)).To(Succeed())
+		metav1.SetMetaDataAnnotation(&m.ObjectMeta, holdfastv1.RolloutApproveAnnotation, r3+" t2")
+		metav1.SetMetaDataAnnotation(&m.ObjectMeta, holdfastv1.RolloutApprovedByAnnotation, "mallory")
+		g.Expect(alice.Update(ctx, m)).To(Succeed())
+	})
+	eventually(t, func(g Gomega) {
+		ro := rolloutOf(g, name).Status.Rollout
+		g.Expect(ro.Approval).NotTo(BeNil())
+		g.Expect(ro.Approval.Revision).To(Equal(r3))
+		g.Expect(ro.Approval.By).To(Equal("alice"))
+		g.Expect(ro.Approval.Verified).To(BeTrue())
+		g.Expect(ro.Approval.PreviewDigest).To(Equal(ro.Preview.Digest))
+		g.Expect(getConfigMap(g, "cluster-1", ns, "settings").Data).To(Equal(map[string]string{"rev": "3", "cluster": "cluster-1-v3"}))
+		g.Expect(ro.Phase).To(Equal(holdfastv1.RolloutHalted), "cluster-2 refuses it")
+		g.Expect(ro.FailedClusters).To(ContainElement(HaveField("Cluster", clusterNamespace+"/cluster-2")))
+	})
+	g.Expect(getConfigMap(g, "cluster-2", ns, "settings").Data).To(Equal(map[string]string{"rev": "1"}))
+}
+
+// fleetEnv is the env label of the suite's Cluster name.
+func fleetEnv(t *testing.T, name string) string {
+	t.Helper()
+	c := &holdfastv1.Cluster{}
+	NewWithT(t).Expect(hub.Get(context.Background(), clusterKey(name), c)).To(Succeed())
+	return c.Labels["env"]
+}

@@ -1,0 +1,88 @@
+package rollout
+
+import (
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+)
+
+// Approval is an approval a service set carries.
+type Approval struct {
+	// Value is the annotation's value: the revision approved, then a token that makes each
+	// approval new ("<revision> <time>").
+	Value string
+	// By is who approved it (RolloutApprovedByAnnotation); Verified whether the hub's admission
+	// policy stamped it.
+	By       string
+	Verified bool
+}
+
+// Revision is the revision the approval names.
+func (a *Approval) Revision() string {
+	if f := strings.Fields(a.Value); len(f) > 0 {
+		return f[0]
+	}
+	return ""
+}
+
+// held reports whether a rollout in phase waits for approval.
+func held(phase holdfastv1.RolloutPhase) bool {
+	return phase == holdfastv1.RolloutPreviewing || phase == holdfastv1.RolloutPreviewed
+}
+
+// approve records the service set's approval of the held revision, if it carries one not
+// handled before, and starts the rollout at the first wave; it reports whether it did. An
+// approval of another revision is handled (it never comes back) and approves nothing.
+func approve(st *holdfastv1.RolloutStatus, in Input) bool {
+	a := in.Approval
+	if a == nil || a.Value == "" || a.Value == st.LastHandledApprove {
+		return false
+	}
+	st.LastHandledApprove = a.Value
+	if a.Revision() != st.Revision {
+		return false
+	}
+	now := metav1.NewTime(in.Now)
+	st.Approval = &holdfastv1.RolloutApproval{Revision: st.Revision, By: a.By, Verified: a.Verified, Time: now}
+	if p := st.Preview; p != nil && p.Revision == st.Revision {
+		st.Approval.PreviewDigest, st.Approval.PreviewComplete = p.Digest, p.Previewed == p.Clusters
+	}
+	st.Phase, st.Wave, st.StartTime = holdfastv1.RolloutProgressing, 0, &now
+	return true
+}
+
+// hold keeps a revision waiting for approval: every cluster keeps the revision it has (one that
+// has none gets the stable revision) and previews the held one. The phase is Previewed once
+// every cluster recorded its preview of it.
+func hold(st holdfastv1.RolloutStatus, in Input) (holdfastv1.RolloutStatus, map[string]string, map[string]string) {
+	assign := make(map[string]string, len(in.Clusters))
+	preview := make(map[string]string, len(in.Clusters))
+	done := 0
+	for _, c := range in.Clusters {
+		assign[c.Key] = st.StableRevision
+		if c.Status != nil && c.Status.Spec.Revision != "" {
+			assign[c.Key] = c.Status.Spec.Revision
+		}
+		preview[c.Key] = st.Revision
+		if Previewed(c.Status, st.Revision) {
+			done++
+		}
+	}
+	st.Preview = Summarize(st.Revision, in.Clusters)
+	st.Phase = holdfastv1.RolloutPreviewing
+	if done == len(in.Clusters) {
+		st.Phase = holdfastv1.RolloutPreviewed
+	}
+	st.FailedClusters, st.Failures, st.WaveHealthyTime, st.CompletionTime = nil, 0, nil, nil
+	waves, _ := Waves(in.Strategy, in.Clusters)
+	st.Waves = waveStatuses(waves, in.Clusters, assign, make([]state, len(in.Clusters)), st.Revision)
+	return st, assign, preview
+}
+
+// Previewed reports whether css recorded its preview of revision, asked for as it is now.
+func Previewed(css *holdfastv1.ClusterServiceStatus, revision string) bool {
+	return css != nil && css.Spec.PreviewRevision == revision && css.Status.Preview != nil &&
+		css.Status.Preview.Revision == revision && css.Status.ObservedGeneration == css.Generation
+}

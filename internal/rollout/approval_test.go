@@ -1,0 +1,121 @@
+package rollout
+
+import (
+	"testing"
+
+	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+)
+
+// planApproving is plan with an approval carried by the service set.
+func (f *fleet) planApproving(revision string, a *Approval) Plan {
+	f.t.Helper()
+	p, err := Make(Input{Strategy: f.strategy, Previous: f.status, Revision: revision, Clusters: f.clusters, Approval: a, Now: f.now})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	for _, c := range f.clusters {
+		if c.Status.Spec.Revision != p.Assign[c.Key] || c.Status.Spec.PreviewRevision != p.Preview[c.Key] {
+			c.Status.Spec.Revision, c.Status.Spec.PreviewRevision = p.Assign[c.Key], p.Preview[c.Key]
+			c.Status.Generation++
+		}
+	}
+	st := p.Status
+	f.status = &st
+	return p
+}
+
+// previewed has cluster i record its preview of what it is asked to preview.
+func (f *fleet) previewed(i int) {
+	css := f.clusters[i].Status
+	css.Status.ObservedGeneration = css.Generation
+	css.Status.Preview = &holdfastv1.ClusterPreview{Revision: css.Spec.PreviewRevision, Outcome: holdfastv1.PreviewChanges}
+}
+
+// TestManualApprovalHoldsTheRevision: with approval Manual the first revision goes out at once;
+// a new one is held (every cluster keeps r1 and previews r2) in Previewing until every cluster
+// previewed it, then Previewed; an approval of another revision, or one handled before,
+// approves nothing; an approval of r2 records who and the preview, and the rollout starts at
+// the first wave. A revision that changes after its approval is held again.
+func TestManualApprovalHoldsTheRevision(t *testing.T) {
+	f := newFleet(t, holdfastv1.RolloutStrategy{WaveLabel: "wave", Approval: holdfastv1.ApprovalManual})
+	f.plan("r1", "", "")
+	for i := range f.clusters {
+		f.reconcile(i, true)
+	}
+	if p := f.planApproving("r1", nil); p.Status.Phase != holdfastv1.RolloutComplete {
+		t.Fatalf("first revision: phase %s, want Complete", p.Status.Phase)
+	}
+
+	p := f.planApproving("r2", nil)
+	if p.Status.Phase != holdfastv1.RolloutPreviewing {
+		t.Fatalf("new revision: phase %s, want Previewing", p.Status.Phase)
+	}
+	for _, c := range f.clusters {
+		if p.Assign[c.Key] != "r1" || p.Preview[c.Key] != "r2" {
+			t.Fatalf("%s: assigned %q previewing %q, want r1 and r2", c.Key, p.Assign[c.Key], p.Preview[c.Key])
+		}
+	}
+	for i := range 5 {
+		f.previewed(i)
+	}
+	if p := f.planApproving("r2", nil); p.Status.Phase != holdfastv1.RolloutPreviewing {
+		t.Fatalf("five of six previewed: phase %s, want Previewing", p.Status.Phase)
+	}
+	f.previewed(5)
+	p = f.planApproving("r2", nil)
+	if p.Status.Phase != holdfastv1.RolloutPreviewed || p.Status.Preview == nil || p.Status.Preview.Previewed != 6 || p.Status.Preview.Changed != 6 {
+		t.Fatalf("all previewed: phase %s, preview %+v; want Previewed, 6 of 6 changed", p.Status.Phase, p.Status.Preview)
+	}
+	seen := p.Status.Preview.Digest
+
+	if p := f.planApproving("r2", &Approval{Value: "r1 t1", By: "alice", Verified: true}); p.Status.Phase != holdfastv1.RolloutPreviewed || p.Status.Approval != nil {
+		t.Fatalf("approval of r1: phase %s, approval %+v; want still Previewed, none", p.Status.Phase, p.Status.Approval)
+	}
+	p = f.planApproving("r2", &Approval{Value: "r2 t2", By: "alice", Verified: true})
+	if p.Status.Phase != holdfastv1.RolloutProgressing || p.Status.Approval == nil {
+		t.Fatalf("approval of r2: phase %s, approval %+v; want Progressing, recorded", p.Status.Phase, p.Status.Approval)
+	}
+	if a := p.Status.Approval; a.By != "alice" || !a.Verified || a.Revision != "r2" || a.PreviewDigest != seen || seen == "" || !a.PreviewComplete {
+		t.Fatalf("approval recorded as %+v", a)
+	}
+	if got := f.revisions(); got != "r2 r2 r1 r1 r1 r1 " {
+		t.Fatalf("after approval: %s, want the first wave on r2", got)
+	}
+	for _, c := range f.clusters {
+		if p.Preview[c.Key] != "" {
+			t.Fatalf("%s still asked to preview %q after the approval", c.Key, p.Preview[c.Key])
+		}
+	}
+
+	// r3 comes; the approval of r2, still on the service set, approves nothing.
+	if p := f.planApproving("r3", &Approval{Value: "r2 t2", By: "alice", Verified: true}); p.Status.Phase != holdfastv1.RolloutPreviewing || p.Status.Approval != nil {
+		t.Fatalf("r3 with r2's approval: phase %s, approval %+v; want Previewing, none", p.Status.Phase, p.Status.Approval)
+	}
+	if got := f.revisions(); got != "r2 r2 r1 r1 r1 r1 " {
+		t.Fatalf("r3 held: %s, want every cluster kept where it was", got)
+	}
+	// Back to r2's declaration: the old approval is handled, and does not come back.
+	if p := f.planApproving("r2", &Approval{Value: "r2 t2", By: "alice", Verified: true}); p.Status.Phase != holdfastv1.RolloutPreviewing {
+		t.Fatalf("r2 again with its old approval: phase %s, want Previewing", p.Status.Phase)
+	}
+}
+
+// TestApprovalSwitchedOffReleasesTheRevision: a held revision rolls out once approval is
+// Automatic again.
+func TestApprovalSwitchedOffReleasesTheRevision(t *testing.T) {
+	f := newFleet(t, holdfastv1.RolloutStrategy{Approval: holdfastv1.ApprovalManual})
+	f.plan("r1", "", "")
+	for i := range f.clusters {
+		f.reconcile(i, true)
+	}
+	if p := f.planApproving("r2", nil); p.Status.Phase != holdfastv1.RolloutPreviewing {
+		t.Fatalf("phase %s, want Previewing", p.Status.Phase)
+	}
+	f.strategy.Approval = holdfastv1.ApprovalAutomatic
+	if p := f.planApproving("r2", nil); p.Status.Phase != holdfastv1.RolloutProgressing {
+		t.Fatalf("approval off: phase %s, want Progressing", p.Status.Phase)
+	}
+	if got := f.revisions(); got != "r2 r2 r2 r2 r2 r2 " {
+		t.Fatalf("approval off: %s, want r2 everywhere (one wave)", got)
+	}
+}
