@@ -1,6 +1,9 @@
 package v1alpha1
 
 import (
+	"strings"
+	"time"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -23,6 +26,25 @@ const (
 // approval of another revision approves nothing; a revision that changes after its approval
 // needs a new one.
 const RolloutApproveAnnotation = "holdfast.dev/rollout-approve"
+
+// ApproveValue is the value of RolloutApproveAnnotation that approves revision: the revision,
+// then the time, so that each approval is new.
+func ApproveValue(revision string, now time.Time) string {
+	return revision + " " + now.UTC().Format(time.RFC3339Nano)
+}
+
+// ApprovedRevision is the revision an approval value names: its first field.
+func ApprovedRevision(value string) string {
+	if f := strings.Fields(value); len(f) > 0 {
+		return f[0]
+	}
+	return ""
+}
+
+// AwaitsApproval reports whether a rollout in phase p holds its revision for approval.
+func (p RolloutPhase) AwaitsApproval() bool {
+	return p == RolloutPreviewing || p == RolloutPreviewed
+}
 
 // RolloutApprovedByAnnotation is stamped by the hub's admission policy (ApprovalPolicyName),
 // whenever RolloutApproveAnnotation is set or changed, with the user who made the request;

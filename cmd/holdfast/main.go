@@ -60,7 +60,7 @@ func newRootCommand() *cobra.Command {
 	root.PersistentFlags().StringVar(&o.logLevel, "log-level", "info", "log level: debug, info or error")
 	root.PersistentFlags().StringVar(&o.logFormat, "log-format", "console", "log format: console or json")
 	root.AddCommand(newControllerCommand(), newSandboxCommand(), newDemoCommand(), newVersionCommand(), newInstallCommand(),
-		newStatusCommand(), newDriftCommand(), newHistoryCommand(), newCorrectCommand(), newPauseCommand(true), newPauseCommand(false), newClusterCommand(), newRolloutCommand(), newUICommand(), newAgentCommand())
+		newStatusCommand(), newDriftCommand(), newHistoryCommand(), newCorrectCommand(), newPauseCommand(true), newPauseCommand(false), newClusterCommand(), newRolloutCommand(), newDiffCommand(), newUICommand(), newAgentCommand())
 	return root
 }
 

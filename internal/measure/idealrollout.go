@@ -34,20 +34,11 @@ const (
 // ServiceAccounts) as the ideal rollout applies them: renamed with IdealPrefix, without the
 // labels drop; their namespace is set per cluster.
 func IdealObjects(manifests string, drop ...string) ([]*unstructured.Unstructured, error) {
-	dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(manifests), 4096)
-	var objs []*unstructured.Unstructured
-	for {
-		obj := &unstructured.Unstructured{}
-		err := dec.Decode(&obj.Object)
-		if errors.Is(err, io.EOF) {
-			return objs, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("reading the ideal rollout's manifests: %w", err)
-		}
-		if len(obj.Object) == 0 {
-			continue
-		}
+	objs, err := Objects(manifests)
+	if err != nil {
+		return nil, fmt.Errorf("reading the ideal rollout's manifests: %w", err)
+	}
+	for _, obj := range objs {
 		obj.SetName(IdealPrefix + obj.GetName())
 		labels := obj.GetLabels()
 		for _, l := range drop {
@@ -57,7 +48,26 @@ func IdealObjects(manifests string, drop ...string) ([]*unstructured.Unstructure
 			labels = nil
 		}
 		obj.SetLabels(labels)
-		objs = append(objs, obj)
+	}
+	return objs, nil
+}
+
+// Objects are the objects of a multi-document YAML.
+func Objects(manifests string) ([]*unstructured.Unstructured, error) {
+	dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(manifests), 4096)
+	var objs []*unstructured.Unstructured
+	for {
+		obj := &unstructured.Unstructured{}
+		err := dec.Decode(&obj.Object)
+		if errors.Is(err, io.EOF) {
+			return objs, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(obj.Object) > 0 {
+			objs = append(objs, obj)
+		}
 	}
 }
 
@@ -65,14 +75,25 @@ func IdealObjects(manifests string, drop ...string) ([]*unstructured.Unstructure
 // taking one cluster at a time and applying its objects one after the other through the admin
 // client of the cluster's API server. It returns the wall time until the last apply returned.
 func (f *SimFleet) IdealRollout(ctx context.Context, sims []string, objs []*unstructured.Unstructured, workers int) (time.Duration, error) {
+	return f.idealApplies(ctx, sims, objs, workers, IdealRolloutManager, nil)
+}
+
+// IdealDryRun is IdealRollout as server-side dry runs (the floor of a preview), under the field
+// manager manager: the API servers default, validate and admit each object and persist nothing.
+func (f *SimFleet) IdealDryRun(ctx context.Context, sims []string, objs []*unstructured.Unstructured, workers int, manager string) (time.Duration, error) {
+	return f.idealApplies(ctx, sims, objs, workers, manager, []string{metav1.DryRunAll})
+}
+
+func (f *SimFleet) idealApplies(ctx context.Context, sims []string, objs []*unstructured.Unstructured, workers int, manager string, dryRun []string) (time.Duration, error) {
 	began := time.Now()
+	opts := metav1.PatchOptions{FieldManager: manager, Force: new(true), DryRun: dryRun}
 	err := Parallel(ctx, workers, len(sims), func(ctx context.Context, i int) error {
 		sim := sims[i]
 		cs := f.Clientsets[f.Server[sim]]
 		for _, o := range objs {
 			obj := o.DeepCopy()
 			obj.SetNamespace(sim)
-			if err := applyIdeal(ctx, cs, obj); err != nil {
+			if err := applyIdeal(ctx, cs, obj, opts); err != nil {
 				return err
 			}
 		}
@@ -87,13 +108,12 @@ func (f *SimFleet) IdealRollout(ctx context.Context, sims []string, objs []*unst
 // applyIdeal sends obj as one forced server-side apply, as the controller does
 // (client.ApplyConfigurationFromUnstructured with ForceOwnership), through the typed client of
 // its kind.
-func applyIdeal(ctx context.Context, cs kubernetes.Interface, obj *unstructured.Unstructured) error {
+func applyIdeal(ctx context.Context, cs kubernetes.Interface, obj *unstructured.Unstructured, opts metav1.PatchOptions) error {
 	body, err := obj.MarshalJSON()
 	if err != nil {
 		return fmt.Errorf("encoding %s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
 	}
 	ns, name := obj.GetNamespace(), obj.GetName()
-	opts := metav1.PatchOptions{FieldManager: IdealRolloutManager, Force: new(true)}
 	core := cs.CoreV1()
 	switch obj.GetKind() {
 	case "ConfigMap":

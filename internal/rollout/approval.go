@@ -1,8 +1,6 @@
 package rollout
 
 import (
-	"strings"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
@@ -19,19 +17,6 @@ type Approval struct {
 	Verified bool
 }
 
-// Revision is the revision the approval names.
-func (a *Approval) Revision() string {
-	if f := strings.Fields(a.Value); len(f) > 0 {
-		return f[0]
-	}
-	return ""
-}
-
-// held reports whether a rollout in phase waits for approval.
-func held(phase holdfastv1.RolloutPhase) bool {
-	return phase == holdfastv1.RolloutPreviewing || phase == holdfastv1.RolloutPreviewed
-}
-
 // approve records the service set's approval of the held revision, if it carries one not
 // handled before, and starts the rollout at the first wave; it reports whether it did. An
 // approval of another revision is handled (it never comes back) and approves nothing.
@@ -41,7 +26,7 @@ func approve(st *holdfastv1.RolloutStatus, in Input) bool {
 		return false
 	}
 	st.LastHandledApprove = a.Value
-	if a.Revision() != st.Revision {
+	if holdfastv1.ApprovedRevision(a.Value) != st.Revision {
 		return false
 	}
 	now := metav1.NewTime(in.Now)

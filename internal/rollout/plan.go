@@ -108,10 +108,10 @@ func Make(in Input) (Plan, error) {
 		}
 	}
 
-	if held(st.Phase) && in.Strategy.Approval != holdfastv1.ApprovalManual {
+	if st.Phase.AwaitsApproval() && in.Strategy.Approval != holdfastv1.ApprovalManual {
 		st.Phase = holdfastv1.RolloutProgressing // approval was switched off
 	}
-	if held(st.Phase) && !approve(&st, in) {
+	if st.Phase.AwaitsApproval() && !approve(&st, in) {
 		p.Status, p.Assign, p.Preview = hold(st, in)
 		return p, nil
 	}

@@ -80,9 +80,10 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, code int, res ac
 		writeJSON(w, code, res)
 		return
 	}
-	// Back is one of the views, whatever the form said: never a link elsewhere.
+	// Back is one of the views (or the Preview page of the form's service set), whatever the form
+	// said: never a link elsewhere.
 	res.Back = navFleet
-	if back := r.PostFormValue("back"); back == navDrift || back == navCharts {
+	if back := r.PostFormValue("back"); back == navDrift || back == navCharts || (r.PostFormValue("set") != "" && back == previewLink(r.PostFormValue("set"))) {
 		res.Back = back
 	}
 	s.templates.render(w, "result", false, code, page{Title: "Action", Identity: s.identity, View: res})

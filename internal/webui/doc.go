@@ -11,6 +11,14 @@
 // latency and drifts per hour). Their data is package fleetview's read model, the documents the
 // CLI prints, so Secret values are redacted by the same code as everywhere.
 //
+// A fourth, the Preview page of a service set (preview.go), is linked from its column while its
+// rollout holds a revision for approval (approval Manual) or has a preview: the controller's
+// bounded summary of what the revision would change on the clusters (counts by outcome, groups of
+// clusters with the same changes and their diffs, Secret values already masked, refusals with the
+// API server's message) and who approved it. Its Approve button writes the approval annotation
+// for the revision the page showed, and only while the service set still holds that revision: a
+// human approves what they reviewed, never a revision that replaced it since.
+//
 // Pages are rendered on the server with html/template, which escapes everything a target
 // cluster or a user wrote into them; they work without JavaScript. A small embedded script
 // (no build step, no CDN) adds live updates: the server keeps an informer cache of the hub's

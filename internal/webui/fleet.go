@@ -127,6 +127,11 @@ type setColumn struct {
 	Paused   bool
 	// Ready is the service set's own Ready condition reason and message.
 	Ready, Reason, Message string
+	// PreviewLink is its Preview page, when its rollout holds a revision for approval or has a
+	// preview; Phase is the rollout's phase and AwaitsApproval whether it holds one.
+	PreviewLink    string
+	Phase          string
+	AwaitsApproval bool
 }
 
 // clusterRow is a Cluster and its cells, one per column.
@@ -175,6 +180,10 @@ func buildFleet(clusters []holdfastv1.Cluster, sets []holdfastv1.MultiClusterSer
 		col := setColumn{Name: sets[i].Name, Readable: true, Paused: sets[i].Spec.Paused}
 		if c := conditions.Get(&sets[i], holdfastv1.ReadyCondition); c != nil {
 			col.Ready, col.Reason, col.Message = string(c.Status), c.Reason, c.Message
+		}
+		if hasPreview(&sets[i]) {
+			ro := sets[i].Status.Rollout
+			col.PreviewLink, col.Phase, col.AwaitsApproval = previewLink(col.Name), string(ro.Phase), ro.Phase.AwaitsApproval()
 		}
 		cols[col.Name] = col
 	}

@@ -25,7 +25,7 @@ var staticFiles embed.FS
 var assets fs.FS = staticFiles
 
 // views are the templates that render a page, each with the layout.
-var views = []string{"fleet", "drift", "charts", "result"}
+var views = []string{"fleet", "drift", "charts", "preview", "result"}
 
 // templates are the parsed views by name.
 type templates map[string]*template.Template

@@ -145,9 +145,11 @@ func (s *Server) handler() http.Handler {
 	mux.HandleFunc("GET /{$}", s.serveFleet)
 	mux.HandleFunc("GET /drift", s.serveDrift)
 	mux.HandleFunc("GET /charts", s.serveCharts)
+	mux.HandleFunc("GET /preview/{name}", s.servePreview)
 	mux.HandleFunc("GET /events", s.serveEvents)
 	mux.HandleFunc("POST /actions/correct", s.serveCorrect)
 	mux.HandleFunc("POST /actions/pause", s.servePause)
+	mux.HandleFunc("POST /actions/approve", s.serveApprove)
 	mux.Handle("GET /static/", http.FileServerFS(assets))
 	return securityHeaders(s.checkHost(http.NewCrossOriginProtection().Handler(s.authenticate(mux))))
 }
