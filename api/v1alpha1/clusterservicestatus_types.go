@@ -297,12 +297,6 @@ type ClusterServiceStatusSpec struct {
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	Revision string `json:"revision,omitempty"`
-	// PreviewRevision, set by the rollout while a revision waits for approval, names the
-	// ControllerRevision to preview on the cluster: what applying it would change there is
-	// recorded in status.preview, and nothing is changed.
-	// +kubebuilder:validation:MaxLength=253
-	// +optional
-	PreviewRevision string `json:"previewRevision,omitempty"`
 }
 
 // ClusterServiceStatusInitialization reports one-way milestones.
@@ -334,7 +328,8 @@ type ClusterServiceStatusStatus struct {
 	// Initialization reports one-way milestones.
 	// +optional
 	Initialization *ClusterServiceStatusInitialization `json:"initialization,omitempty"`
-	// Preview is the last preview of a revision on the cluster (spec.previewRevision).
+	// Preview is the last preview of a revision on the cluster, made for the service set's
+	// rollout while it held that revision for approval (PreviewRequest).
 	// +optional
 	Preview *ClusterPreview `json:"preview,omitempty"`
 	// SyncMode in effect at the last reconcile.

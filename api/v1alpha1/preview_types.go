@@ -33,12 +33,22 @@ func ApproveValue(revision string, now time.Time) string {
 	return revision + " " + now.UTC().Format(time.RFC3339Nano)
 }
 
-// ApprovedRevision is the revision an approval value names: its first field.
-func ApprovedRevision(value string) string {
+// RevisionOf is the revision an approval value or a preview request names: its first field.
+func RevisionOf(value string) string {
 	if f := strings.Fields(value); len(f) > 0 {
 		return f[0]
 	}
 	return ""
+}
+
+// PreviewRequest is what a rollout holding its revision for approval asks every cluster to
+// preview: the revision, then when the hold began, so that a preview of the same revision made
+// for an earlier hold is not taken for this one; "" when it holds none.
+func PreviewRequest(ro *RolloutStatus) string {
+	if ro == nil || !ro.Phase.AwaitsApproval() || ro.StartTime == nil {
+		return ""
+	}
+	return ro.Revision + " " + ro.StartTime.UTC().Format(time.RFC3339)
 }
 
 // AwaitsApproval reports whether a rollout in phase p holds its revision for approval.
@@ -109,8 +119,10 @@ type PreviewChange struct {
 
 // ClusterPreview is the preview of a revision on one cluster.
 type ClusterPreview struct {
-	// Revision previewed (spec.previewRevision when it was made).
+	// Revision previewed.
 	Revision string `json:"revision"`
+	// Request is the preview request it answers (PreviewRequest).
+	Request string `json:"request"`
 	// Outcome is what the preview found.
 	Outcome PreviewOutcome `json:"outcome"`
 	// Message says why a preview was Refused, Failed or Unsupported.

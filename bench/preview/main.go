@@ -97,7 +97,7 @@ type bench struct {
 	*measure.SimFleet
 	cfg      config
 	holdfast string
-	// previewed is the revision each status object last previewed, by name.
+	// previewed is the preview request each status object last answered, by name.
 	previewed map[string]string
 }
 
@@ -224,8 +224,7 @@ func (b *bench) round(ctx context.Context, rev int) (*round, error) {
 	}
 	_, err = b.WaitStatuses(ctx, b.cfg.timeout, func(css *holdfastv1.ClusterServiceStatus) bool {
 		p := css.Status.Preview
-		return css.Spec.PreviewRevision != "" && css.Spec.PreviewRevision != b.previewed[css.Name] &&
-			p != nil && p.Revision == css.Spec.PreviewRevision && css.Status.ObservedGeneration == css.Generation
+		return p != nil && p.Request != "" && p.Request != b.previewed[css.Name]
 	})
 	if err != nil {
 		return nil, fmt.Errorf("waiting for the previews: %w", err)
@@ -263,7 +262,9 @@ func (b *bench) round(ctx context.Context, rev int) (*round, error) {
 		return nil, err
 	}
 	for _, css := range list.Items {
-		b.previewed[css.Name] = css.Spec.PreviewRevision
+		if css.Status.Preview != nil {
+			b.previewed[css.Name] = css.Status.Preview.Request
+		}
 	}
 	return r, nil
 }
@@ -278,7 +279,8 @@ func (b *bench) waitPreviewed(ctx context.Context) (*holdfastv1.MultiClusterServ
 			return nil, err
 		}
 		if ro := mcs.Status.Rollout; ro != nil && ro.Phase == holdfastv1.RolloutPreviewed && ro.Preview != nil &&
-			ro.Preview.Revision == ro.Revision && int(ro.Preview.Previewed) == len(b.Sims) && b.previewed[naming.StatusName(setName, b.Sims[0])] != ro.Revision {
+			ro.Preview.Revision == ro.Revision && int(ro.Preview.Previewed) == len(b.Sims) &&
+			b.previewed[naming.StatusName(setName, b.Sims[0])] != holdfastv1.PreviewRequest(ro) {
 			return mcs, nil
 		}
 		if time.Now().After(deadline) {

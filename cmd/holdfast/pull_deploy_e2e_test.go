@@ -322,6 +322,18 @@ func startPullFleet(t *testing.T) *pullFleet {
 	return f
 }
 
+// addPushCluster registers the hub's own API server as a Push cluster, "near" (labelled
+// labels), beside the fleet's Pull cluster "edge", and returns a client of each by name.
+func (f *pullFleet) addPushCluster(t *testing.T, labels map[string]string) map[string]client.Client {
+	t.Helper()
+	ctx, g := t.Context(), NewWithT(t)
+	g.Expect(f.hub.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "holdfast-system", Name: "near-kubeconfig"},
+		Data: map[string][]byte{"value": f.hubPlane.Kubeconfig()}})).To(Succeed())
+	g.Expect(f.hub.Create(ctx, &holdfastv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: "holdfast-system", Name: "near", Labels: labels},
+		Spec: holdfastv1.ClusterSpec{KubeconfigSecretRef: holdfastv1.SecretKeyReference{Name: "near-kubeconfig", Key: "value"}}})).To(Succeed())
+	return map[string]client.Client{"edge": f.edgeClient, "near": f.hub}
+}
+
 // TestRolloutAcrossPushAndPullClusters: one service set selects a Pull cluster (wave 1) and a
 // Push cluster (wave 2, the hub's own API server registered with its kubeconfig). A new
 // revision reaches the Pull cluster first and the Push cluster after it; a revision that fails
@@ -330,11 +342,7 @@ func startPullFleet(t *testing.T) *pullFleet {
 func TestRolloutAcrossPushAndPullClusters(t *testing.T) {
 	f := startPullFleet(t)
 	ctx, g, hub := t.Context(), NewWithT(t), f.hub
-	g.Expect(hub.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "holdfast-system", Name: "near-kubeconfig"},
-		Data: map[string][]byte{"value": f.hubPlane.Kubeconfig()}})).To(Succeed())
-	g.Expect(hub.Create(ctx, &holdfastv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: "holdfast-system", Name: "near", Labels: map[string]string{"mode": "push", "wave": "2"}},
-		Spec: holdfastv1.ClusterSpec{KubeconfigSecretRef: holdfastv1.SecretKeyReference{Name: "near-kubeconfig", Key: "value"}}})).To(Succeed())
-	targets := map[string]client.Client{"edge": f.edgeClient, "near": hub}
+	targets := f.addPushCluster(t, map[string]string{"mode": "push", "wave": "2"})
 	revisionOn := func(cluster string) string {
 		cm := &corev1.ConfigMap{}
 		if err := targets[cluster].Get(ctx, client.ObjectKey{Namespace: cluster, Name: "app"}, cm); err != nil {

@@ -40,7 +40,7 @@ func (k *Kept) KeepStatus(css *holdfastv1.ClusterServiceStatus) {
 		return
 	}
 	k.keep(k.statusPrefix()+css.Name, keptEntry{ContentType: "application/json", Body: body})
-	k.forgetOtherWorks(css.Name, css.Annotations[clusterservicestatus.WorkAnnotation], partNames(css))
+	k.forgetOtherWorks(css.Name, css.Annotations[clusterservicestatus.WorkAnnotation], partNames(css, published))
 }
 
 // ForgetStatus implements clusterservicestatus.StatusStore.

@@ -39,15 +39,47 @@ func (w *Works) Cluster() types.NamespacedName { return w.Key }
 // Work implements clusterservicestatus.Works: the work css names, checked against its digest
 // (work.Decode) and its service set.
 func (w *Works) Work(ctx context.Context, css *holdfastv1.ClusterServiceStatus) (*work.Work, error) {
-	digest := css.Annotations[clusterservicestatus.WorkAnnotation]
+	return w.read(ctx, css, published)
+}
+
+// PreviewWork implements clusterservicestatus.Works: the work of the revision css is to preview,
+// checked as Work's, and against the revision of its preview request. It is not kept: each revision is previewed once.
+func (w *Works) PreviewWork(ctx context.Context, css *holdfastv1.ClusterServiceStatus) (*work.Work, error) {
+	wk, err := w.read(ctx, css, previewed)
+	if err != nil {
+		return nil, err
+	}
+	if want := holdfastv1.RevisionOf(css.Annotations[clusterservicestatus.PreviewRequestAnnotation]); wk.Revision != want {
+		return nil, fmt.Errorf("%w: the preview work of ClusterServiceStatus %s is of revision %s, not %s",
+			clusterservicestatus.ErrNoWork, client.ObjectKeyFromObject(css), wk.Revision, want)
+	}
+	return wk, nil
+}
+
+// workNames are the annotations that name one of a status object's works: its digest and how
+// many parts it is in.
+type workNames struct {
+	digest, parts string
+	keep          bool
+}
+
+var (
+	published = workNames{digest: clusterservicestatus.WorkAnnotation, parts: clusterservicestatus.WorkPartsAnnotation, keep: true}
+	previewed = workNames{digest: clusterservicestatus.PreviewWorkAnnotation, parts: clusterservicestatus.PreviewWorkPartsAnnotation}
+)
+
+// read reads the work of css that names names, checked against its digest and its service set,
+// and keeps it when names says so.
+func (w *Works) read(ctx context.Context, css *holdfastv1.ClusterServiceStatus, names workNames) (*work.Work, error) {
+	digest := css.Annotations[names.digest]
 	if digest == "" {
 		return nil, clusterservicestatus.ErrNoWork
 	}
 	key := client.ObjectKeyFromObject(css)
-	if kept := w.keptWork(key, digest); kept != nil {
+	if kept := w.keptWork(key, digest); names.keep && kept != nil {
 		return kept, nil
 	}
-	parts, err := w.parts(ctx, css)
+	parts, err := w.parts(ctx, css, names)
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +102,9 @@ func (w *Works) Work(ctx context.Context, css *holdfastv1.ClusterServiceStatus) 
 	if decoded.ServiceSet != css.Spec.MultiClusterService {
 		return nil, fmt.Errorf("reading the work of ClusterServiceStatus %s: it is of service set %q, not %q", key, decoded.ServiceSet, css.Spec.MultiClusterService)
 	}
-	w.keep(key, &decoded)
+	if names.keep {
+		w.keep(key, &decoded)
+	}
 	return &decoded, nil
 }
 
@@ -78,12 +112,12 @@ func (w *Works) Work(ctx context.Context, css *holdfastv1.ClusterServiceStatus) 
 // work.MaxPart are over 100 MiB, far more than a work the hub would publish.
 const maxParts = 128
 
-// partNames are the names of the parts of the work css names (work.PartName), in order; nil
-// when css names none or does not say how many parts it is in (a hub older than
+// partNames are the names of the parts of the work of css that which names (work.PartName), in
+// order; nil when css names none or does not say how many parts it is in (a hub older than
 // WorkPartsAnnotation), or more than maxParts.
-func partNames(css *holdfastv1.ClusterServiceStatus) []string {
-	digest := css.Annotations[clusterservicestatus.WorkAnnotation]
-	n, err := strconv.Atoi(css.Annotations[clusterservicestatus.WorkPartsAnnotation])
+func partNames(css *holdfastv1.ClusterServiceStatus, which workNames) []string {
+	digest := css.Annotations[which.digest]
+	n, err := strconv.Atoi(css.Annotations[which.parts])
 	if digest == "" || err != nil || n <= 0 || n > maxParts {
 		return nil
 	}
@@ -94,13 +128,13 @@ func partNames(css *holdfastv1.ClusterServiceStatus) []string {
 	return names
 }
 
-// parts reads the parts of the work css names: each by its name when css says how many there
-// are (partNames), one request per part and no list; by a list of the status object's works
-// otherwise. A part not found is no work (yet): the status object names one being replaced, or
-// was read before its parts.
-func (w *Works) parts(ctx context.Context, css *holdfastv1.ClusterServiceStatus) ([]corev1.Secret, error) {
+// parts reads the parts of the work of css that names names: each by its name when css says how
+// many there are (partNames), one request per part and no list; by a list of the status object's
+// works otherwise. A part not found is no work (yet): the status object names one being replaced,
+// or was read before its parts.
+func (w *Works) parts(ctx context.Context, css *holdfastv1.ClusterServiceStatus, which workNames) ([]corev1.Secret, error) {
 	key := client.ObjectKeyFromObject(css)
-	if names := partNames(css); names != nil {
+	if names := partNames(css, which); names != nil {
 		parts := make([]corev1.Secret, len(names))
 		for i, name := range names {
 			if err := w.Hub.Get(ctx, types.NamespacedName{Namespace: css.Namespace, Name: name}, &parts[i]); err != nil {

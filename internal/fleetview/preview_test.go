@@ -183,7 +183,7 @@ func clusterStatus(revision string) *holdfastv1.ClusterServiceStatus {
 	}
 	return &holdfastv1.ClusterServiceStatus{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "fleet", Name: "platform.a"},
-		Spec:       holdfastv1.ClusterServiceStatusSpec{MultiClusterService: "platform", Cluster: "a", PreviewRevision: revision},
+		Spec:       holdfastv1.ClusterServiceStatusSpec{MultiClusterService: "platform", Cluster: "a"},
 		Status: holdfastv1.ClusterServiceStatusStatus{Preview: &holdfastv1.ClusterPreview{Revision: revision, Outcome: holdfastv1.PreviewChanges,
 			Time: metav1.NewTime(fleetviewtest.Now), Digest: "d1", Omitted: 7,
 			Changes: []holdfastv1.PreviewChange{

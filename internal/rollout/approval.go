@@ -26,7 +26,7 @@ func approve(st *holdfastv1.RolloutStatus, in Input) bool {
 		return false
 	}
 	st.LastHandledApprove = a.Value
-	if holdfastv1.ApprovedRevision(a.Value) != st.Revision {
+	if holdfastv1.RevisionOf(a.Value) != st.Revision {
 		return false
 	}
 	now := metav1.NewTime(in.Now)
@@ -39,35 +39,34 @@ func approve(st *holdfastv1.RolloutStatus, in Input) bool {
 }
 
 // hold keeps a revision waiting for approval: every cluster keeps the revision it has (one that
-// has none gets the stable revision) and previews the held one. The phase is Previewed once
-// every cluster recorded its preview of it.
-func hold(st holdfastv1.RolloutStatus, in Input) (holdfastv1.RolloutStatus, map[string]string, map[string]string) {
+// has none gets the stable revision) and previews the held one (PreviewRequest, which the
+// status objects read from the service set's status). The phase is Previewed once every cluster
+// recorded its preview for this hold.
+func hold(st holdfastv1.RolloutStatus, in Input) (holdfastv1.RolloutStatus, map[string]string) {
 	assign := make(map[string]string, len(in.Clusters))
-	preview := make(map[string]string, len(in.Clusters))
+	st.Phase = holdfastv1.RolloutPreviewing
+	request := holdfastv1.PreviewRequest(&st)
 	done := 0
 	for _, c := range in.Clusters {
 		assign[c.Key] = st.StableRevision
 		if c.Status != nil && c.Status.Spec.Revision != "" {
 			assign[c.Key] = c.Status.Spec.Revision
 		}
-		preview[c.Key] = st.Revision
-		if Previewed(c.Status, st.Revision) {
+		if Previewed(c.Status, request) {
 			done++
 		}
 	}
-	st.Preview = Summarize(st.Revision, in.Clusters)
-	st.Phase = holdfastv1.RolloutPreviewing
+	st.Preview = Summarize(request, in.Clusters)
 	if done == len(in.Clusters) {
 		st.Phase = holdfastv1.RolloutPreviewed
 	}
 	st.FailedClusters, st.Failures, st.WaveHealthyTime, st.CompletionTime = nil, 0, nil, nil
 	waves, _ := Waves(in.Strategy, in.Clusters)
 	st.Waves = waveStatuses(waves, in.Clusters, assign, make([]state, len(in.Clusters)), st.Revision)
-	return st, assign, preview
+	return st, assign
 }
 
-// Previewed reports whether css recorded its preview of revision, asked for as it is now.
-func Previewed(css *holdfastv1.ClusterServiceStatus, revision string) bool {
-	return css != nil && css.Spec.PreviewRevision == revision && css.Status.Preview != nil &&
-		css.Status.Preview.Revision == revision && css.Status.ObservedGeneration == css.Generation
+// Previewed reports whether css recorded its preview for request (PreviewRequest).
+func Previewed(css *holdfastv1.ClusterServiceStatus, request string) bool {
+	return css != nil && request != "" && css.Status.Preview != nil && css.Status.Preview.Request == request
 }

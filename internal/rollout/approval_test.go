@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"testing"
+	"time"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 )
@@ -14,8 +15,8 @@ func (f *fleet) planApproving(revision string, a *Approval) Plan {
 		f.t.Fatal(err)
 	}
 	for _, c := range f.clusters {
-		if c.Status.Spec.Revision != p.Assign[c.Key] || c.Status.Spec.PreviewRevision != p.Preview[c.Key] {
-			c.Status.Spec.Revision, c.Status.Spec.PreviewRevision = p.Assign[c.Key], p.Preview[c.Key]
+		if c.Status.Spec.Revision != p.Assign[c.Key] {
+			c.Status.Spec.Revision = p.Assign[c.Key]
 			c.Status.Generation++
 		}
 	}
@@ -24,11 +25,10 @@ func (f *fleet) planApproving(revision string, a *Approval) Plan {
 	return p
 }
 
-// previewed has cluster i record its preview of what it is asked to preview.
+// previewed has cluster i record its preview of what the rollout asks to preview.
 func (f *fleet) previewed(i int) {
-	css := f.clusters[i].Status
-	css.Status.ObservedGeneration = css.Generation
-	css.Status.Preview = &holdfastv1.ClusterPreview{Revision: css.Spec.PreviewRevision, Outcome: holdfastv1.PreviewChanges}
+	request := holdfastv1.PreviewRequest(f.status)
+	f.clusters[i].Status.Status.Preview = &holdfastv1.ClusterPreview{Revision: holdfastv1.RevisionOf(request), Request: request, Outcome: holdfastv1.PreviewChanges}
 }
 
 // TestManualApprovalHoldsTheRevision: with approval Manual the first revision goes out at once;
@@ -50,9 +50,12 @@ func TestManualApprovalHoldsTheRevision(t *testing.T) {
 	if p.Status.Phase != holdfastv1.RolloutPreviewing {
 		t.Fatalf("new revision: phase %s, want Previewing", p.Status.Phase)
 	}
+	if got := holdfastv1.PreviewRequest(&p.Status); holdfastv1.RevisionOf(got) != "r2" {
+		t.Fatalf("preview request %q, want one of r2", got)
+	}
 	for _, c := range f.clusters {
-		if p.Assign[c.Key] != "r1" || p.Preview[c.Key] != "r2" {
-			t.Fatalf("%s: assigned %q previewing %q, want r1 and r2", c.Key, p.Assign[c.Key], p.Preview[c.Key])
+		if p.Assign[c.Key] != "r1" {
+			t.Fatalf("%s: assigned %q, want r1 kept", c.Key, p.Assign[c.Key])
 		}
 	}
 	for i := range 5 {
@@ -81,20 +84,21 @@ func TestManualApprovalHoldsTheRevision(t *testing.T) {
 	if got := f.revisions(); got != "r2 r2 r1 r1 r1 r1 " {
 		t.Fatalf("after approval: %s, want the first wave on r2", got)
 	}
-	for _, c := range f.clusters {
-		if p.Preview[c.Key] != "" {
-			t.Fatalf("%s still asked to preview %q after the approval", c.Key, p.Preview[c.Key])
-		}
+	if got := holdfastv1.PreviewRequest(&p.Status); got != "" {
+		t.Fatalf("still asking for a preview (%q) after the approval", got)
 	}
 
 	// r3 comes; the approval of r2, still on the service set, approves nothing.
+	f.now = f.now.Add(time.Minute)
 	if p := f.planApproving("r3", &Approval{Value: "r2 t2", By: "alice", Verified: true}); p.Status.Phase != holdfastv1.RolloutPreviewing || p.Status.Approval != nil {
 		t.Fatalf("r3 with r2's approval: phase %s, approval %+v; want Previewing, none", p.Status.Phase, p.Status.Approval)
 	}
 	if got := f.revisions(); got != "r2 r2 r1 r1 r1 r1 " {
 		t.Fatalf("r3 held: %s, want every cluster kept where it was", got)
 	}
-	// Back to r2's declaration: the old approval is handled, and does not come back.
+	// Back to r2's declaration: the old approval is handled, and does not come back; the
+	// previews made for r2's first hold do not count for this one.
+	f.now = f.now.Add(time.Minute)
 	if p := f.planApproving("r2", &Approval{Value: "r2 t2", By: "alice", Verified: true}); p.Status.Phase != holdfastv1.RolloutPreviewing {
 		t.Fatalf("r2 again with its old approval: phase %s, want Previewing", p.Status.Phase)
 	}

@@ -39,14 +39,12 @@ type Input struct {
 	Now      time.Time
 }
 
-// Plan is the decision: the rollout status, the revision of every cluster (by key), the
-// revision each previews (none unless a revision is held for approval), and how soon to look
-// again when only time moves the rollout (a pause between waves), 0 when the status objects'
-// changes do.
+// Plan is the decision: the rollout status, the revision of every cluster (by key), and how soon
+// to look again when only time moves the rollout (a pause between waves), 0 when the status
+// objects' changes do.
 type Plan struct {
 	Status  holdfastv1.RolloutStatus
 	Assign  map[string]string
-	Preview map[string]string
 	Requeue time.Duration
 }
 
@@ -112,7 +110,7 @@ func Make(in Input) (Plan, error) {
 		st.Phase = holdfastv1.RolloutProgressing // approval was switched off
 	}
 	if st.Phase.AwaitsApproval() && !approve(&st, in) {
-		p.Status, p.Assign, p.Preview = hold(st, in)
+		p.Status, p.Assign = hold(st, in)
 		return p, nil
 	}
 

@@ -32,11 +32,12 @@ const (
 	maxMessageBytes     = 1024
 )
 
-// NewClusterPreview is the preview of revision on a cluster from the changes applying it would
-// make there, in the order given: outcome Refused when one of them is, Changes when there are
-// any, else NoChange. Its digest is of every change; its status is cut to the bounds above.
-func NewClusterPreview(revision string, changes []holdfastv1.PreviewChange, now time.Time) *holdfastv1.ClusterPreview {
-	p := &holdfastv1.ClusterPreview{Revision: revision, Outcome: holdfastv1.PreviewNoChange, Time: metav1.NewTime(now)}
+// NewClusterPreview is the preview request asks for (holdfastv1.PreviewRequest) on a cluster,
+// from the changes applying its revision would make there, in the order given: outcome Refused
+// when one of them is, Changes when there are any, else NoChange. Its digest is of every change;
+// its status is cut to the bounds above.
+func NewClusterPreview(request string, changes []holdfastv1.PreviewChange, now time.Time) *holdfastv1.ClusterPreview {
+	p := &holdfastv1.ClusterPreview{Revision: holdfastv1.RevisionOf(request), Request: request, Outcome: holdfastv1.PreviewNoChange, Time: metav1.NewTime(now)}
 	if len(changes) > 0 {
 		p.Digest = digestOf(changes)
 	}
@@ -60,22 +61,22 @@ func NewClusterPreview(revision string, changes []holdfastv1.PreviewChange, now 
 	return p
 }
 
-// NotPreviewed is the preview of revision on a cluster that could not make it: Failed (tried
-// again) or Unsupported, saying why.
-func NotPreviewed(revision string, outcome holdfastv1.PreviewOutcome, why string, now time.Time) *holdfastv1.ClusterPreview {
-	return &holdfastv1.ClusterPreview{Revision: revision, Outcome: outcome, Message: cut(why, maxMessageBytes), Time: metav1.NewTime(now),
+// NotPreviewed is the preview request asks for on a cluster that could not make it: Failed
+// (tried again) or Unsupported, saying why.
+func NotPreviewed(request string, outcome holdfastv1.PreviewOutcome, why string, now time.Time) *holdfastv1.ClusterPreview {
+	return &holdfastv1.ClusterPreview{Revision: holdfastv1.RevisionOf(request), Request: request, Outcome: outcome, Message: cut(why, maxMessageBytes), Time: metav1.NewTime(now),
 		Digest: digestOf(string(outcome) + why)}
 }
 
-// Summarize groups the previews of revision the clusters recorded by their digests: the
-// counts by outcome, and the groups of clusters that would change (or refused, or failed),
-// largest first, with a few examples and their changes shortened, within summaryBytes.
-func Summarize(revision string, clusters []Cluster) *holdfastv1.RolloutPreview {
-	sum := &holdfastv1.RolloutPreview{Revision: revision, Clusters: int32(len(clusters))}
+// Summarize groups the previews the clusters recorded for request by their digests: the counts
+// by outcome, and the groups of clusters that would change (or refused, or failed), largest
+// first, with a few examples and their changes shortened, within summaryBytes.
+func Summarize(request string, clusters []Cluster) *holdfastv1.RolloutPreview {
+	sum := &holdfastv1.RolloutPreview{Revision: holdfastv1.RevisionOf(request), Clusters: int32(len(clusters))}
 	groups := map[string]*holdfastv1.PreviewGroup{}
 	var digests []string
 	for _, c := range clusters {
-		if !Previewed(c.Status, revision) {
+		if !Previewed(c.Status, request) {
 			continue
 		}
 		p := c.Status.Status.Preview

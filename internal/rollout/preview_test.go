@@ -10,11 +10,10 @@ import (
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 )
 
-// previewing is a cluster asked to preview revision that recorded changes.
+// previewing is a cluster that recorded changes for the preview request.
 func previewing(key, revision string, changes ...holdfastv1.PreviewChange) Cluster {
 	css := &holdfastv1.ClusterServiceStatus{}
 	css.Generation, css.Status.ObservedGeneration = 2, 2
-	css.Spec.PreviewRevision = revision
 	css.Status.Preview = NewClusterPreview(revision, changes, time.Unix(0, 0))
 	return Cluster{Key: key, Status: css}
 }

@@ -292,7 +292,7 @@ func (r *Reconciler) reconcileObject(ctx context.Context, s *scope) (ctrl.Result
 	}
 	res, err := r.reconcileDeploy(ctx, s)
 	if err == nil {
-		if s.corrections && previewWanted(s.css) {
+		if s.corrections && r.previewWanted(s) {
 			// Corrections first, recorded on their own; the preview right after.
 			return ctrl.Result{RequeueAfter: time.Millisecond}, nil
 		}
@@ -389,7 +389,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 	case r.publishes(s):
 		// Its agent withdraws what the inventory it writes lists; the deletion ends once that
 		// is empty (the first case), or the Cluster is gone.
-		if err := r.pruneWork(ctx, client.ObjectKeyFromObject(css), ""); err != nil {
+		if err := r.pruneWork(ctx, client.ObjectKeyFromObject(css)); err != nil {
 			return ctrl.Result{}, err
 		}
 		return ctrl.Result{RequeueAfter: pullWithdrawalCheck}, nil
@@ -412,7 +412,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 	}
 	// The owner reference lets a garbage collector remove the kept renderings, but the hub may
 	// run none.
-	if err := r.pruneWork(ctx, client.ObjectKeyFromObject(css), ""); err != nil {
+	if err := r.pruneWork(ctx, client.ObjectKeyFromObject(css)); err != nil {
 		return ctrl.Result{}, err
 	}
 	if err := r.renderings().Delete(ctx, css); err != nil {

@@ -38,7 +38,7 @@ import (
 
 // SetupWithManager registers the controller and its watches; it needs package index's
 // indexes. Every change that can alter what a cluster should hold brings its status objects
-// back: the MultiClusterService, its templates and their ConfigMaps and Secrets, the
+// back: the MultiClusterService (and its rollout asking for a preview), its templates and their ConfigMaps and Secrets, the
 // Cluster's labels, annotations and connection, and its link recovering (fleet.OnRecovered);
 // and a service of another service set its services depend on becoming ready, or no longer,
 // on its cluster (dependentsOnCluster).
@@ -48,7 +48,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		For(&holdfastv1.ClusterServiceStatus{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}), r.Shard.Predicate(clusterOfStatus), scheduling.NoteRequests(r.queue.Load))).
 		Watches(&holdfastv1.MultiClusterService{}, scheduling.Triggered(handler.EnqueueRequestsFromMapFunc(r.forServiceSetChange), scheduling.RequestOrHub),
-			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, previewRequested()))).
 		Watches(&holdfastv1.ServiceTemplate{}, handler.EnqueueRequestsFromMapFunc(r.forTemplate),
 			builder.WithPredicates(templatesource.Changed())).
 		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.forSource("ConfigMap")), builder.OnlyMetadata).
@@ -91,6 +91,20 @@ func (r *Reconciler) SetupAgentWithManager(mgr ctrl.Manager, opts controller.Opt
 		Watches(&holdfastv1.ClusterServiceStatus{}, handler.EnqueueRequestsFromMapFunc(r.waitingBeside),
 			builder.WithPredicates(readinessChanged()))
 	return r.complete(mgr, r.watchChannels(b), opts)
+}
+
+// previewRequested passes the changes of a service set's status that ask its clusters for a new
+// preview (holdfastv1.PreviewRequest): its rollout holding a revision for approval.
+func previewRequested() predicate.Funcs {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		before, okB := e.ObjectOld.(*holdfastv1.MultiClusterService)
+		after, okA := e.ObjectNew.(*holdfastv1.MultiClusterService)
+		if !okB || !okA {
+			return false
+		}
+		request := holdfastv1.PreviewRequest(after.Status.Rollout)
+		return request != "" && request != holdfastv1.PreviewRequest(before.Status.Rollout)
+	}}
 }
 
 // agentChanged passes the changes to a status object that its agent acts on: its annotations (a

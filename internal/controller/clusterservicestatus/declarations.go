@@ -32,6 +32,10 @@ type Works interface {
 	// Work returns the work published for css, the one its WorkAnnotation names: ErrNoWork when
 	// it names none, or one not found.
 	Work(ctx context.Context, css *holdfastv1.ClusterServiceStatus) (*work.Work, error)
+	// PreviewWork returns the work published for the revision css is to preview, the one its
+	// PreviewWorkAnnotation names, if it is of the revision of its PreviewRequestAnnotation:
+	// ErrNoWork otherwise.
+	PreviewWork(ctx context.Context, css *holdfastv1.ClusterServiceStatus) (*work.Work, error)
 }
 
 // ErrNoWork is returned by Works when a status object has no work published yet.

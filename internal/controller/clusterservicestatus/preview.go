@@ -2,10 +2,10 @@ package clusterservicestatus
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
@@ -14,98 +14,151 @@ import (
 	"holdfast.dev/holdfast/internal/rollout"
 )
 
-// previewWanted reports whether the rollout asks the status object to preview a revision it has
-// not previewed yet (or whose preview failed, and is tried again).
-func previewWanted(css *holdfastv1.ClusterServiceStatus) bool {
-	rev := css.Spec.PreviewRevision
-	p := css.Status.Preview
-	return rev != "" && (p == nil || p.Revision != rev || p.Outcome == holdfastv1.PreviewFailed)
+// previewRequest is the preview the scope's status object is asked for, "" when none: on the
+// hub, its service set's rollout's (holdfastv1.PreviewRequest); in a Pull cluster's agent, the
+// one the hub published for it (PreviewRequestAnnotation, publishPreview).
+func (r *Reconciler) previewRequest(s *scope) string {
+	if r.agent() {
+		return s.css.Annotations[PreviewRequestAnnotation]
+	}
+	if s.mcs == nil {
+		return ""
+	}
+	return holdfastv1.PreviewRequest(s.mcs.Status.Rollout)
 }
 
-// previewIfWanted previews spec.previewRevision when previewWanted says so.
+// previewWanted reports whether the status object is asked for a preview it has not recorded
+// yet (or whose preview failed, and is tried again). The hub's side of a Pull cluster previews
+// nothing: its agent does.
+func (r *Reconciler) previewWanted(s *scope) bool {
+	request := r.previewRequest(s)
+	p := s.css.Status.Preview
+	return request != "" && !s.published && (p == nil || p.Request != request || p.Outcome == holdfastv1.PreviewFailed)
+}
+
+// previewIfWanted previews when previewWanted says so.
 func (r *Reconciler) previewIfWanted(ctx context.Context, s *scope) {
-	if previewWanted(s.css) {
+	if r.previewWanted(s) {
 		r.preview(ctx, s)
 	}
 }
 
-// preview previews spec.previewRevision on the cluster, changing nothing: it renders the
-// revision's services for the cluster (its values and overrides), has the cluster's API server
-// dry-run apply them (server-side: defaulting, validation, admission, quota), diffs each result
-// with the live object (Secret values masked, as drift records are), and lists what pruning and
-// the withdrawal of services the revision no longer has would delete. An object the cluster
-// refuses, or a service that cannot be rendered, is a result (Refused), not a failure of the
-// reconcile. The preview goes to status.preview with the reconcile's one status patch.
+// preview previews the revision the status object is asked to (previewRequest) on the cluster,
+// changing nothing: it takes the
+// revision's services as rendered for the cluster (its values and overrides; in a Pull cluster's
+// agent, as the hub published them), has the cluster's API server dry-run apply them
+// (server-side: defaulting, validation, admission, quota), diffs each result with the live
+// object (Secret values masked, as drift records are), and lists what pruning and the withdrawal
+// of services the revision no longer has would delete. An object the cluster refuses, or a
+// service that cannot be rendered, is a result (Refused), not a failure of the reconcile. The
+// preview goes to status.preview with the reconcile's one status patch. On the hub, a Pull
+// cluster's preview is its agent's: the hub publishes the revision (publishPreview).
 func (r *Reconciler) preview(ctx context.Context, s *scope) {
-	rev := s.css.Spec.PreviewRevision
+	request := r.previewRequest(s)
+	rev := holdfastv1.RevisionOf(request)
 	notPreviewed := func(outcome holdfastv1.PreviewOutcome, why string) {
-		s.preview = rollout.NotPreviewed(rev, outcome, why, s.now)
+		s.preview = rollout.NotPreviewed(request, outcome, why, s.now)
 	}
-	switch {
-	case s.published || r.agent():
-		notPreviewed(holdfastv1.PreviewUnsupported, "a Pull cluster's agent does not preview revisions yet: nothing was dry-run there")
-		return
-	case s.clusterProblem != nil:
+	if s.clusterProblem != nil {
 		notPreviewed(holdfastv1.PreviewFailed, "the cluster cannot be reached: "+s.clusterProblem.message)
 		return
 	}
-	snap, prob := r.readRevision(ctx, s, rev)
-	if prob != nil {
-		notPreviewed(holdfastv1.PreviewFailed, prob.message)
+	ps, declared, err := r.previewDeclarations(ctx, s, rev)
+	if errors.Is(err, ErrNoWork) {
+		return // the hub has yet to publish it: its annotation brings the status object back
+	}
+	if err != nil {
+		notPreviewed(holdfastv1.PreviewFailed, err.Error())
 		return
 	}
 	if err := r.readWhole(ctx, s); err != nil {
 		notPreviewed(holdfastv1.PreviewFailed, err.Error())
 		return
 	}
-	mcs := s.mcs.DeepCopy()
-	mcs.Spec.Services = snap.Services
-	ps := &scope{css: s.css, whole: true, mcs: mcs, revision: snap, now: s.now, cluster: s.cluster, conn: s.conn,
-		ownWrites: s.ownWrites, previous: inventory.IndexOf(s.css.Status.Resources)}
+	ps.css, ps.previous = s.css, inventory.IndexOf(s.css.Status.Resources)
 	c, names, err := ps.targetClientUnnoted()
 	if err != nil {
 		notPreviewed(holdfastv1.PreviewFailed, err.Error())
 		return
 	}
 	applier := apply.New(c, apply.WithNameLister(names))
-	kept := r.renderings().Open(s.css)
 	var changes []holdfastv1.PreviewChange
-	declared := map[string]bool{}
-	for _, svc := range snap.Services {
-		if svc.Disabled {
-			continue
-		}
-		declared[svc.Name] = true
+	kept := map[string]bool{}
+	for _, rs := range declared {
+		kept[rs.svc.Name] = true
 		refuse := func(object, why string) {
-			changes = append(changes, holdfastv1.PreviewChange{Service: svc.Name, Object: object, Action: holdfastv1.PreviewRefuse, Diff: []string{why}})
+			changes = append(changes, holdfastv1.PreviewChange{Service: rs.svc.Name, Object: object, Action: holdfastv1.PreviewRefuse, Diff: []string{why}})
 		}
-		req, err := r.renderRequest(ctx, ps, svc)
-		var objects []*unstructured.Unstructured
-		if err == nil {
-			res, rerr := kept.Render(ctx, req.Service, req)
-			if err = rerr; err == nil {
-				objects = res.Objects
-			}
-		}
-		if err != nil {
-			refuse("(rendering)", err.Error())
+		if rs.err != nil {
+			refuse("(rendering)", rs.err.message)
 			continue
 		}
-		opts := r.applyOptions(ctx, ps, svc, resourcesOf(s.css.Status.Resources, svc.Name))
+		opts := r.applyOptions(ctx, ps, rs.svc, resourcesOf(s.css.Status.Resources, rs.svc.Name))
 		opts.DryRun, opts.Contend = true, nil
-		res, err := applier.Apply(ctx, objects, opts)
+		res, err := applier.Apply(ctx, rs.objects, opts)
 		if err != nil {
 			refuse("(applying)", err.Error())
 			continue
 		}
-		changes = append(changes, previewChanges(svc.Name, res)...)
+		changes = append(changes, previewChanges(rs.svc.Name, res)...)
 	}
-	changes = append(changes, withdrawals(s, declared)...)
+	changes = append(changes, withdrawals(s, kept)...)
 	if ctx.Err() != nil {
 		return // the reconcile ended: no half preview
 	}
-	s.preview = rollout.NewClusterPreview(rev, changes, r.Clock.Now())
+	s.preview = rollout.NewClusterPreview(request, changes, r.Clock.Now())
 	ctrl.LoggerFrom(ctx).V(1).Info("Revision previewed", "revision", rev, "outcome", s.preview.Outcome, "changes", len(changes))
+}
+
+// previewDeclarations are the enabled services of revision rev as the cluster would deploy them,
+// and the scope to apply them in (the service set with the revision's services): on the hub
+// rendered (renderRevision), in the agent as the hub published them for the preview
+// (Works.PreviewWork; ErrNoWork until it has).
+func (r *Reconciler) previewDeclarations(ctx context.Context, s *scope, rev string) (*scope, []renderedService, error) {
+	if !r.agent() {
+		snap, prob := r.readRevision(ctx, s, rev)
+		if prob != nil {
+			return nil, nil, errors.New(prob.message)
+		}
+		ps, rendered := r.renderRevision(ctx, s, snap)
+		return ps, rendered, nil
+	}
+	w, err := r.Works.PreviewWork(ctx, s.css)
+	if err != nil {
+		return nil, nil, err
+	}
+	mcs := s.mcs.DeepCopy()
+	mcs.Spec.Services = w.Spec.Services
+	ps := &scope{mcs: mcs, work: w, now: s.now, cluster: s.cluster, conn: s.conn, ownWrites: s.ownWrites}
+	var out []renderedService
+	for _, svc := range mcs.Spec.Services {
+		if !svc.Disabled {
+			rs, _ := ps.workDeclaration(svc)
+			out = append(out, rs)
+		}
+	}
+	return ps, out, nil
+}
+
+// renderRevision renders the enabled services of the revision snap for the scope's cluster, as
+// a reconcile deploying it would, but keeping nothing: neither the renderings (a Helm chart's
+// generated values come from the renderings kept for the revision deployed, so they do not show
+// as changes) nor the declarations drift is judged against. It returns the scope of the service
+// set with the revision's services.
+func (r *Reconciler) renderRevision(ctx context.Context, s *scope, snap *rollout.Snapshot) (*scope, []renderedService) {
+	mcs := s.mcs.DeepCopy()
+	mcs.Spec.Services = snap.Services
+	ps := &scope{css: s.css, mcs: mcs, revision: snap, now: s.now, cluster: s.cluster, conn: s.conn, ownWrites: s.ownWrites}
+	kept := r.renderings().Open(s.css)
+	var out []renderedService
+	for _, svc := range snap.Services {
+		if svc.Disabled {
+			continue
+		}
+		rs, _ := r.renderOne(ctx, ps, kept, nil, svc)
+		out = append(out, rs)
+	}
+	return ps, out
 }
 
 // previewChanges lists what a dry run found would change.

@@ -2,6 +2,7 @@ package clusterservicestatus_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/yaml"
@@ -84,9 +86,10 @@ func TestPreviewAndApproval(t *testing.T) {
 	dev, prod := statusOf(NewWithT(t), name, "cluster-1"), statusOf(NewWithT(t), name, "cluster-2")
 	devEnv, prodEnv := fleetEnv(t, "cluster-1"), fleetEnv(t, "cluster-2")
 
-	t.Log("Revision 2, with a per-cluster value: previewed on both, held, nothing changes")
+	t.Log("Revision 2, with a per-cluster value and a new Secret: previewed on both, held, nothing changes")
+	secret := "---\napiVersion: v1\nkind: Secret\nmetadata: {name: creds, namespace: " + ns + "}\nstringData: {password: 's3cr3t-{{ .Values.env }}'}\n"
 	updateTemplate(t, name, func(tpl *holdfastv1.ServiceTemplate) {
-		tpl.Spec.Inline = manifest("rev: '2', greeting: 'hello {{ .Values.env }}'")
+		tpl.Spec.Inline = manifest("rev: '2', greeting: 'hello {{ .Values.env }}'") + secret
 	})
 	var r2 string
 	eventually(t, func(g Gomega) {
@@ -100,10 +103,12 @@ func TestPreviewAndApproval(t *testing.T) {
 		var lines []string
 		for _, grp := range ro.Preview.Groups {
 			g.Expect(grp.Clusters).To(BeEquivalentTo(1))
-			g.Expect(grp.Changes).To(HaveLen(1))
-			g.Expect(grp.Changes[0].Object).To(Equal("v1 ConfigMap " + ns + "/settings"))
-			g.Expect(grp.Changes[0].Action).To(Equal(holdfastv1.PreviewUpdate))
-			lines = append(lines, strings.Join(grp.Changes[0].Diff, "\n"))
+			g.Expect(grp.Changes).To(ConsistOf(
+				And(HaveField("Object", "v1 ConfigMap "+ns+"/settings"), HaveField("Action", holdfastv1.PreviewUpdate)),
+				And(HaveField("Object", "v1 Secret "+ns+"/creds"), HaveField("Action", holdfastv1.PreviewCreate))))
+			for _, ch := range grp.Changes {
+				lines = append(lines, strings.Join(ch.Diff, "\n"))
+			}
 		}
 		all := strings.Join(lines, "\n")
 		g.Expect(all).To(ContainSubstring(`/data/rev: "1" -> "2"`))
@@ -121,8 +126,16 @@ func TestPreviewAndApproval(t *testing.T) {
 	consistently(t, 2*time.Second, func(g Gomega) {
 		for _, c := range []string{"cluster-1", "cluster-2"} {
 			g.Expect(getConfigMap(g, c, ns, "settings").Data).To(Equal(map[string]string{"rev": "1"}), "nothing changes before approval on %s", c)
+			g.Expect(apiNotFound(targets[c].Get(ctx, client.ObjectKey{Namespace: ns, Name: "creds"}, &corev1.Secret{}))).To(BeTrue(), "the Secret is not created on %s", c)
 		}
 	})
+	t.Log("The Secret's value is nowhere in the previews")
+	for _, obj := range []client.Object{statusOf(NewWithT(t), name, "cluster-1"), statusOf(NewWithT(t), name, "cluster-2"), rolloutOf(NewWithT(t), name)} {
+		raw, err := json.Marshal(obj)
+		NewWithT(t).Expect(err).NotTo(HaveOccurred())
+		NewWithT(t).Expect(string(raw)).NotTo(ContainSubstring("s3cr3t"), "%T %s", obj, obj.GetName())
+		NewWithT(t).Expect(string(raw)).To(ContainSubstring("creds"), "%T %s shows the Secret", obj, obj.GetName())
+	}
 	g := NewWithT(t)
 	g.Expect(statusOf(g, name, "cluster-1").Spec.Revision).To(Equal(dev.Spec.Revision))
 

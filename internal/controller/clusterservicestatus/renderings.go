@@ -117,24 +117,30 @@ func (r *Reconciler) renderAll(ctx context.Context, s *scope) []renderedService 
 	kept := r.renderings().Open(s.css)
 	before := r.memory.declarations(client.ObjectKeyFromObject(s.css))
 	renderOne := func(svc holdfastv1.Service) (renderedService, string) {
-		rs := renderedService{svc: svc}
-		req, err := r.renderRequest(ctx, s, svc)
-		for _, o := range req.Overrides {
-			rs.overrides = append(rs.overrides, o.Name)
-		}
-		var in string
-		if err == nil {
-			var res *render.Result
-			if res, in, err = r.renderService(ctx, kept, before[svc.Name], req); err == nil {
-				rs.objects, rs.count, rs.digest = res.Objects, len(res.Objects), res.Digest
-			}
-		}
-		if err != nil {
-			rs.err, rs.transient = renderProblem(err)
-		}
-		return rs, in
+		return r.renderOne(ctx, s, kept, before[svc.Name], svc)
 	}
 	return r.declareEach(ctx, s, renderOne, func(out []renderedService) { s.unkept = keepRenderings(ctx, kept, out) })
+}
+
+// renderOne renders svc for the scope's cluster (renderService, with prev, what memory declared
+// for it), and returns it with the digest of its inputs.
+func (r *Reconciler) renderOne(ctx context.Context, s *scope, kept *rendercache.Session, prev *rendercache.Declaration, svc holdfastv1.Service) (renderedService, string) {
+	rs := renderedService{svc: svc}
+	req, err := r.renderRequest(ctx, s, svc)
+	for _, o := range req.Overrides {
+		rs.overrides = append(rs.overrides, o.Name)
+	}
+	var in string
+	if err == nil {
+		var res *render.Result
+		if res, in, err = r.renderService(ctx, kept, prev, req); err == nil {
+			rs.objects, rs.count, rs.digest = res.Objects, len(res.Objects), res.Digest
+		}
+	}
+	if err != nil {
+		rs.err, rs.transient = renderProblem(err)
+	}
+	return rs, in
 }
 
 // declareEach declares every enabled service of the scope's service set, in declaration order,

@@ -174,7 +174,7 @@ func (r *Reconciler) reconcileClusters(ctx context.Context, s *scope) error {
 			}
 			continue
 		}
-		css, err := r.createStatus(ctx, s.mcs, c, s.revisionFor(key), s.previewFor(key))
+		css, err := r.createStatus(ctx, s.mcs, c, s.revisionFor(key))
 		if apierrors.IsAlreadyExists(err) {
 			css, err = r.statusNamed(ctx, s, c)
 		}
@@ -201,7 +201,7 @@ func (r *Reconciler) reconcileClusters(ctx context.Context, s *scope) error {
 	return kerrors.NewAggregate(errs)
 }
 
-func (r *Reconciler) createStatus(ctx context.Context, mcs *holdfastv1.MultiClusterService, c *holdfastv1.Cluster, revision, preview string) (*holdfastv1.ClusterServiceStatus, error) {
+func (r *Reconciler) createStatus(ctx context.Context, mcs *holdfastv1.MultiClusterService, c *holdfastv1.Cluster, revision string) (*holdfastv1.ClusterServiceStatus, error) {
 	css := &holdfastv1.ClusterServiceStatus{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      naming.StatusName(mcs.Name, c.Name),
@@ -223,7 +223,6 @@ func (r *Reconciler) createStatus(ctx context.Context, mcs *holdfastv1.MultiClus
 			Cluster:             c.Name,
 			CleanupPolicy:       holdfastv1.DeletionDelete,
 			Revision:            revision,
-			PreviewRevision:     preview,
 		},
 	}
 	if err := r.Client.Create(ctx, css); err != nil {

@@ -180,7 +180,7 @@ func (r *Reconciler) pruneRevisions(ctx context.Context, s *scope, namespaces ma
 }
 
 // revisionFor is the revision the status object of cluster key should name: the plan's, or
-// none when the service set has no rollout; previewFor the revision it should preview.
+// none when the service set has no rollout.
 func (s *scope) revisionFor(key string) string {
 	if s.plan == nil {
 		return ""
@@ -188,20 +188,12 @@ func (s *scope) revisionFor(key string) string {
 	return s.plan.Assign[key]
 }
 
-func (s *scope) previewFor(key string) string {
-	if s.plan == nil {
-		return ""
-	}
-	return s.plan.Preview[key]
-}
-
 // revisionWriters is how many status objects setRevisions patches at once: a wave of hundreds
 // of clusters takes its revision in the time of a few patches, not of one after the other.
 const revisionWriters = 16
 
 // setRevisions gives the existing status objects of the matching clusters the revisions the
-// plan assigns them (none without a rollout) and those it has them preview, revisionWriters at
-// a time; it returns what failed.
+// plan assigns them (none without a rollout), revisionWriters at a time; it returns what failed.
 // The listed objects are the cache's own and stay as they are: the status computed from them
 // reads their conditions, and their watch events bring the new revision.
 func (r *Reconciler) setRevisions(ctx context.Context, s *scope, existing map[string]*holdfastv1.ClusterServiceStatus) []error {
@@ -214,14 +206,14 @@ func (r *Reconciler) setRevisions(ctx context.Context, s *scope, existing map[st
 	for i := range s.matching {
 		key := s.matching[i].Namespace + "/" + s.matching[i].Name
 		listed, ok := existing[key]
-		revision, preview := s.revisionFor(key), s.previewFor(key)
-		if !ok || !listed.DeletionTimestamp.IsZero() || (listed.Spec.Revision == revision && listed.Spec.PreviewRevision == preview) {
+		revision := s.revisionFor(key)
+		if !ok || !listed.DeletionTimestamp.IsZero() || listed.Spec.Revision == revision {
 			continue
 		}
 		g.Go(func() error {
 			css := listed.DeepCopy() // listed is the cache's own (index.StatusesOfServiceSet)
 			before := css.DeepCopy()
-			css.Spec.Revision, css.Spec.PreviewRevision = revision, preview
+			css.Spec.Revision = revision
 			if err := r.Client.Patch(ctx, css, client.MergeFrom(before)); client.IgnoreNotFound(err) != nil {
 				mu.Lock()
 				errs = append(errs, fmt.Errorf("giving ClusterServiceStatus %s its revision %s: %w", klog.KObj(css), revision, err))
