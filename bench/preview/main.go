@@ -31,7 +31,7 @@
 // Nothing is approved: every round previews a new revision against the first, which stays
 // deployed.
 //
-// Usage: go run ./bench/preview [-clusters 1000] [-servers 3] [-objects 20] [-rounds 3]
+// Usage: go run ./bench/preview [-clusters 1000] [-servers 3] [-objects 20] [-rounds 3] [-cpu-profile file]
 package main
 
 import (
@@ -74,6 +74,8 @@ type config struct {
 	timeout                    time.Duration
 	// holdfast is the binary `holdfast diff` runs from; built when empty.
 	holdfast string
+	// cpuProfile, if set, is where the first round's preview is profiled.
+	cpuProfile string
 }
 
 func main() {
@@ -86,6 +88,7 @@ func main() {
 	flag.IntVar(&cfg.diffRuns, "diff-runs", 3, "runs of `holdfast diff` per round")
 	flag.Float64Var(&cfg.hubQPS, "hub-qps", 0, "the controller's hub client rate limit; 0 leaves NewManager's default (50/s), -1 turns it off")
 	flag.DurationVar(&cfg.timeout, "timeout", 15*time.Minute, "how long to wait for the fleet, a deployment or a preview")
+	flag.StringVar(&cfg.cpuProfile, "cpu-profile", "", "write a CPU profile of this process (the controller) during the first round's preview to this `file`")
 	flag.StringVar(&cfg.holdfast, "holdfast", "", "the holdfast binary `holdfast diff` runs from (default: built from holdfast.dev/holdfast/cmd/holdfast)")
 	measure.ParseFlags(measure.AtLeast("clusters", 1), measure.AtLeast("servers", 1), measure.AtLeast("objects", 4),
 		measure.AtLeast("concurrency", 1), measure.AtLeast("rounds", 1), measure.AtLeast("diff-runs", 1))
@@ -217,6 +220,12 @@ func (b *bench) round(ctx context.Context, rev int) (*round, error) {
 
 	b.Counter.WaitQuiet(time.Second, time.Minute)
 	b.Counter.Reset()
+	var stopProfile func() error
+	if b.cfg.cpuProfile != "" && rev == 2 {
+		if stopProfile, err = measure.StartCPUProfile(b.cfg.cpuProfile); err != nil {
+			return nil, err
+		}
+	}
 	cpu0 = b.CPU()
 	changed := time.Now()
 	if err := b.ChangeTemplate(ctx, templateNamespace, setName, b.manifests(rev)); err != nil {
@@ -236,6 +245,11 @@ func (b *bench) round(ctx context.Context, rev int) (*round, error) {
 	}
 	r.summarised = time.Since(changed)
 	r.previewCPU = b.CPU().Minus(cpu0)
+	if stopProfile != nil {
+		if err := stopProfile(); err != nil {
+			return nil, err
+		}
+	}
 	r.requests = b.Counter.Reset()
 	fmt.Fprintf(os.Stderr, "revision %d: previewed in %s, summarised in %s\n", rev, r.preview.Round(time.Millisecond), r.summarised.Round(time.Millisecond))
 

@@ -11,6 +11,8 @@ import (
 	. "github.com/onsi/gomega"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/yaml"
@@ -19,6 +21,7 @@ import (
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/charts"
+	"holdfast.dev/holdfast/internal/controller/serviceset"
 )
 
 // installApprovalPolicy applies the chart's hub admission policy that stamps approvers
@@ -46,11 +49,11 @@ func installApprovalPolicy(t *testing.T) {
 	NewWithT(t).Expect(hub.Get(ctx, client.ObjectKey{Name: holdfastv1.ApprovalPolicyName}, &admissionv1.MutatingAdmissionPolicy{})).To(Succeed())
 }
 
-// hubAs is a hub client acting as user (an administrator).
-func hubAs(t *testing.T, user string) client.Client {
+// hubAs is a hub client acting as user, in groups.
+func hubAs(t *testing.T, user string, groups ...string) client.Client {
 	t.Helper()
 	cfg := rest.CopyConfig(fl.Hub.RESTConfig())
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: []string{"system:masters"}}
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: groups}
 	c, err := client.New(cfg, client.Options{Scheme: hub.Scheme()})
 	NewWithT(t).Expect(err).NotTo(HaveOccurred())
 	return c
@@ -178,7 +181,7 @@ func TestPreviewAndApproval(t *testing.T) {
 	})
 
 	t.Log("alice approves revision 3, naming mallory: the hub records alice")
-	alice := hubAs(t, "alice")
+	alice := hubAs(t, "alice", "system:masters")
 	eventually(t, func(g Gomega) {
 		m := &holdfastv1.MultiClusterService{}
 		g.Expect(alice.Get(ctx, client.ObjectKey{Name: name}, m)).To(Succeed())
@@ -206,4 +209,78 @@ func fleetEnv(t *testing.T, name string) string {
 	c := &holdfastv1.Cluster{}
 	NewWithT(t).Expect(hub.Get(context.Background(), clusterKey(name), c)).To(Succeed())
 	return c.Labels["env"]
+}
+
+// TestTenantApprovesItsServiceSet: a tenant's ServiceSet with approval Manual holds a template
+// change; the tenant, who may write only ServiceSets of their namespace, approves it on the
+// ServiceSet (naming someone else as approver): Holdfast carries the approval to the
+// MultiClusterService it runs as, which the tenant may not write, and records the tenant as the
+// approver, verified; the revision then deploys.
+func TestTenantApprovesItsServiceSet(t *testing.T) {
+	ctx := context.Background()
+	team, ns := objName(t, "team"), objName(t, "ns")
+	NewWithT(t).Expect(hub.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: team}})).To(Succeed())
+	t.Cleanup(func() { _ = hub.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: team}}) })
+	installApprovalPolicy(t)
+	tenantCluster(t, team, "edge", "cluster-1", map[string]string{"fleet": "sandbox"})
+	manifest := func(rev string) string {
+		return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: " + ns + "}\ndata: {rev: '" + rev + "'}\n"
+	}
+	tpl := &holdfastv1.ServiceTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: team, Name: "apps"}, Spec: holdfastv1.ServiceTemplateSpec{Inline: manifest("1")}}
+	NewWithT(t).Expect(hub.Create(ctx, tpl)).To(Succeed())
+	ss := &holdfastv1.ServiceSet{ObjectMeta: metav1.ObjectMeta{Namespace: team, Name: "apps"},
+		Spec: holdfastv1.MultiClusterServiceSpec{ClusterSelector: selectEnv(""), Rollout: &holdfastv1.RolloutStrategy{Approval: holdfastv1.ApprovalManual},
+			Services: []holdfastv1.Service{{Name: "web", Template: holdfastv1.TemplateReference{Namespace: team, Name: "apps"}, Namespace: ns}}}}
+	NewWithT(t).Expect(hub.Create(ctx, ss)).To(Succeed())
+	t.Cleanup(func() { _ = hub.Delete(ctx, ss) })
+	rollout := func(g Gomega) *holdfastv1.RolloutStatus {
+		got := &holdfastv1.ServiceSet{}
+		g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(ss), got)).To(Succeed())
+		g.Expect(got.Status.Rollout).NotTo(BeNil())
+		return got.Status.Rollout
+	}
+	eventually(t, func(g Gomega) {
+		g.Expect(getConfigMap(g, "cluster-1", ns, "settings").Data).To(HaveKeyWithValue("rev", "1"))
+		g.Expect(rollout(g).Phase).To(Equal(holdfastv1.RolloutComplete))
+	})
+
+	t.Log("A template change is held, previewed")
+	eventually(t, func(g Gomega) {
+		g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(tpl), tpl)).To(Succeed())
+		tpl.Spec.Inline = manifest("2")
+		g.Expect(hub.Update(ctx, tpl)).To(Succeed())
+	})
+	var held string
+	eventually(t, func(g Gomega) {
+		ro := rollout(g)
+		g.Expect(ro.Phase).To(Equal(holdfastv1.RolloutPreviewed))
+		g.Expect(ro.Preview.Changed).To(BeEquivalentTo(1))
+		held = ro.Revision
+	})
+
+	t.Log("tina, who may write only her namespace's ServiceSets, approves it there")
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: team, Name: "servicesets"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{holdfastv1.GroupVersion.Group}, Resources: []string{"servicesets"}, Verbs: []string{"get", "update", "patch"}}}}
+	NewWithT(t).Expect(hub.Create(ctx, role)).To(Succeed())
+	NewWithT(t).Expect(hub.Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: team, Name: "tina"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "tina"}}})).To(Succeed())
+	tina := hubAs(t, "tina")
+	mcs := &holdfastv1.MultiClusterService{}
+	NewWithT(t).Expect(apierrors.IsForbidden(tina.Get(ctx, client.ObjectKey{Name: serviceset.MultiClusterServiceName(team, "apps")}, mcs))).To(BeTrue(),
+		"the tenant cannot read the MultiClusterService it runs as")
+	eventually(t, func(g Gomega) {
+		got := &holdfastv1.ServiceSet{}
+		g.Expect(tina.Get(ctx, client.ObjectKeyFromObject(ss), got)).To(Succeed())
+		metav1.SetMetaDataAnnotation(&got.ObjectMeta, holdfastv1.RolloutApproveAnnotation, holdfastv1.ApproveValue(held, time.Now()))
+		metav1.SetMetaDataAnnotation(&got.ObjectMeta, holdfastv1.RolloutApprovedByAnnotation, "the-boss")
+		g.Expect(tina.Update(ctx, got)).To(Succeed())
+	})
+	eventually(t, func(g Gomega) {
+		ro := rollout(g)
+		g.Expect(ro.Approval).NotTo(BeNil())
+		g.Expect(ro.Approval.By).To(Equal("tina"))
+		g.Expect(ro.Approval.Verified).To(BeTrue())
+		g.Expect(getConfigMap(g, "cluster-1", ns, "settings").Data).To(HaveKeyWithValue("rev", "2"))
+	})
 }

@@ -103,8 +103,7 @@ func (r *Reconciler) current(ctx context.Context, ss *holdfastv1.ServiceSet) (*h
 
 // desired is the MultiClusterService the ServiceSet runs as: its spec, selecting only in the
 // ServiceSet's namespace, acting as the ServiceAccount the tenancy policy gives it, labelled with
-// that namespace (which package tenancy enforces on every use), and carrying its correction
-// requests.
+// that namespace (which package tenancy enforces on every use), and carrying its requests.
 func (r *Reconciler) desired(ss *holdfastv1.ServiceSet) *holdfastv1.MultiClusterService {
 	mcs := &holdfastv1.MultiClusterService{ObjectMeta: metav1.ObjectMeta{
 		Name: MultiClusterServiceName(ss.Namespace, ss.Name),
@@ -116,10 +115,22 @@ func (r *Reconciler) desired(ss *holdfastv1.ServiceSet) *holdfastv1.MultiCluster
 	mcs.Spec = *ss.Spec.DeepCopy()
 	mcs.Spec.ClusterSelector.Namespaces = []string{ss.Namespace}
 	mcs.Spec.ServiceAccount = r.Tenancy.ServiceAccount(ss)
-	if v, ok := ss.Annotations[holdfastv1.ReconcileRequestedAtAnnotation]; ok {
-		mcs.Annotations = map[string]string{holdfastv1.ReconcileRequestedAtAnnotation: v}
+	for _, k := range requests {
+		if v, ok := ss.Annotations[k]; ok {
+			metav1.SetMetaDataAnnotation(&mcs.ObjectMeta, k, v)
+		}
 	}
 	return mcs
+}
+
+// requests are the annotations a tenant sets on its ServiceSet to ask something of the
+// MultiClusterService it runs as, which tenants may not write: a correction, and its rollout's
+// resume, abort and approval (with the approver the hub's admission policy stamped on the
+// ServiceSet; the policy leaves the MultiClusterServices of ServiceSets alone, which only
+// Holdfast writes).
+var requests = []string{
+	holdfastv1.ReconcileRequestedAtAnnotation, holdfastv1.RolloutResumeAnnotation, holdfastv1.RolloutAbortAnnotation,
+	holdfastv1.RolloutApproveAnnotation, holdfastv1.RolloutApprovedByAnnotation,
 }
 
 // write creates the MultiClusterService or brings it in line with the ServiceSet.
@@ -138,11 +149,10 @@ func (r *Reconciler) write(ctx context.Context, s *scope, current, want *holdfas
 		updated.Labels = map[string]string{}
 	}
 	maps.Copy(updated.Labels, want.Labels)
-	if v, ok := want.Annotations[holdfastv1.ReconcileRequestedAtAnnotation]; ok {
-		if updated.Annotations == nil {
-			updated.Annotations = map[string]string{}
+	for _, k := range requests {
+		if v, ok := want.Annotations[k]; ok {
+			metav1.SetMetaDataAnnotation(&updated.ObjectMeta, k, v)
 		}
-		updated.Annotations[holdfastv1.ReconcileRequestedAtAnnotation] = v
 	}
 	if reflect.DeepEqual(updated.Spec, current.Spec) && reflect.DeepEqual(updated.Labels, current.Labels) &&
 		reflect.DeepEqual(updated.Annotations, current.Annotations) {

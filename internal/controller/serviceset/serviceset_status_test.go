@@ -2,6 +2,7 @@ package serviceset
 
 import (
 	"errors"
+	"maps"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,7 +14,8 @@ import (
 
 func TestDesiredKeepsToTheNamespace(t *testing.T) {
 	ss := &holdfastv1.ServiceSet{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "apps", Generation: 3,
-		Annotations: map[string]string{holdfastv1.ReconcileRequestedAtAnnotation: "now", "other": "x"}}}
+		Annotations: map[string]string{holdfastv1.ReconcileRequestedAtAnnotation: "now", "other": "x",
+			holdfastv1.RolloutApproveAnnotation: "r2 t", holdfastv1.RolloutApprovedByAnnotation: "tina", holdfastv1.RolloutResumeAnnotation: "t1"}}}
 	ss.Spec.ClusterSelector.MatchLabels = map[string]string{"env": "prod"}
 	mcs := (&Reconciler{}).desired(ss)
 	if mcs.Name != "team-a.apps" || tenancy.TenantOf(mcs) != "team-a" {
@@ -25,8 +27,10 @@ func TestDesiredKeepsToTheNamespace(t *testing.T) {
 	if mcs.Spec.ClusterSelector.MatchLabels["env"] != "prod" {
 		t.Errorf("label selector %v lost", mcs.Spec.ClusterSelector.LabelSelector)
 	}
-	if len(mcs.Annotations) != 1 || mcs.Annotations[holdfastv1.ReconcileRequestedAtAnnotation] != "now" {
-		t.Errorf("annotations %v, want only the correction request", mcs.Annotations)
+	want := map[string]string{holdfastv1.ReconcileRequestedAtAnnotation: "now",
+		holdfastv1.RolloutApproveAnnotation: "r2 t", holdfastv1.RolloutApprovedByAnnotation: "tina", holdfastv1.RolloutResumeAnnotation: "t1"}
+	if !maps.Equal(mcs.Annotations, want) {
+		t.Errorf("annotations %v, want only the requests %v", mcs.Annotations, want)
 	}
 	if ss.Spec.ClusterSelector.Namespaces != nil {
 		t.Error("desired changed the ServiceSet")
