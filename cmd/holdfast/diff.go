@@ -41,7 +41,8 @@ something would, 2 when a cluster refused the revision or on an error. Clusters 
 is not made yet, failed or cannot be made count for nothing (a warning on stderr says how many).`,
 		Example: `  holdfast diff platform
   holdfast diff platform --cluster holdfast-system/prod-eu-1
-  holdfast diff platform --exit-code -o json`,
+  holdfast diff platform --exit-code -o json
+  holdfast diff team-a/apps                     # a tenant's ServiceSet`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeServiceSetArg(&o.hub),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -66,9 +67,12 @@ func (o *diffOptions) run(cmd *cobra.Command, serviceSet string) (*fleetview.Pre
 	if ns != "" && cluster == "" {
 		return nil, fmt.Errorf("-n needs --cluster: diff shows a whole service set, or one of its clusters")
 	}
-	mcs, err := readServiceSet(cmd, &o.hub, serviceSet)
+	mcs, set, err := readServiceSet(cmd, &o.hub, serviceSet)
 	if err != nil {
 		return nil, err
+	}
+	if _, tenant := set.(*holdfastv1.ServiceSet); tenant && ns == "" {
+		ns = set.GetNamespace() // a ServiceSet's clusters are in its namespace
 	}
 	var doc fleetview.PreviewList
 	if cluster == "" {

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -12,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/controller/serviceset"
 	"holdfast.dev/holdfast/internal/fleetview"
 )
 
@@ -43,7 +46,7 @@ func newRolloutStatusCommand() *cobra.Command {
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeServiceSetArg(o),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			mcs, err := readServiceSet(cmd, o, args[0])
+			mcs, _, err := readServiceSet(cmd, o, args[0])
 			if err != nil {
 				return err
 			}
@@ -63,24 +66,24 @@ func newRolloutRequestCommand(verb, annotation, short string) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:               verb + " SERVICESET",
 		Short:             short,
-		Long:              short + ". Sets the annotation " + annotation + " of the MultiClusterService to the current time.",
-		Example:           "  holdfast rollout " + verb + " platform",
+		Long:              short + ". Sets the annotation " + annotation + " of the MultiClusterService (or of the ServiceSet, NAMESPACE/NAME) to the current time.",
+		Example:           "  holdfast rollout " + verb + " platform\n  holdfast rollout " + verb + " team-a/apps",
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeServiceSetArg(o),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			mcs, err := readServiceSet(cmd, o, args[0])
+			mcs, target, err := readServiceSet(cmd, o, args[0])
 			if err != nil {
 				return err
 			}
 			if mcs.Spec.Rollout == nil {
-				return fmt.Errorf("service set %s has no rollout (spec.rollout): there is nothing to %s", mcs.Name, verb)
+				return fmt.Errorf("service set %s has no rollout (spec.rollout): there is nothing to %s", args[0], verb)
 			}
 			token := time.Now().UTC().Format(time.RFC3339Nano)
-			if err := annotateServiceSet(cmd, o, mcs, annotation, token); err != nil {
+			if err := annotateServiceSet(cmd, o, target, annotation, token); err != nil {
 				return err
 			}
 			_, err = fmt.Fprintf(cmd.OutOrStdout(), "Asked service set %s to %s its rollout (%s=%s); see `holdfast rollout status %s`.\n",
-				mcs.Name, verb, annotation, token, mcs.Name)
+				args[0], verb, annotation, token, args[0])
 			return err
 		},
 	}
@@ -105,11 +108,11 @@ Previewing or Previewed), which then rolls out wave by wave: sets the annotation
 if that is the revision held, so that you approve the one ` + "`holdfast diff`" + ` showed you. Warns,
 and approves all the same, when not every cluster has previewed the revision, or one refused it.
 Any other phase is refused: there is nothing to approve.`,
-		Example:           "  holdfast diff platform\n  holdfast rollout approve platform --revision platform-6f1c9a2b7d",
+		Example:           "  holdfast diff platform\n  holdfast rollout approve platform --revision platform-6f1c9a2b7d\n  holdfast rollout approve team-a/apps   # a tenant's ServiceSet",
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeServiceSetArg(o),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			mcs, err := readServiceSet(cmd, o, args[0])
+			mcs, target, err := readServiceSet(cmd, o, args[0])
 			if err != nil {
 				return err
 			}
@@ -121,11 +124,11 @@ Any other phase is refused: there is nothing to approve.`,
 				fmt.Fprintf(cmd.ErrOrStderr(), "Warning: %s\n", w)
 			}
 			value := holdfastv1.ApproveValue(check.Revision, time.Now())
-			if err := annotateServiceSet(cmd, o, mcs, holdfastv1.RolloutApproveAnnotation, value); err != nil {
+			if err := annotateServiceSet(cmd, o, target, holdfastv1.RolloutApproveAnnotation, value); err != nil {
 				return err
 			}
 			_, err = fmt.Fprintf(cmd.OutOrStdout(), "Approved revision %s of %s (%s=%s); see `holdfast rollout status %s`.\n",
-				check.Revision, mcs.Name, holdfastv1.RolloutApproveAnnotation, value, mcs.Name)
+				check.Revision, args[0], holdfastv1.RolloutApproveAnnotation, value, args[0])
 			return err
 		},
 	}
@@ -153,9 +156,10 @@ func heldRevision(ctx context.Context, c client.Client, cmd *cobra.Command) ([]s
 	return []string{check.Revision}, nil
 }
 
-// annotateServiceSet sets annotation to value on mcs with a merge patch, with the hub's
-// credentials: the requests of `holdfast rollout`, each value handled once by the controller.
-func annotateServiceSet(cmd *cobra.Command, o *hubOptions, mcs *holdfastv1.MultiClusterService, annotation, value string) error {
+// annotateServiceSet sets annotation to value on target (the service set as readServiceSet
+// read it) with a merge patch, with the hub's credentials: the requests of `holdfast rollout`,
+// each value handled once by the controller.
+func annotateServiceSet(cmd *cobra.Command, o *hubOptions, target client.Object, annotation, value string) error {
 	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{annotation: value}}})
 	if err != nil {
 		return err
@@ -164,24 +168,52 @@ func annotateServiceSet(cmd *cobra.Command, o *hubOptions, mcs *holdfastv1.Multi
 	if err != nil {
 		return err
 	}
-	if err := c.Patch(cmd.Context(), mcs, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		return fmt.Errorf("setting %s on MultiClusterService %s: %w", annotation, mcs.Name, err)
+	if err := c.Patch(cmd.Context(), target, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return fmt.Errorf("setting %s on %s: %w", annotation, describeServiceSet(target), err)
 	}
 	return nil
 }
 
-// readServiceSet reads the MultiClusterService name from the hub.
-func readServiceSet(cmd *cobra.Command, o *hubOptions, name string) (*holdfastv1.MultiClusterService, error) {
+// readServiceSet reads a service set from the hub: the MultiClusterService name, or with
+// "NAMESPACE/NAME" the ServiceSet (a tenant's), seen as the MultiClusterService it runs as
+// (serviceSetView). It returns the view, and the object the requests of `holdfast rollout` are
+// written on: the MultiClusterService, or the ServiceSet (Holdfast carries them over).
+func readServiceSet(cmd *cobra.Command, o *hubOptions, name string) (*holdfastv1.MultiClusterService, client.Object, error) {
 	if err := o.validate(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	c, err := o.client()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	if namespace, set, ok := strings.Cut(name, "/"); ok {
+		ss := &holdfastv1.ServiceSet{}
+		if err := c.Get(cmd.Context(), client.ObjectKey{Namespace: namespace, Name: set}, ss); err != nil {
+			return nil, nil, fmt.Errorf("reading ServiceSet %s: %w", name, err)
+		}
+		return serviceSetView(ss), ss, nil
 	}
 	mcs := &holdfastv1.MultiClusterService{}
 	if err := c.Get(cmd.Context(), client.ObjectKey{Name: name}, mcs); err != nil {
-		return nil, fmt.Errorf("reading MultiClusterService %s: %w", name, err)
+		return nil, nil, fmt.Errorf("reading MultiClusterService %s: %w", name, err)
 	}
-	return mcs, nil
+	return mcs, mcs, nil
+}
+
+// serviceSetView is a ServiceSet as the MultiClusterService it runs as: its name
+// (status.multiClusterService), annotations, spec and status, which the ServiceSet copies.
+func serviceSetView(ss *holdfastv1.ServiceSet) *holdfastv1.MultiClusterService {
+	mcs := &holdfastv1.MultiClusterService{Spec: *ss.Spec.DeepCopy(), Status: *ss.Status.MultiClusterServiceStatus.DeepCopy()}
+	mcs.Name = cmp.Or(ss.Status.MultiClusterService, serviceset.MultiClusterServiceName(ss.Namespace, ss.Name))
+	mcs.Annotations, mcs.Generation = ss.Annotations, ss.Generation
+	mcs.Spec.ClusterSelector.Namespaces = []string{ss.Namespace}
+	return mcs
+}
+
+// describeServiceSet names a service set's object for messages.
+func describeServiceSet(obj client.Object) string {
+	if ss, ok := obj.(*holdfastv1.ServiceSet); ok {
+		return "ServiceSet " + ss.Namespace + "/" + ss.Name
+	}
+	return "MultiClusterService " + obj.GetName()
 }
