@@ -44,15 +44,14 @@ func (r *Reconciler) previewIfWanted(ctx context.Context, s *scope) {
 }
 
 // preview previews the revision the status object is asked to (previewRequest) on the cluster,
-// changing nothing: it takes the
-// revision's services as rendered for the cluster (its values and overrides; in a Pull cluster's
-// agent, as the hub published them), has the cluster's API server dry-run apply them
-// (server-side: defaulting, validation, admission, quota), diffs each result with the live
-// object (Secret values masked, as drift records are), and lists what pruning and the withdrawal
-// of services the revision no longer has would delete. An object the cluster refuses, or a
-// service that cannot be rendered, is a result (Refused), not a failure of the reconcile. The
-// preview goes to status.preview with the reconcile's one status patch. On the hub, a Pull
-// cluster's preview is its agent's: the hub publishes the revision (publishPreview).
+// changing nothing: it takes the revision's services as rendered for the cluster (its values and
+// overrides; in a Pull cluster's agent, as the hub published them), has the cluster's API server
+// dry-run apply them (server-side: defaulting, validation, admission, quota), diffs each result
+// with the live object (Secret values masked, as drift records are), and lists what pruning and
+// the withdrawal of services the revision no longer has would delete. An object the cluster
+// refuses, or a service that cannot be rendered, is a result (Refused), not a failure of the
+// reconcile. The preview goes to status.preview with the reconcile's one status patch. On the
+// hub, a Pull cluster's preview is its agent's: the hub publishes the revision (publishPreview).
 func (r *Reconciler) preview(ctx context.Context, s *scope) {
 	request := r.previewRequest(s)
 	rev := holdfastv1.RevisionOf(request)
