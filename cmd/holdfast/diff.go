@@ -1,10 +1,14 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/fleetview"
@@ -22,6 +26,8 @@ type diffOptions struct {
 	hub      hubOptions
 	cluster  clusterFlags
 	exitCode bool
+	// wait is how long to wait for the preview to be complete (phase Previewed) first.
+	wait time.Duration
 }
 
 func newDiffCommand() *cobra.Command {
@@ -38,15 +44,28 @@ object and every changed field. Secret values are never shown.
 
 With --exit-code it exits 0 when nothing would change on the clusters previewed, 1 when
 something would, 2 when a cluster refused the revision or on an error. Clusters whose preview
-is not made yet, failed or cannot be made count for nothing (a warning on stderr says how many).`,
+is not made yet, failed or cannot be made count for nothing (a warning on stderr says how many).
+With --wait, diff first waits (at most that long) until every cluster has previewed the revision
+(phase Previewed), as a pipeline that changed a template and gates on the preview needs; if the
+wait ends first, it prints what is there, and --exit-code exits 2.`,
 		Example: `  holdfast diff platform
   holdfast diff platform --cluster holdfast-system/prod-eu-1
   holdfast diff platform --exit-code -o json
+  holdfast diff platform --wait 5m --exit-code    # in a pipeline, after changing a template
   holdfast diff team-a/apps                     # a tenant's ServiceSet`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeServiceSetArg(&o.hub),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			var incomplete error
+			if o.wait > 0 {
+				if incomplete = o.waitPreviewed(cmd, args[0]); incomplete != nil && !errors.Is(incomplete, errPreviewIncomplete) {
+					return diffResult(nil, incomplete, o.exitCode, cmd.ErrOrStderr())
+				}
+			}
 			v, err := o.run(cmd, args[0])
+			if err == nil && incomplete != nil && o.exitCode {
+				return &exitError{code: 2, err: incomplete}
+			}
 			return diffResult(v, err, o.exitCode, cmd.ErrOrStderr())
 		},
 	}
@@ -55,7 +74,34 @@ is not made yet, failed or cannot be made count for nothing (a warning on stderr
 	registerFlagCompletions(cmd, &o.hub)
 	cmd.Flags().BoolVar(&o.exitCode, "exit-code", false,
 		"exit 0 when nothing would change, 1 when something would, 2 when a cluster refused the revision or on an error")
+	cmd.Flags().DurationVar(&o.wait, "wait", 0, "wait at most this long until every cluster has previewed the revision (phase Previewed)")
 	return cmd
+}
+
+// errPreviewIncomplete: --wait ended before every cluster had previewed the revision.
+var errPreviewIncomplete = errors.New("the preview is not complete")
+
+// waitPreviewed waits, at most o.wait, until serviceSet's rollout is Previewed with its summary
+// of the revision it holds, reading it every second; it returns errPreviewIncomplete if the wait
+// ends first. A rollout that holds nothing ends the wait at once: diff then says why.
+func (o *diffOptions) waitPreviewed(cmd *cobra.Command, serviceSet string) error {
+	previewed := func(ctx context.Context) (bool, error) {
+		mcs, _, err := readServiceSet(cmd, &o.hub, serviceSet)
+		if err != nil {
+			return false, err
+		}
+		ro := mcs.Status.Rollout
+		if ro == nil || !ro.Phase.AwaitsApproval() {
+			return true, nil
+		}
+		return ro.Phase == holdfastv1.RolloutPreviewed && ro.Preview != nil && ro.Preview.Revision == ro.Revision, nil
+	}
+	err := wait.PollUntilContextTimeout(cmd.Context(), time.Second, o.wait, true, previewed)
+	if wait.Interrupted(err) {
+		fmt.Fprintf(cmd.ErrOrStderr(), "Warning: waited %s and not every cluster has previewed the revision yet\n", o.wait)
+		return errPreviewIncomplete
+	}
+	return err
 }
 
 // run prints the preview of serviceSet, or of one of its clusters, and returns it.

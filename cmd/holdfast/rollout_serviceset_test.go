@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -59,4 +60,37 @@ func TestRolloutVerbsOnATenantsServiceSet(t *testing.T) {
 	if out := cli.run(t, "rollout", "status", "team-a/apps"); !strings.Contains(out, "Previewed") {
 		t.Errorf("rollout status team-a/apps:\n%s", out)
 	}
+
+	t.Log("diff --wait: waits for the preview to be complete; gives up with exit 2 when it is not")
+	ss = got
+	ss.Status.Rollout.Phase, ss.Status.Rollout.Preview.Previewed = holdfastv1.RolloutPreviewing, 0
+	if err := c.Status().Update(ctx, ss); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := cli.exec("diff", "team-a/apps", "--wait", "1500ms", "--exit-code"); exitCodeOf(err) != 2 || !strings.Contains(out, "not every cluster has previewed") {
+		t.Errorf("diff --wait while Previewing: exit %d (%v), want 2:\n%s", exitCodeOf(err), err, out)
+	}
+	waiting := cli.start("diff", "team-a/apps", "--wait", "30s", "--exit-code")
+	time.Sleep(1500 * time.Millisecond)
+	ss.Status.Rollout.Phase, ss.Status.Rollout.Preview.Previewed = holdfastv1.RolloutPreviewed, 1
+	if err := c.Status().Update(ctx, ss); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case res := <-waiting:
+		if exitCodeOf(res.err) != 1 || !strings.Contains(res.out, "previewed on 1 of 1") {
+			t.Errorf("diff --wait once Previewed: exit %d (%v), want 1 (changes):\n%s", exitCodeOf(res.err), res.err, res.out)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("diff --wait did not end once the preview was complete")
+	}
+}
+
+// exitCodeOf is the process's exit code for err, 0 for nil (exitCode).
+func exitCodeOf(err error) int {
+	if err == nil {
+		return 0
+	}
+	code, _ := exitCode(err)
+	return code
 }
