@@ -145,9 +145,9 @@ func heldRevision(ctx context.Context, c client.Client, cmd *cobra.Command) ([]s
 	if name == "" {
 		return nil, nil
 	}
-	mcs := &holdfastv1.MultiClusterService{}
-	if err := c.Get(ctx, client.ObjectKey{Name: name}, mcs); err != nil {
-		return nil, fmt.Errorf("reading MultiClusterService %s: %w", name, err)
+	mcs, _, err := getServiceSet(ctx, c, name)
+	if err != nil {
+		return nil, err
 	}
 	check, err := fleetview.CheckApproval(mcs, "")
 	if err != nil {
@@ -174,10 +174,7 @@ func annotateServiceSet(cmd *cobra.Command, o *hubOptions, target client.Object,
 	return nil
 }
 
-// readServiceSet reads a service set from the hub: the MultiClusterService name, or with
-// "NAMESPACE/NAME" the ServiceSet (a tenant's), seen as the MultiClusterService it runs as
-// (serviceSetView). It returns the view, and the object the requests of `holdfast rollout` are
-// written on: the MultiClusterService, or the ServiceSet (Holdfast carries them over).
+// readServiceSet reads a service set from the hub with o's client (getServiceSet).
 func readServiceSet(cmd *cobra.Command, o *hubOptions, name string) (*holdfastv1.MultiClusterService, client.Object, error) {
 	if err := o.validate(); err != nil {
 		return nil, nil, err
@@ -186,15 +183,23 @@ func readServiceSet(cmd *cobra.Command, o *hubOptions, name string) (*holdfastv1
 	if err != nil {
 		return nil, nil, err
 	}
+	return getServiceSet(cmd.Context(), c, name)
+}
+
+// getServiceSet reads a service set: the MultiClusterService name, or with "NAMESPACE/NAME" the
+// ServiceSet (a tenant's), seen as the MultiClusterService it runs as (serviceSetView). It
+// returns the view, and the object the requests of `holdfast rollout` are written on: the
+// MultiClusterService, or the ServiceSet (Holdfast carries them over).
+func getServiceSet(ctx context.Context, c client.Client, name string) (*holdfastv1.MultiClusterService, client.Object, error) {
 	if namespace, set, ok := strings.Cut(name, "/"); ok {
 		ss := &holdfastv1.ServiceSet{}
-		if err := c.Get(cmd.Context(), client.ObjectKey{Namespace: namespace, Name: set}, ss); err != nil {
+		if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: set}, ss); err != nil {
 			return nil, nil, fmt.Errorf("reading ServiceSet %s: %w", name, err)
 		}
 		return serviceSetView(ss), ss, nil
 	}
 	mcs := &holdfastv1.MultiClusterService{}
-	if err := c.Get(cmd.Context(), client.ObjectKey{Name: name}, mcs); err != nil {
+	if err := c.Get(ctx, client.ObjectKey{Name: name}, mcs); err != nil {
 		return nil, nil, fmt.Errorf("reading MultiClusterService %s: %w", name, err)
 	}
 	return mcs, mcs, nil

@@ -43,7 +43,8 @@ func (w *Works) Work(ctx context.Context, css *holdfastv1.ClusterServiceStatus) 
 }
 
 // PreviewWork implements clusterservicestatus.Works: the work of the revision css is to preview,
-// checked as Work's, and against the revision of its preview request. It is not kept: each revision is previewed once.
+// checked as Work's, and against the revision of its preview request. It is not kept: each
+// revision is previewed once.
 func (w *Works) PreviewWork(ctx context.Context, css *holdfastv1.ClusterServiceStatus) (*work.Work, error) {
 	wk, err := w.read(ctx, css, previewed)
 	if err != nil {
@@ -76,8 +77,10 @@ func (w *Works) read(ctx context.Context, css *holdfastv1.ClusterServiceStatus, 
 		return nil, clusterservicestatus.ErrNoWork
 	}
 	key := client.ObjectKeyFromObject(css)
-	if kept := w.keptWork(key, digest); names.keep && kept != nil {
-		return kept, nil
+	if names.keep {
+		if kept := w.keptWork(key, digest); kept != nil {
+			return kept, nil
+		}
 	}
 	parts, err := w.parts(ctx, css, names)
 	if err != nil {

@@ -41,27 +41,21 @@ func approve(st *holdfastv1.RolloutStatus, in Input) bool {
 // hold keeps a revision waiting for approval: every cluster keeps the revision it has (one that
 // has none gets the stable revision) and previews the held one (PreviewRequest, which the
 // status objects read from the service set's status). The phase is Previewed once every cluster
-// recorded its preview for this hold.
-func hold(st holdfastv1.RolloutStatus, in Input) (holdfastv1.RolloutStatus, map[string]string) {
+// recorded its preview for this hold, as the summary counts them.
+func hold(st holdfastv1.RolloutStatus, in Input, waves []Wave) (holdfastv1.RolloutStatus, map[string]string) {
 	assign := make(map[string]string, len(in.Clusters))
-	st.Phase = holdfastv1.RolloutPreviewing
-	request := holdfastv1.PreviewRequest(&st)
-	done := 0
 	for _, c := range in.Clusters {
 		assign[c.Key] = st.StableRevision
 		if c.Status != nil && c.Status.Spec.Revision != "" {
 			assign[c.Key] = c.Status.Spec.Revision
 		}
-		if Previewed(c.Status, request) {
-			done++
-		}
 	}
-	st.Preview = Summarize(request, in.Clusters)
-	if done == len(in.Clusters) {
+	st.Phase = holdfastv1.RolloutPreviewing
+	st.Preview = Summarize(holdfastv1.PreviewRequest(&st), in.Clusters)
+	if st.Preview.Previewed == st.Preview.Clusters {
 		st.Phase = holdfastv1.RolloutPreviewed
 	}
 	st.FailedClusters, st.Failures, st.WaveHealthyTime, st.CompletionTime = nil, 0, nil, nil
-	waves, _ := Waves(in.Strategy, in.Clusters)
 	st.Waves = waveStatuses(waves, in.Clusters, assign, make([]state, len(in.Clusters)), st.Revision)
 	return st, assign
 }

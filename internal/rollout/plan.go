@@ -110,7 +110,7 @@ func Make(in Input) (Plan, error) {
 		st.Phase = holdfastv1.RolloutProgressing // approval was switched off
 	}
 	if st.Phase.AwaitsApproval() && !approve(&st, in) {
-		p.Status, p.Assign = hold(st, in)
+		p.Status, p.Assign = hold(st, in, waves)
 		return p, nil
 	}
 
@@ -243,11 +243,8 @@ func failures(clusters []Cluster, states []state, ready []*metav1.Condition, pre
 		if states[i] != failed {
 			continue
 		}
-		msg := ready[i].Message
-		if len(msg) > maxFailureMessage {
-			msg = msg[:maxFailureMessage] + "…"
-		}
-		f := holdfastv1.RolloutFailure{Cluster: c.Key, Reason: ready[i].Reason, Message: msg, Resumed: resumed || wasResumed[c.Key]}
+		f := holdfastv1.RolloutFailure{Cluster: c.Key, Reason: ready[i].Reason, Message: cut(ready[i].Message, maxFailureMessage),
+			Resumed: resumed || wasResumed[c.Key]}
 		if !f.Resumed {
 			count++
 		}

@@ -169,6 +169,7 @@ func cutLines(lines []string, n, width int) []string {
 	return out
 }
 
+// cut keeps at most n bytes of s, on a rune boundary, marking the cut with "…".
 func cut(s string, n int) string {
 	if len(s) <= n {
 		return s

@@ -38,10 +38,10 @@ import (
 
 // SetupWithManager registers the controller and its watches; it needs package index's
 // indexes. Every change that can alter what a cluster should hold brings its status objects
-// back: the MultiClusterService (and its rollout asking for a preview), its templates and their ConfigMaps and Secrets, the
-// Cluster's labels, annotations and connection, and its link recovering (fleet.OnRecovered);
-// and a service of another service set its services depend on becoming ready, or no longer,
-// on its cluster (dependentsOnCluster).
+// back: the MultiClusterService (and its rollout asking for a preview), its templates and their
+// ConfigMaps and Secrets, the Cluster's labels, annotations and connection, and its link
+// recovering (fleet.OnRecovered); and a service of another service set its services depend on
+// becoming ready, or no longer, on its cluster (dependentsOnCluster).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	opts = r.setup(opts)
 	b := ctrl.NewControllerManagedBy(mgr).

@@ -126,11 +126,9 @@ func (r *Reconciler) previewDeclarations(ctx context.Context, s *scope, rev stri
 	if err != nil {
 		return nil, nil, err
 	}
-	mcs := s.mcs.DeepCopy()
-	mcs.Spec.Services = w.Spec.Services
-	ps := &scope{mcs: mcs, work: w, now: s.now, cluster: s.cluster, conn: s.conn, ownWrites: s.ownWrites}
+	ps := &scope{mcs: withServices(s.mcs, w.Spec.Services), work: w, now: s.now, cluster: s.cluster, conn: s.conn, ownWrites: s.ownWrites}
 	var out []renderedService
-	for _, svc := range mcs.Spec.Services {
+	for _, svc := range ps.mcs.Spec.Services {
 		if !svc.Disabled {
 			rs, _ := ps.workDeclaration(svc)
 			out = append(out, rs)
@@ -145,9 +143,7 @@ func (r *Reconciler) previewDeclarations(ctx context.Context, s *scope, rev stri
 // as changes) nor the declarations drift is judged against. It returns the scope of the service
 // set with the revision's services.
 func (r *Reconciler) renderRevision(ctx context.Context, s *scope, snap *rollout.Snapshot) (*scope, []renderedService) {
-	mcs := s.mcs.DeepCopy()
-	mcs.Spec.Services = snap.Services
-	ps := &scope{css: s.css, mcs: mcs, revision: snap, now: s.now, cluster: s.cluster, conn: s.conn, ownWrites: s.ownWrites}
+	ps := &scope{css: s.css, mcs: withServices(s.mcs, snap.Services), revision: snap, now: s.now, cluster: s.cluster, conn: s.conn, ownWrites: s.ownWrites}
 	kept := r.renderings().Open(s.css)
 	var out []renderedService
 	for _, svc := range snap.Services {

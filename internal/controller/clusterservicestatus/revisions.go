@@ -51,9 +51,15 @@ func (r *Reconciler) loadRevision(ctx context.Context, s *scope) {
 		s.revisionProblem = prob
 		return
 	}
-	mcs := s.mcs.DeepCopy()
-	mcs.Spec.Services = snap.Services
-	s.mcs, s.revision = mcs, snap
+	s.mcs, s.revision = withServices(s.mcs, snap.Services), snap
+}
+
+// withServices is a copy of the service set mcs declaring services: those of a revision, or of
+// a published work.
+func withServices(mcs *holdfastv1.MultiClusterService, services []holdfastv1.Service) *holdfastv1.MultiClusterService {
+	c := mcs.DeepCopy()
+	c.Spec.Services = services
+	return c
 }
 
 // readRevision reads, verifies and admits the revision name of the scope's service set, from

@@ -149,10 +149,11 @@ func (r *Reconciler) write(ctx context.Context, s *scope, current, want *holdfas
 		updated.Labels = map[string]string{}
 	}
 	maps.Copy(updated.Labels, want.Labels)
-	for _, k := range requests {
-		if v, ok := want.Annotations[k]; ok {
-			metav1.SetMetaDataAnnotation(&updated.ObjectMeta, k, v)
+	if len(want.Annotations) > 0 { // the requests (desired), set or changed, never removed
+		if updated.Annotations == nil {
+			updated.Annotations = map[string]string{}
 		}
+		maps.Copy(updated.Annotations, want.Annotations)
 	}
 	if reflect.DeepEqual(updated.Spec, current.Spec) && reflect.DeepEqual(updated.Labels, current.Labels) &&
 		reflect.DeepEqual(updated.Annotations, current.Annotations) {
