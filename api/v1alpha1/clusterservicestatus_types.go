@@ -297,6 +297,11 @@ type ClusterServiceStatusSpec struct {
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	Revision string `json:"revision,omitempty"`
+	// Held, set by the MultiClusterService's rollout on a cluster that only the revision
+	// waiting for approval selects (a changed cluster selector), deploys nothing: the cluster
+	// previews the revision, and is given it once it is approved.
+	// +optional
+	Held bool `json:"held,omitempty"`
 }
 
 // ClusterServiceStatusInitialization reports one-way milestones.

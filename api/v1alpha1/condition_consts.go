@@ -204,6 +204,11 @@ const (
 	InventoryIncompleteReason = "InventoryIncomplete"
 	// DeletingReason: the object is being deleted and its services withdrawn.
 	DeletingReason = "Deleting"
+	// AwaitingApprovalReason: the service set's new revision waits for approval
+	// (spec.rollout.approval Manual); on a status object, only that revision selects its
+	// Cluster (a changed cluster selector, spec.held): nothing is deployed there until it is
+	// approved, and the cluster previews it.
+	AwaitingApprovalReason = "AwaitingApproval"
 	// NotSelectedReason: the MultiClusterService does not select the status object's Cluster
 	// (its labels, or the tenancy policy: see package tenancy); nothing is deployed.
 	NotSelectedReason = "NotSelected"

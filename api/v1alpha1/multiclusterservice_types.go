@@ -463,6 +463,13 @@ type RolloutStatus struct {
 	// Approval records who approved Revision, when, and the preview they saw.
 	// +optional
 	Approval *RolloutApproval `json:"approval,omitempty"`
+	// ClusterSelector is the cluster selector in force: the service set's, as it was when the
+	// rollout last went ahead. While a revision with another selector waits for approval,
+	// clusters only this one selects keep what they have, and clusters only the new one
+	// selects deploy nothing (spec.held on their status object) and preview what they would
+	// gain; approved, the new selector is in force.
+	// +optional
+	ClusterSelector *ClusterSelector `json:"clusterSelector,omitempty"`
 }
 
 // RolloutWaveStatus is one wave's progress.

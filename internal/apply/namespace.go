@@ -14,10 +14,12 @@ import (
 
 // ensureNamespace creates Options.EnsureNamespace when the cluster does not have it, unless
 // desired declares that Namespace itself (it is then applied, and handled, like any object). A
-// failure is only logged: the objects in it then fail with the API server's reason.
+// failure is only logged: the objects in it then fail with the API server's reason. A dry run
+// creates nothing: the objects in a namespace the apply would create are reported as created,
+// unvalidated (dryRunOne), as those in a Namespace the set declares.
 func (r *run) ensureNamespace(ctx context.Context, desired []*unstructured.Unstructured) {
 	name := r.opts.EnsureNamespace
-	if name == "" || r.opts.DryRun {
+	if name == "" {
 		return
 	}
 	for _, d := range desired {
@@ -30,6 +32,10 @@ func (r *run) ensureNamespace(ctx context.Context, desired []*unstructured.Unstr
 	ns := &unstructured.Unstructured{}
 	ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
 	err := r.a.client.Get(ctx, client.ObjectKey{Name: name}, ns)
+	if apierrors.IsNotFound(err) && r.opts.DryRun {
+		r.newNamespaces[name] = true // before any object is handled: no lock needed
+		return
+	}
 	if apierrors.IsNotFound(err) {
 		err = client.IgnoreAlreadyExists(r.a.client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}))
 		if err == nil {

@@ -39,15 +39,20 @@ func approve(st *holdfastv1.RolloutStatus, in Input) bool {
 }
 
 // hold keeps a revision waiting for approval: every cluster keeps the revision it has (one that
-// has none gets the stable revision) and previews the held one (PreviewRequest, which the
-// status objects read from the service set's status). The phase is Previewed once every cluster
-// recorded its preview for this hold, as the summary counts them.
+// has none gets the stable revision, or is held if only the held revision's selector selects
+// it) and previews the held one (PreviewRequest, which the status objects read from the service
+// set's status). The phase is Previewed once every cluster recorded its preview for this hold,
+// as the summary counts them.
 func hold(st holdfastv1.RolloutStatus, in Input, waves []Wave) (holdfastv1.RolloutStatus, map[string]string) {
 	assign := make(map[string]string, len(in.Clusters))
 	for _, c := range in.Clusters {
-		assign[c.Key] = st.StableRevision
-		if c.Status != nil && c.Status.Spec.Revision != "" {
+		switch {
+		case c.Status != nil && c.Status.Spec.Revision != "":
 			assign[c.Key] = c.Status.Spec.Revision
+		case c.Membership == Joining:
+			assign[c.Key] = ""
+		default:
+			assign[c.Key] = st.StableRevision
 		}
 	}
 	st.Phase = holdfastv1.RolloutPreviewing

@@ -123,3 +123,61 @@ func TestApprovalSwitchedOffReleasesTheRevision(t *testing.T) {
 		t.Fatalf("approval off: %s, want r2 everywhere (one wave)", got)
 	}
 }
+
+// TestSelectorChangeHeldForApproval: with approval Manual a revision that changes which clusters
+// are selected holds them too: a cluster only it selects is held (no revision, nothing deployed),
+// one it no longer selects keeps its revision, and the selector in force stays the old one; once
+// approved, the leaving cluster is dropped, the joining one is given the revision, and the new
+// selector is in force.
+func TestSelectorChangeHeldForApproval(t *testing.T) {
+	old := holdfastv1.ClusterSelector{}
+	old.MatchLabels = map[string]string{"env": "prod"}
+	declared := holdfastv1.ClusterSelector{}
+	declared.MatchLabels = map[string]string{"team": "a"}
+	strategy := holdfastv1.RolloutStrategy{Approval: holdfastv1.ApprovalManual}
+	staying := Cluster{Key: "ns/staying", Status: &holdfastv1.ClusterServiceStatus{}}
+	leaving := Cluster{Key: "ns/leaving", Status: &holdfastv1.ClusterServiceStatus{}}
+	staying.Status.Spec.Revision, leaving.Status.Spec.Revision = "r1", "r1"
+	first, err := Make(Input{Strategy: strategy, Revision: "r1", Selector: old, Clusters: []Cluster{staying, leaving}, Now: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sel := first.Status.ClusterSelector; sel == nil || sel.MatchLabels["env"] != "prod" {
+		t.Fatalf("first revision: selector in force %+v, want env=prod", sel)
+	}
+
+	leaving.Membership = Leaving
+	joining := Cluster{Key: "ns/joining", Membership: Joining}
+	clusters := []Cluster{staying, leaving, joining}
+	held, err := Make(Input{Strategy: strategy, Previous: &first.Status, Revision: "r2", Selector: declared, Clusters: clusters, Now: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if held.Status.Phase != holdfastv1.RolloutPreviewing || held.Status.ClusterSelector.MatchLabels["env"] != "prod" {
+		t.Fatalf("held: phase %s, selector in force %+v; want Previewing, env=prod", held.Status.Phase, held.Status.ClusterSelector)
+	}
+	if rev, ok := held.Assign["ns/joining"]; !ok || rev != "" {
+		t.Fatalf("held: joining cluster assigned %q (kept %v), want held (\"\")", rev, ok)
+	}
+	if held.Assign["ns/leaving"] != "r1" || held.Assign["ns/staying"] != "r1" {
+		t.Fatalf("held: %v, want the leaving and staying clusters kept on r1", held.Assign)
+	}
+	if held.Status.Preview == nil || held.Status.Preview.Clusters != 3 {
+		t.Fatalf("held: preview %+v, want all three clusters asked", held.Status.Preview)
+	}
+
+	joining.Status = &holdfastv1.ClusterServiceStatus{}
+	joining.Status.Spec.Held = true
+	clusters[2] = joining
+	approved, err := Make(Input{Strategy: strategy, Previous: &held.Status, Revision: "r2", Selector: declared, Clusters: clusters,
+		Approval: &Approval{Value: holdfastv1.ApproveValue("r2", time.Now()), By: "alice"}, Now: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := approved.Assign["ns/leaving"]; ok {
+		t.Fatalf("approved: leaving cluster still assigned %v", approved.Assign)
+	}
+	if approved.Assign["ns/joining"] != "r2" || approved.Status.ClusterSelector.MatchLabels["team"] != "a" {
+		t.Fatalf("approved: %v, selector in force %+v; want the joining cluster on r2, team=a in force", approved.Assign, approved.Status.ClusterSelector)
+	}
+}

@@ -21,6 +21,10 @@ type Cluster struct {
 	Labels map[string]string
 	// Status is its ClusterServiceStatus, nil when there is none yet.
 	Status *holdfastv1.ClusterServiceStatus
+	// Membership is how the service set selects it (Selection): a Joining cluster that has no
+	// revision is held while the revision that selects it waits for approval; a Leaving one
+	// keeps its revision while it waits, and is dropped once the rollout goes ahead.
+	Membership Membership
 }
 
 // Input is what a plan is made from.
@@ -28,8 +32,10 @@ type Input struct {
 	Strategy holdfastv1.RolloutStrategy
 	// Previous is status.rollout as it was; nil before the first revision.
 	Previous *holdfastv1.RolloutStatus
-	// Revision is the revision of the services as they are declared now.
+	// Revision is the revision of the services as they are declared now, and Selector the
+	// cluster selector declared now, in force once the rollout goes ahead.
 	Revision string
+	Selector holdfastv1.ClusterSelector
 	Clusters []Cluster
 	// Resume and Abort are the values of the rollout annotations ("" when absent).
 	Resume, Abort string
@@ -39,9 +45,10 @@ type Input struct {
 	Now      time.Time
 }
 
-// Plan is the decision: the rollout status, the revision of every cluster (by key), and how soon
-// to look again when only time moves the rollout (a pause between waves), 0 when the status
-// objects' changes do.
+// Plan is the decision: the rollout status, the revision of every cluster that keeps a status
+// object (by key; "" for one held: it deploys nothing until a revision waiting for approval is
+// approved), and how soon to look again when only time moves the rollout (a pause between
+// waves), 0 when the status objects' changes do.
 type Plan struct {
 	Status  holdfastv1.RolloutStatus
 	Assign  map[string]string
@@ -68,10 +75,6 @@ const (
 func Make(in Input) (Plan, error) {
 	now := metav1.NewTime(in.Now)
 	p := Plan{Assign: make(map[string]string, len(in.Clusters))}
-	waves, err := Waves(in.Strategy, in.Clusters)
-	if err != nil {
-		return p, err
-	}
 	var st holdfastv1.RolloutStatus
 	if in.Previous != nil {
 		st = *in.Previous.DeepCopy()
@@ -79,7 +82,7 @@ func Make(in Input) (Plan, error) {
 	switch {
 	case st.Revision == "":
 		st = holdfastv1.RolloutStatus{Revision: in.Revision, StableRevision: in.Revision, Phase: holdfastv1.RolloutComplete,
-			StartTime: &now, CompletionTime: &now}
+			StartTime: &now, CompletionTime: &now, ClusterSelector: in.Selector.DeepCopy()}
 	case st.Revision != in.Revision:
 		stable := st.StableRevision
 		if st.Phase == holdfastv1.RolloutComplete {
@@ -87,7 +90,7 @@ func Make(in Input) (Plan, error) {
 		}
 		st = holdfastv1.RolloutStatus{Revision: in.Revision, StableRevision: stable, Phase: holdfastv1.RolloutProgressing,
 			StartTime: &now, LastHandledResume: st.LastHandledResume, LastHandledAbort: st.LastHandledAbort,
-			LastHandledApprove: st.LastHandledApprove}
+			LastHandledApprove: st.LastHandledApprove, ClusterSelector: st.ClusterSelector}
 		if in.Strategy.Approval == holdfastv1.ApprovalManual {
 			st.Phase = holdfastv1.RolloutPreviewing
 		}
@@ -109,7 +112,16 @@ func Make(in Input) (Plan, error) {
 	if st.Phase.AwaitsApproval() && in.Strategy.Approval != holdfastv1.ApprovalManual {
 		st.Phase = holdfastv1.RolloutProgressing // approval was switched off
 	}
-	if st.Phase.AwaitsApproval() && !approve(&st, in) {
+	held := st.Phase.AwaitsApproval() && !approve(&st, in)
+	if !held {
+		st.ClusterSelector = in.Selector.DeepCopy()
+		in.Clusters = staying(in.Clusters)
+	}
+	waves, err := Waves(in.Strategy, in.Clusters)
+	if err != nil {
+		return p, err
+	}
+	if held {
 		p.Status, p.Assign = hold(st, in, waves)
 		return p, nil
 	}
@@ -309,4 +321,16 @@ func pauseOf(s holdfastv1.RolloutStrategy) time.Duration {
 		return 0
 	}
 	return s.PauseBetweenWaves.Duration
+}
+
+// staying are the clusters but those leaving: once the rollout goes ahead, the selector declared
+// is in force.
+func staying(clusters []Cluster) []Cluster {
+	out := clusters[:0:0]
+	for _, c := range clusters {
+		if c.Membership != Leaving {
+			out = append(out, c)
+		}
+	}
+	return out
 }

@@ -228,7 +228,7 @@ func TestRevisionNames(t *testing.T) {
 	tpl.Namespace, tpl.Name = "t", "web"
 	name := func(tpl *holdfastv1.ServiceTemplate) string {
 		t.Helper()
-		s, err := NewSnapshot(svc, map[string]*holdfastv1.ServiceTemplate{"t/web": tpl})
+		s, err := NewSnapshot(svc, holdfastv1.ClusterSelector{}, map[string]*holdfastv1.ServiceTemplate{"t/web": tpl})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -254,7 +254,7 @@ func TestRevisionNames(t *testing.T) {
 			t.Errorf("%s did not change the revision %s", what, first)
 		}
 	}
-	if _, err := NewSnapshot(svc, nil); err == nil || !strings.Contains(err.Error(), `service "web": ServiceTemplate t/web not found`) {
+	if _, err := NewSnapshot(svc, holdfastv1.ClusterSelector{}, nil); err == nil || !strings.Contains(err.Error(), `service "web": ServiceTemplate t/web not found`) {
 		t.Errorf("missing template: %v", err)
 	}
 }

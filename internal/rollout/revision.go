@@ -15,11 +15,14 @@ import (
 	"holdfast.dev/holdfast/internal/naming"
 )
 
-// Snapshot is what a revision holds: the services, and each ServiceTemplate they use (its spec,
-// and the status that pins what it resolved to, an artifact's digest; not its conditions).
+// Snapshot is what a revision holds: the services, the cluster selector (a change of which is a
+// revision too, previewed and approved like any other), and each ServiceTemplate the services
+// use (its spec, and the status that pins what it resolved to, an artifact's digest; not its
+// conditions).
 type Snapshot struct {
-	Services  []holdfastv1.Service         `json:"services"`
-	Templates []holdfastv1.ServiceTemplate `json:"templates,omitempty"`
+	Services        []holdfastv1.Service         `json:"services"`
+	ClusterSelector *holdfastv1.ClusterSelector  `json:"clusterSelector,omitempty"`
+	Templates       []holdfastv1.ServiceTemplate `json:"templates,omitempty"`
 }
 
 // Template returns the snapshot's copy of the template namespace/name, nil if it has none.
@@ -32,10 +35,11 @@ func (s *Snapshot) Template(namespace, name string) *holdfastv1.ServiceTemplate 
 	return nil
 }
 
-// NewSnapshot snapshots services and the templates they use, which templates holds by
-// namespace/name; a template missing from it is an error naming the service.
-func NewSnapshot(services []holdfastv1.Service, templates map[string]*holdfastv1.ServiceTemplate) (*Snapshot, error) {
-	s := &Snapshot{Services: services}
+// NewSnapshot snapshots services, the cluster selector and the templates the services use,
+// which templates holds by namespace/name; a template missing from it is an error naming the
+// service.
+func NewSnapshot(services []holdfastv1.Service, selector holdfastv1.ClusterSelector, templates map[string]*holdfastv1.ServiceTemplate) (*Snapshot, error) {
+	s := &Snapshot{Services: services, ClusterSelector: &selector}
 	seen := map[string]bool{}
 	for _, svc := range services {
 		key := svc.Template.Namespace + "/" + svc.Template.Name

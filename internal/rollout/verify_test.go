@@ -21,7 +21,7 @@ func TestVerify(t *testing.T) {
 	svc := []holdfastv1.Service{{Name: "web", Template: holdfastv1.TemplateReference{Namespace: "t", Name: "web"}}}
 	tpl := &holdfastv1.ServiceTemplate{Spec: holdfastv1.ServiceTemplateSpec{Inline: "kind: ConfigMap # <&>"}}
 	tpl.Namespace, tpl.Name = "t", "web"
-	snap, err := NewSnapshot(svc, map[string]*holdfastv1.ServiceTemplate{"t/web": tpl})
+	snap, err := NewSnapshot(svc, holdfastv1.ClusterSelector{}, map[string]*holdfastv1.ServiceTemplate{"t/web": tpl})
 	if err != nil {
 		t.Fatal(err)
 	}

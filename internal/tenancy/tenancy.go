@@ -108,10 +108,15 @@ func (p Policy) platform(ns string) bool {
 // tenant's only in its own; a platform one in the namespaces it lists, if it lists any, else in
 // the platform namespaces.
 func (p Policy) AdmitsNamespace(mcs *holdfastv1.MultiClusterService, ns string) bool {
+	return p.admits(mcs, mcs.Spec.ClusterSelector.Namespaces, ns)
+}
+
+// admits is AdmitsNamespace for a cluster selector listing namespaces listed.
+func (p Policy) admits(mcs *holdfastv1.MultiClusterService, listed []string, ns string) bool {
 	if t := TenantOf(mcs); t != "" {
 		return ns == t
 	}
-	if listed := mcs.Spec.ClusterSelector.Namespaces; len(listed) > 0 {
+	if len(listed) > 0 {
 		return slices.Contains(listed, ns)
 	}
 	return p.platform(ns)
@@ -120,7 +125,13 @@ func (p Policy) AdmitsNamespace(mcs *holdfastv1.MultiClusterService, ns string) 
 // Selects reports whether the service set selects the Cluster: its namespace is admitted and
 // selector (the service set's label selector, parsed) matches its labels.
 func (p Policy) Selects(mcs *holdfastv1.MultiClusterService, selector labels.Selector, c *holdfastv1.Cluster) bool {
-	return p.AdmitsNamespace(mcs, c.Namespace) && selector.Matches(labels.Set(c.Labels))
+	return p.SelectsBy(mcs, mcs.Spec.ClusterSelector.Namespaces, selector, c)
+}
+
+// SelectsBy is Selects for another cluster selector of the service set than its spec's (the one
+// in force while a changed one waits for approval): namespaces it lists and selector, parsed.
+func (p Policy) SelectsBy(mcs *holdfastv1.MultiClusterService, namespaces []string, selector labels.Selector, c *holdfastv1.Cluster) bool {
+	return p.admits(mcs, namespaces, c.Namespace) && selector.Matches(labels.Set(c.Labels))
 }
 
 // Template returns an error naming what to fix when the service set may not use a template of

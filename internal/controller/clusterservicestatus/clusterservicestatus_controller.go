@@ -12,7 +12,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
@@ -36,6 +35,7 @@ import (
 	"holdfast.dev/holdfast/internal/naming"
 	"holdfast.dev/holdfast/internal/notify"
 	"holdfast.dev/holdfast/internal/render"
+	"holdfast.dev/holdfast/internal/rollout"
 	"holdfast.dev/holdfast/internal/scheduling"
 	"holdfast.dev/holdfast/internal/sharding"
 	"holdfast.dev/holdfast/internal/templatesource"
@@ -273,7 +273,7 @@ func (r *Reconciler) reconcileObject(ctx context.Context, s *scope) (ctrl.Result
 		// agent, which would otherwise go on with the work it has, reads the pause from it.
 		return ctrl.Result{}, nil
 	}
-	if s.cluster != nil && !r.agent() && !r.selects(mcs, s.cluster) {
+	if s.cluster != nil && !r.agent() && r.membership(mcs, s.cluster) == rollout.NotSelected {
 		// Not made by a selection (or no longer matching, and about to be withdrawn by the
 		// MultiClusterService controller): nothing is deployed through it.
 		s.clusterProblem = &problem{holdfastv1.NotSelectedReason, fmt.Sprintf(
@@ -283,6 +283,9 @@ func (r *Reconciler) reconcileObject(ctx context.Context, s *scope) (ctrl.Result
 	if s.clusterProblem != nil {
 		r.previewIfWanted(ctx, s)
 		return ctrl.Result{RequeueAfter: s.clusterWait()}, nil
+	}
+	if css.Spec.Held && !r.agent() {
+		return r.reconcileHeld(ctx, s)
 	}
 	if r.loadRevision(ctx, s); s.revisionProblem != nil {
 		return ctrl.Result{RequeueAfter: revisionRetry}, nil
@@ -317,10 +320,14 @@ func (r *Reconciler) ensureFinalizer(ctx context.Context, s *scope) (added bool,
 	return true, nil
 }
 
-// selects reports whether mcs selects c, as the MultiClusterService controller decides.
-func (r *Reconciler) selects(mcs *holdfastv1.MultiClusterService, c *holdfastv1.Cluster) bool {
-	sel, err := metav1.LabelSelectorAsSelector(&mcs.Spec.ClusterSelector.LabelSelector)
-	return err == nil && r.Tenancy.Selects(mcs, sel, c)
+// membership is how mcs selects c, as the MultiClusterService controller decides (a selector
+// that cannot be used selects nothing).
+func (r *Reconciler) membership(mcs *holdfastv1.MultiClusterService, c *holdfastv1.Cluster) rollout.Membership {
+	sel, err := rollout.NewSelection(r.Tenancy, mcs)
+	if err != nil {
+		return rollout.NotSelected
+	}
+	return sel.Of(c)
 }
 
 // loadHubCluster reads the Cluster key and, unless it is a Pull cluster, its connection.

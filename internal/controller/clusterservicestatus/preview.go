@@ -109,6 +109,21 @@ func (r *Reconciler) preview(ctx context.Context, s *scope) {
 	ctrl.LoggerFrom(ctx).V(1).Info("Revision previewed", "revision", rev, "outcome", s.preview.Outcome, "changes", len(changes))
 }
 
+// reconcileHeld deploys nothing through a held status object (spec.held: only the revision
+// waiting for approval selects its cluster) and previews that revision there; a Pull cluster's
+// is published with no services, and the revision to preview, for its agent.
+func (r *Reconciler) reconcileHeld(ctx context.Context, s *scope) (ctrl.Result, error) {
+	s.mcs = withServices(s.mcs, nil)
+	if r.publishes(s) {
+		return r.publish(ctx, s)
+	}
+	s.revisionProblem = &problem{holdfastv1.AwaitingApprovalReason, fmt.Sprintf(
+		"Cluster %s/%s is selected only by the revision of MultiClusterService %s that awaits approval: nothing is deployed until it is approved",
+		s.css.Namespace, s.css.Spec.Cluster, s.mcs.Name)}
+	r.previewIfWanted(ctx, s)
+	return ctrl.Result{}, nil
+}
+
 // previewDeclarations are the enabled services of revision rev as the cluster would deploy them,
 // and the scope to apply them in (the service set with the revision's services): on the hub
 // rendered (renderRevision), in the agent as the hub published them for the preview
@@ -144,6 +159,11 @@ func (r *Reconciler) previewDeclarations(ctx context.Context, s *scope, rev stri
 // set with the revision's services.
 func (r *Reconciler) renderRevision(ctx context.Context, s *scope, snap *rollout.Snapshot) (*scope, []renderedService) {
 	ps := &scope{css: s.css, mcs: withServices(s.mcs, snap.Services), revision: snap, now: s.now, cluster: s.cluster, conn: s.conn, ownWrites: s.ownWrites}
+	if s.cluster != nil && r.membership(s.mcs, s.cluster) == rollout.Leaving {
+		// The revision's selector leaves the cluster out: every service is withdrawn
+		// (withdrawals lists what that deletes).
+		return ps, nil
+	}
 	kept := r.renderings().Open(s.css)
 	var out []renderedService
 	for _, svc := range snap.Services {

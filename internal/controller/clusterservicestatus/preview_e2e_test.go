@@ -284,3 +284,58 @@ func TestTenantApprovesItsServiceSet(t *testing.T) {
 		g.Expect(getConfigMap(g, "cluster-1", ns, "settings").Data).To(HaveKeyWithValue("rev", "2"))
 	})
 }
+
+// TestSelectorChangeAwaitsApproval: with approval Manual, a changed cluster selector is a
+// revision like any other. A set deployed to cluster-1 is moved to cluster-2 by its selector:
+// the preview shows what cluster-2 would gain and what cluster-1 would lose, and nothing moves
+// (cluster-2 is held, deploying nothing; cluster-1 keeps its service). Approved, cluster-2 gets
+// the service and cluster-1's is withdrawn (issue 31: "what clusters newly matched or unmatched
+// would gain or lose").
+func TestSelectorChangeAwaitsApproval(t *testing.T) {
+	name, ns := objName(t, ""), objName(t, "ns")
+	createTemplate(t, name, holdfastv1.ServiceTemplateSpec{
+		Inline: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: " + ns + "}\ndata: {rev: '1'}\n"})
+	devEnv, prodEnv := fleetEnv(t, "cluster-1"), fleetEnv(t, "cluster-2")
+	createServiceSet(t, name, holdfastv1.MultiClusterServiceSpec{ClusterSelector: selectEnv(devEnv),
+		Services: []holdfastv1.Service{service("web", name, ns)}, Rollout: &holdfastv1.RolloutStrategy{Approval: holdfastv1.ApprovalManual}})
+	eventually(t, func(g Gomega) {
+		g.Expect(getConfigMap(g, "cluster-1", ns, "settings").Data).To(HaveKeyWithValue("rev", "1"))
+		g.Expect(rolloutOf(g, name).Status.Rollout.Phase).To(Equal(holdfastv1.RolloutComplete))
+	})
+
+	t.Log("The selector moves the set from cluster-1 to cluster-2: previewed, held")
+	updateServiceSet(t, name, func(m *holdfastv1.MultiClusterService) { m.Spec.ClusterSelector = selectEnv(prodEnv) })
+	var r2 string
+	eventually(t, func(g Gomega) {
+		ro := rolloutOf(g, name).Status.Rollout
+		g.Expect(ro.Phase).To(Equal(holdfastv1.RolloutPreviewed))
+		g.Expect(ro.Preview.Clusters).To(BeEquivalentTo(2))
+		g.Expect(ro.Preview.Groups).To(ConsistOf(
+			And(HaveField("Examples", []string{clusterNamespace + "/cluster-1"}),
+				HaveField("Changes", ConsistOf(And(HaveField("Object", "v1 ConfigMap "+ns+"/settings"), HaveField("Action", holdfastv1.PreviewDelete))))),
+			And(HaveField("Examples", []string{clusterNamespace + "/cluster-2"}),
+				HaveField("Changes", ConsistOf(And(HaveField("Object", "v1 ConfigMap "+ns+"/settings"), HaveField("Action", holdfastv1.PreviewCreate)))))))
+		g.Expect(ro.ClusterSelector.MatchLabels).To(HaveKeyWithValue("env", devEnv), "the old selector stays in force")
+		r2 = ro.Revision
+	})
+	held := statusOf(NewWithT(t), name, "cluster-2")
+	NewWithT(t).Expect(held.Spec.Held).To(BeTrue())
+	NewWithT(t).Expect(condition(held.Status.Conditions, holdfastv1.RenderedCondition).Reason).To(Equal(holdfastv1.AwaitingApprovalReason))
+	consistently(t, 2*time.Second, func(g Gomega) {
+		g.Expect(getConfigMap(g, "cluster-1", ns, "settings").Data).To(HaveKeyWithValue("rev", "1"), "cluster-1 keeps its service")
+		g.Expect(apiNotFound(targets["cluster-2"].Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "settings"}, &corev1.ConfigMap{}))).
+			To(BeTrue(), "nothing reaches cluster-2 before approval")
+	})
+
+	t.Log("Approved: cluster-2 gets the service, cluster-1's is withdrawn")
+	updateServiceSet(t, name, func(m *holdfastv1.MultiClusterService) {
+		metav1.SetMetaDataAnnotation(&m.ObjectMeta, holdfastv1.RolloutApproveAnnotation, holdfastv1.ApproveValue(r2, time.Now()))
+	})
+	eventually(t, func(g Gomega) {
+		g.Expect(getConfigMap(g, "cluster-2", ns, "settings").Data).To(HaveKeyWithValue("rev", "1"))
+		g.Expect(apiNotFound(targets["cluster-1"].Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "settings"}, &corev1.ConfigMap{}))).To(BeTrue())
+		ro := rolloutOf(g, name).Status.Rollout
+		g.Expect(ro.Phase).To(Equal(holdfastv1.RolloutComplete))
+		g.Expect(ro.ClusterSelector.MatchLabels).To(HaveKeyWithValue("env", prodEnv))
+	})
+}

@@ -3,6 +3,7 @@ package multiclusterservice
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -61,9 +62,11 @@ type scope struct {
 	mcs      *holdfastv1.MultiClusterService
 	before   *holdfastv1.MultiClusterService
 	matching []holdfastv1.Cluster
-	statuses []holdfastv1.ClusterServiceStatus // of matching clusters
-	invalid  error                             // the selector cannot be used
-	deleting bool
+	// membership is how the service set selects each matching cluster, by key (Selection).
+	membership map[string]rollout.Membership
+	statuses   []holdfastv1.ClusterServiceStatus // of matching clusters
+	invalid    error                             // the selector cannot be used
+	deleting   bool
 	// plan is the rollout's decision (spec.rollout), nil without one; revisionErr says why the
 	// revision of the services cannot be made.
 	plan        *rollout.Plan
@@ -127,9 +130,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 // reconcileClusters creates a ClusterServiceStatus for each matching Cluster and deletes those of
 // Clusters that no longer match.
 func (r *Reconciler) reconcileClusters(ctx context.Context, s *scope) error {
-	selector, err := metav1.LabelSelectorAsSelector(&s.mcs.Spec.ClusterSelector.LabelSelector)
+	selection, err := rollout.NewSelection(r.Tenancy, s.mcs)
 	if err != nil {
-		s.invalid = fmt.Errorf("spec.clusterSelector is not a valid label selector: %w", err)
+		s.invalid = err
 		return nil
 	}
 	// Read only: the cache's own objects, not copies (the fleet's every Cluster, on each reconcile).
@@ -137,9 +140,12 @@ func (r *Reconciler) reconcileClusters(ctx context.Context, s *scope) error {
 	if err := r.Client.List(ctx, clusters, client.UnsafeDisableDeepCopy); err != nil {
 		return fmt.Errorf("listing Clusters: %w", err)
 	}
+	s.membership = map[string]rollout.Membership{}
 	for i := range clusters.Items {
-		if r.Tenancy.Selects(s.mcs, selector, &clusters.Items[i]) {
-			s.matching = append(s.matching, clusters.Items[i])
+		c := &clusters.Items[i]
+		if m := selection.Of(c); m != rollout.NotSelected {
+			s.matching = append(s.matching, *c)
+			s.membership[c.Namespace+"/"+c.Name] = m
 		}
 	}
 
@@ -160,6 +166,11 @@ func (r *Reconciler) reconcileClusters(ctx context.Context, s *scope) error {
 			// Nothing changes until the revision can be made; the clusters keep theirs.
 			return nil
 		}
+		// The plan keeps the clusters the selector in force selects (Selection).
+		s.matching = slices.DeleteFunc(s.matching, func(c holdfastv1.Cluster) bool {
+			_, kept := s.plan.Assign[c.Namespace+"/"+c.Name]
+			return !kept
+		})
 	}
 
 	errs := r.setRevisions(ctx, s, byCluster)
@@ -174,7 +185,7 @@ func (r *Reconciler) reconcileClusters(ctx context.Context, s *scope) error {
 			}
 			continue
 		}
-		css, err := r.createStatus(ctx, s.mcs, c, s.revisionFor(key))
+		css, err := r.createStatus(ctx, s.mcs, c, s.revisionFor(key), s.heldFor(key))
 		if apierrors.IsAlreadyExists(err) {
 			css, err = r.statusNamed(ctx, s, c)
 		}
@@ -201,7 +212,7 @@ func (r *Reconciler) reconcileClusters(ctx context.Context, s *scope) error {
 	return kerrors.NewAggregate(errs)
 }
 
-func (r *Reconciler) createStatus(ctx context.Context, mcs *holdfastv1.MultiClusterService, c *holdfastv1.Cluster, revision string) (*holdfastv1.ClusterServiceStatus, error) {
+func (r *Reconciler) createStatus(ctx context.Context, mcs *holdfastv1.MultiClusterService, c *holdfastv1.Cluster, revision string, held bool) (*holdfastv1.ClusterServiceStatus, error) {
 	css := &holdfastv1.ClusterServiceStatus{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      naming.StatusName(mcs.Name, c.Name),
@@ -223,6 +234,7 @@ func (r *Reconciler) createStatus(ctx context.Context, mcs *holdfastv1.MultiClus
 			Cluster:             c.Name,
 			CleanupPolicy:       holdfastv1.DeletionDelete,
 			Revision:            revision,
+			Held:                held,
 		},
 	}
 	if err := r.Client.Create(ctx, css); err != nil {

@@ -119,6 +119,14 @@ func setRolloutReady(name string, ro *holdfastv1.RolloutStatus, set func(metav1.
 		set(metav1.ConditionFalse, holdfastv1.RolloutHaltedReason, fmt.Sprintf(
 			"rollout of revision %s halted at %s; %d clusters failed: %s; `holdfast rollout resume %s` goes on, `holdfast rollout abort` goes back to %s",
 			ro.Revision, wave, ro.Failures, nameSome(failed), name, ro.StableRevision))
+	case holdfastv1.RolloutPreviewing, holdfastv1.RolloutPreviewed:
+		previewed, clusters := int32(0), int32(0)
+		if p := ro.Preview; p != nil {
+			previewed, clusters = p.Previewed, p.Clusters
+		}
+		set(metav1.ConditionUnknown, holdfastv1.AwaitingApprovalReason, fmt.Sprintf(
+			"revision %s awaits approval, previewed on %d of %d clusters: `holdfast diff %s` shows what it changes, `holdfast rollout approve %s` lets it go ahead",
+			ro.Revision, previewed, clusters, name, name))
 	case holdfastv1.RolloutAborted:
 		set(metav1.ConditionFalse, holdfastv1.RolloutAbortedReason, fmt.Sprintf(
 			"rollout of revision %s aborted: every cluster is back on revision %s until the services change", ro.Revision, ro.StableRevision))

@@ -52,7 +52,7 @@ func (r *Reconciler) planRollout(ctx context.Context, s *scope, existing map[str
 		c := &s.matching[i]
 		key := c.Namespace + "/" + c.Name
 		namespaces[c.Namespace] = true
-		clusters = append(clusters, rollout.Cluster{Key: key, Labels: c.Labels, Status: existing[key]})
+		clusters = append(clusters, rollout.Cluster{Key: key, Labels: c.Labels, Status: existing[key], Membership: s.membership[key]})
 	}
 	for ns := range namespaces {
 		if err := r.ensureRevision(ctx, s.mcs, ns, name, data); err != nil {
@@ -61,7 +61,7 @@ func (r *Reconciler) planRollout(ctx context.Context, s *scope, existing map[str
 		}
 	}
 	plan, err := rollout.Make(rollout.Input{
-		Strategy: *s.mcs.Spec.Rollout, Previous: s.mcs.Status.Rollout, Revision: name, Clusters: clusters,
+		Strategy: *s.mcs.Spec.Rollout, Previous: s.mcs.Status.Rollout, Revision: name, Selector: s.mcs.Spec.ClusterSelector, Clusters: clusters,
 		Resume: s.mcs.Annotations[holdfastv1.RolloutResumeAnnotation], Abort: s.mcs.Annotations[holdfastv1.RolloutAbortAnnotation],
 		Approval: r.approval(ctx, s.mcs), Now: r.now(),
 	})
@@ -90,7 +90,7 @@ func (r *Reconciler) snapshot(ctx context.Context, mcs *holdfastv1.MultiClusterS
 		}
 		templates[key.String()] = tpl
 	}
-	return rollout.NewSnapshot(mcs.Spec.Services, templates)
+	return rollout.NewSnapshot(mcs.Spec.Services, mcs.Spec.ClusterSelector, templates)
 }
 
 // ensureRevision creates the ControllerRevision name in namespace unless it is there as made
@@ -188,6 +188,12 @@ func (s *scope) revisionFor(key string) string {
 	return s.plan.Assign[key]
 }
 
+// heldFor reports whether the status object of cluster key is held: the plan gives it no
+// revision (spec.held).
+func (s *scope) heldFor(key string) bool {
+	return s.plan != nil && s.plan.Assign[key] == ""
+}
+
 // revisionWriters is how many status objects setRevisions patches at once: a wave of hundreds
 // of clusters takes its revision in the time of a few patches, not of one after the other.
 const revisionWriters = 16
@@ -206,14 +212,14 @@ func (r *Reconciler) setRevisions(ctx context.Context, s *scope, existing map[st
 	for i := range s.matching {
 		key := s.matching[i].Namespace + "/" + s.matching[i].Name
 		listed, ok := existing[key]
-		revision := s.revisionFor(key)
-		if !ok || !listed.DeletionTimestamp.IsZero() || listed.Spec.Revision == revision {
+		revision, held := s.revisionFor(key), s.heldFor(key)
+		if !ok || !listed.DeletionTimestamp.IsZero() || (listed.Spec.Revision == revision && listed.Spec.Held == held) {
 			continue
 		}
 		g.Go(func() error {
 			css := listed.DeepCopy() // listed is the cache's own (index.StatusesOfServiceSet)
 			before := css.DeepCopy()
-			css.Spec.Revision = revision
+			css.Spec.Revision, css.Spec.Held = revision, held
 			if err := r.Client.Patch(ctx, css, client.MergeFrom(before)); client.IgnoreNotFound(err) != nil {
 				mu.Lock()
 				errs = append(errs, fmt.Errorf("giving ClusterServiceStatus %s its revision %s: %w", klog.KObj(css), revision, err))
