@@ -100,3 +100,99 @@ func TestPreviewAcrossPushAndPullClusters(t *testing.T) {
 		g.Expect(rollout(g).Phase).To(Equal(holdfastv1.RolloutComplete))
 	}).WithTimeout(90 * time.Second).Should(Succeed())
 }
+
+// TestSelectorChangeOnAPullCluster: a changed cluster selector waits for approval on a Pull
+// cluster too. A set on the Push cluster widened to the Pull cluster holds it (the hub publishes
+// it no services) while its agent previews what it would gain; approved, the agent deploys it.
+// Narrowed again, the agent previews the withdrawal while the cluster keeps its service;
+// approved, the agent withdraws it.
+func TestSelectorChangeOnAPullCluster(t *testing.T) {
+	f := startPullFleet(t)
+	ctx, g, hub := t.Context(), NewWithT(t), f.hub
+	targets := f.addPushCluster(t, map[string]string{"mode": "push"})
+	configMap := func(cluster string) map[string]string {
+		cm := &corev1.ConfigMap{}
+		if err := targets[cluster].Get(ctx, client.ObjectKey{Namespace: "apps", Name: "app"}, cm); err != nil {
+			return nil
+		}
+		return cm.Data
+	}
+	modes := func(values ...string) holdfastv1.ClusterSelector {
+		return holdfastv1.ClusterSelector{LabelSelector: metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+			{Key: "mode", Operator: metav1.LabelSelectorOpIn, Values: values}}}}
+	}
+	tplKey := client.ObjectKey{Namespace: "holdfast-system", Name: "app"}
+	g.Expect(hub.Create(ctx, &holdfastv1.ServiceTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: tplKey.Namespace, Name: tplKey.Name},
+		Spec: holdfastv1.ServiceTemplateSpec{Templating: holdfastv1.TemplatingGoTemplate,
+			Inline: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app}\ndata: {rev: '1'}\n"}})).To(Succeed())
+	g.Expect(hub.Create(ctx, &holdfastv1.MultiClusterService{ObjectMeta: metav1.ObjectMeta{Name: "app"},
+		Spec: holdfastv1.MultiClusterServiceSpec{ClusterSelector: modes("push"),
+			Services: []holdfastv1.Service{{Name: "app", Namespace: "apps",
+				Template: holdfastv1.TemplateReference{Namespace: tplKey.Namespace, Name: tplKey.Name}}},
+			Rollout: &holdfastv1.RolloutStrategy{Approval: holdfastv1.ApprovalManual},
+		}})).To(Succeed())
+	rollout := func(g Gomega) *holdfastv1.RolloutStatus {
+		m := &holdfastv1.MultiClusterService{}
+		g.Expect(hub.Get(ctx, client.ObjectKey{Name: "app"}, m)).To(Succeed())
+		g.Expect(m.Status.Rollout).NotTo(BeNil())
+		return m.Status.Rollout
+	}
+	g.Eventually(func(g Gomega) {
+		g.Expect(configMap("near")).To(Equal(map[string]string{"rev": "1"}))
+		g.Expect(rollout(g).Phase).To(Equal(holdfastv1.RolloutComplete))
+	}).WithTimeout(90 * time.Second).Should(Succeed())
+	edgePreview := func(g Gomega, revision string) *holdfastv1.ClusterPreview {
+		css := &holdfastv1.ClusterServiceStatus{}
+		g.Expect(hub.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: naming.StatusName("app", "edge")}, css)).To(Succeed())
+		g.Expect(css.Status.Preview).NotTo(BeNil())
+		g.Expect(css.Status.Preview.Revision).To(Equal(revision))
+		return css.Status.Preview
+	}
+	reselect := func(sel holdfastv1.ClusterSelector) string {
+		g.Eventually(func(g Gomega) {
+			m := &holdfastv1.MultiClusterService{}
+			g.Expect(hub.Get(ctx, client.ObjectKey{Name: "app"}, m)).To(Succeed())
+			m.Spec.ClusterSelector = sel
+			g.Expect(hub.Update(ctx, m)).To(Succeed())
+		}).WithTimeout(30 * time.Second).Should(Succeed())
+		var held string
+		g.Eventually(func(g Gomega) {
+			ro := rollout(g)
+			g.Expect(ro.Phase).To(Equal(holdfastv1.RolloutPreviewed))
+			g.Expect(ro.Preview.Previewed).To(BeEquivalentTo(2))
+			held = ro.Revision
+		}).WithTimeout(90 * time.Second).Should(Succeed())
+		return held
+	}
+	approve := func(revision string) {
+		g.Eventually(func(g Gomega) {
+			m := &holdfastv1.MultiClusterService{}
+			g.Expect(hub.Get(ctx, client.ObjectKey{Name: "app"}, m)).To(Succeed())
+			metav1.SetMetaDataAnnotation(&m.ObjectMeta, holdfastv1.RolloutApproveAnnotation, holdfastv1.ApproveValue(revision, time.Now()))
+			g.Expect(hub.Update(ctx, m)).To(Succeed())
+		}).WithTimeout(30 * time.Second).Should(Succeed())
+	}
+
+	t.Log("Widened to the Pull cluster: held there, its agent previews what it gains")
+	widened := reselect(modes("pull", "push"))
+	p := edgePreview(g, widened)
+	g.Expect(p.Outcome).To(Equal(holdfastv1.PreviewChanges), "%+v", p)
+	g.Expect(p.Changes).To(ConsistOf(And(HaveField("Object", "v1 ConfigMap apps/app"), HaveField("Action", holdfastv1.PreviewCreate))))
+	g.Consistently(func() map[string]string { return configMap("edge") }).WithTimeout(2 * time.Second).Should(BeNil(), "nothing reaches edge before approval")
+	approve(widened)
+	g.Eventually(func(g Gomega) {
+		g.Expect(configMap("edge")).To(Equal(map[string]string{"rev": "1"}))
+		g.Expect(rollout(g).Phase).To(Equal(holdfastv1.RolloutComplete))
+	}).WithTimeout(90 * time.Second).Should(Succeed())
+
+	t.Log("Narrowed again: the agent previews the withdrawal, and withdraws once approved")
+	narrowed := reselect(modes("push"))
+	p = edgePreview(g, narrowed)
+	g.Expect(p.Changes).To(ConsistOf(And(HaveField("Object", "v1 ConfigMap apps/app"), HaveField("Action", holdfastv1.PreviewDelete))), "%+v", p)
+	g.Consistently(func() map[string]string { return configMap("edge") }).WithTimeout(2*time.Second).Should(Equal(map[string]string{"rev": "1"}), "edge keeps its service")
+	approve(narrowed)
+	g.Eventually(func(g Gomega) {
+		g.Expect(configMap("edge")).To(BeNil())
+		g.Expect(configMap("near")).To(Equal(map[string]string{"rev": "1"}))
+	}).WithTimeout(90 * time.Second).Should(Succeed())
+}

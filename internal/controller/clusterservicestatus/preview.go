@@ -160,8 +160,9 @@ func (r *Reconciler) previewDeclarations(ctx context.Context, s *scope, rev stri
 func (r *Reconciler) renderRevision(ctx context.Context, s *scope, snap *rollout.Snapshot) (*scope, []renderedService) {
 	ps := &scope{css: s.css, mcs: withServices(s.mcs, snap.Services), revision: snap, now: s.now, cluster: s.cluster, conn: s.conn, ownWrites: s.ownWrites}
 	if s.cluster != nil && r.membership(s.mcs, s.cluster) == rollout.Leaving {
-		// The revision's selector leaves the cluster out: every service is withdrawn
-		// (withdrawals lists what that deletes).
+		// The revision's selector leaves the cluster out: it declares no service there, and
+		// every one is withdrawn (withdrawals lists what that deletes).
+		ps.mcs = withServices(s.mcs, nil)
 		return ps, nil
 	}
 	kept := r.renderings().Open(s.css)
