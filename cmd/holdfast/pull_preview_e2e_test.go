@@ -178,7 +178,7 @@ func TestSelectorChangeOnAPullCluster(t *testing.T) {
 	p := edgePreview(g, widened)
 	g.Expect(p.Outcome).To(Equal(holdfastv1.PreviewChanges), "%+v", p)
 	g.Expect(p.Changes).To(ConsistOf(And(HaveField("Object", "v1 ConfigMap apps/app"), HaveField("Action", holdfastv1.PreviewCreate))))
-	g.Consistently(func() map[string]string { return configMap("edge") }).WithTimeout(2 * time.Second).Should(BeNil(), "nothing reaches edge before approval")
+	g.Consistently(func() map[string]string { return configMap("edge") }).WithTimeout(2*time.Second).Should(BeNil(), "nothing reaches edge before approval")
 	approve(widened)
 	g.Eventually(func(g Gomega) {
 		g.Expect(configMap("edge")).To(Equal(map[string]string{"rev": "1"}))
