@@ -2,8 +2,8 @@ package controller
 
 import (
 	"fmt"
-	"unicode/utf8"
 
+	"holdfast.dev/holdfast/internal/textlimit"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -26,15 +26,7 @@ func (r truncatingRecorder) Eventf(regarding, related runtime.Object, eventtype,
 	r.EventRecorder.Eventf(regarding, related, eventtype, reason, action, "%s", truncateNote(fmt.Sprintf(note, args...)))
 }
 
-// truncateNote cuts s to at most MaxEventNote bytes, on a rune boundary, ending with "…" when cut.
+// truncateNote cuts s to at most MaxEventNote bytes, ending with "…" when cut.
 func truncateNote(s string) string {
-	if len(s) <= MaxEventNote {
-		return s
-	}
-	const ellipsis = "…"
-	cut := MaxEventNote - len(ellipsis)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + ellipsis
+	return textlimit.Cut(s, MaxEventNote, "…")
 }

@@ -2,11 +2,11 @@ package dependency
 
 import (
 	"fmt"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/textlimit"
 )
 
 // maxWhy bounds how much of another status object's message a reason to wait repeats.
@@ -23,9 +23,9 @@ const maxWhy = 200
 func Ready(st holdfastv1.ServiceStatus) (bool, string) {
 	switch {
 	case st.Ready != metav1.ConditionTrue:
-		return false, clip(fmt.Sprintf("not applied there (%s: %s)", st.Reason, st.Message))
+		return false, textlimit.Cut(fmt.Sprintf("not applied there (%s: %s)", st.Reason, st.Message), maxWhy, "…")
 	case st.Health != "" && st.Health != holdfastv1.HealthCurrent:
-		return false, clip(fmt.Sprintf("not healthy there (%s: %s)", st.Health, st.HealthMessage))
+		return false, textlimit.Cut(fmt.Sprintf("not healthy there (%s: %s)", st.Health, st.HealthMessage), maxWhy, "…")
 	}
 	return true, ""
 }
@@ -37,11 +37,4 @@ func ReadyServices(services []holdfastv1.ServiceStatus) map[string]bool {
 		out[st.Name], _ = Ready(st)
 	}
 	return out
-}
-
-func clip(s string) string {
-	if len(s) <= maxWhy {
-		return s
-	}
-	return strings.ToValidUTF8(s[:maxWhy], "") + "…"
 }

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/textlimit"
 )
 
 // ProbeResult is what a successful probe learnt about a cluster.
@@ -103,7 +104,7 @@ func probe(ctx context.Context, cs probeClient, known *reviewed, now time.Time) 
 		return ProbeResult{}, classify("reading the server version", err)
 	}
 	// Both go into the Cluster's status and condition message: bounded, like error messages.
-	res := ProbeResult{Version: truncate(info.GitVersion, maxProbeMessage)}
+	res := ProbeResult{Version: truncate(info.GitVersion)}
 	if user, ok := known.get(now); ok {
 		res.User = user
 		return res, nil
@@ -111,7 +112,7 @@ func probe(ctx context.Context, cs probeClient, known *reviewed, now time.Time) 
 	review, err := cs.reviews.SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
 	switch {
 	case err == nil:
-		res.User = truncate(review.Status.UserInfo.Username, maxProbeMessage)
+		res.User = truncate(review.Status.UserInfo.Username)
 		if res.User == anonymousUser {
 			return res, &ProbeError{Reason: holdfastv1.CredentialsRejectedReason,
 				Err: errors.New("the API server treats the kubeconfig's credentials as anonymous: they were not accepted")}
@@ -188,7 +189,7 @@ func redact(err error) error {
 			msg = httpStatus(st.Code)
 		}
 		return &apierrors.StatusError{ErrStatus: metav1.Status{
-			Status: st.Status, Code: st.Code, Reason: st.Reason, Message: truncate(msg, maxProbeMessage)}}
+			Status: st.Status, Code: st.Code, Reason: st.Reason, Message: truncate(msg)}}
 	}
 	var urlErr *url.Error
 	if errors.As(err, &urlErr) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
@@ -213,7 +214,7 @@ func redact(err error) error {
 // chain, so that errors.Is and errors.As still tell the fault (a timeout, a net.Error) apart.
 type truncated struct{ err error }
 
-func (t truncated) Error() string { return truncate(t.err.Error(), maxProbeMessage) }
+func (t truncated) Error() string { return truncate(t.err.Error()) }
 func (t truncated) Unwrap() error { return t.err }
 
 // Redact returns err as a Cluster's author may read it, by the rules of the probe's errors
@@ -247,11 +248,7 @@ func isAPIStatus(err error) bool {
 	return errors.As(err, &status)
 }
 
-// truncate cuts s to at most max bytes, on a rune boundary, marking the cut.
-func truncate(s string, max int) string {
-	const mark = " …(truncated)"
-	if len(s) <= max {
-		return s
-	}
-	return strings.ToValidUTF8(s[:max-len(mark)], "") + mark
+// truncate cuts what a target answered to at most maxProbeMessage bytes, marking the cut.
+func truncate(s string) string {
+	return textlimit.Cut(s, maxProbeMessage, " …(truncated)")
 }

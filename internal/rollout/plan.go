@@ -9,6 +9,7 @@ import (
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/conditions"
+	"holdfast.dev/holdfast/internal/textlimit"
 )
 
 // maxFailuresNamed bounds status.rollout.failedClusters.
@@ -255,7 +256,7 @@ func failures(clusters []Cluster, states []state, ready []*metav1.Condition, pre
 		if states[i] != failed {
 			continue
 		}
-		f := holdfastv1.RolloutFailure{Cluster: c.Key, Reason: ready[i].Reason, Message: cut(ready[i].Message, maxFailureMessage),
+		f := holdfastv1.RolloutFailure{Cluster: c.Key, Reason: ready[i].Reason, Message: textlimit.Cut(ready[i].Message, maxFailureMessage, "…"),
 			Resumed: resumed || wasResumed[c.Key]}
 		if !f.Resumed {
 			count++

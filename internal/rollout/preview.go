@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/textlimit"
 )
 
 // Bounds of a preview, so that its status stays small whatever the templates and the fleet:
@@ -44,7 +45,7 @@ func NewClusterPreview(request string, changes []holdfastv1.PreviewChange, now t
 	for i := range changes {
 		changes[i].Diff = cutLines(changes[i].Diff, maxDiffLines, maxLineBytes)
 		if changes[i].Action == holdfastv1.PreviewRefuse && p.Outcome != holdfastv1.PreviewRefused {
-			p.Outcome, p.Message = holdfastv1.PreviewRefused, cut(changes[i].Object+": "+strings.Join(changes[i].Diff, "; "), maxMessageBytes)
+			p.Outcome, p.Message = holdfastv1.PreviewRefused, textlimit.Cut(changes[i].Object+": "+strings.Join(changes[i].Diff, "; "), maxMessageBytes, "…")
 		} else if p.Outcome == holdfastv1.PreviewNoChange {
 			p.Outcome = holdfastv1.PreviewChanges
 		}
@@ -64,7 +65,7 @@ func NewClusterPreview(request string, changes []holdfastv1.PreviewChange, now t
 // NotPreviewed is the preview request asks for on a cluster that could not make it: Failed
 // (tried again) or Unsupported, saying why.
 func NotPreviewed(request string, outcome holdfastv1.PreviewOutcome, why string, now time.Time) *holdfastv1.ClusterPreview {
-	return &holdfastv1.ClusterPreview{Revision: holdfastv1.RevisionOf(request), Request: request, Outcome: outcome, Message: cut(why, maxMessageBytes), Time: metav1.NewTime(now),
+	return &holdfastv1.ClusterPreview{Revision: holdfastv1.RevisionOf(request), Request: request, Outcome: outcome, Message: textlimit.Cut(why, maxMessageBytes, "…"), Time: metav1.NewTime(now),
 		Digest: digestOf(string(outcome) + why)}
 }
 
@@ -164,15 +165,7 @@ func cutLines(lines []string, n, width int) []string {
 			out = append(out, fmt.Sprintf("... %d more lines", len(lines)-n))
 			break
 		}
-		out = append(out, cut(l, width))
+		out = append(out, textlimit.Cut(l, width, "…"))
 	}
 	return out
-}
-
-// cut keeps at most n bytes of s, on a rune boundary, marking the cut with "…".
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return strings.ToValidUTF8(s[:n], "") + "…"
 }
