@@ -134,7 +134,7 @@ func TestApproveFromPreviewPage(t *testing.T) {
 		hold(t, hub, nextRevision, holdfastv1.RolloutProgressing)
 		before := approval(t, hub)
 		code, res := approve(t, admin, nextRevision)
-		if code != http.StatusConflict || !strings.Contains(res.Message, "no longer waits for approval (phase Progressing)") {
+		if code != http.StatusConflict || !strings.Contains(res.Message, "is Progressing, not waiting for approval") {
 			t.Errorf("approving a revision rolling out: %d %+v; want 409", code, res)
 		}
 		if v := approval(t, hub); v != before {

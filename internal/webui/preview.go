@@ -1,6 +1,7 @@
 package webui
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/fleetview"
 )
 
 // A service set whose rollout has approval Manual holds each new revision, previews it on every
@@ -170,19 +172,19 @@ type staleRevisionError struct{ msg string }
 
 func (e *staleRevisionError) Error() string { return e.msg }
 
-// checkHeld returns a staleRevisionError unless mcs holds revision for approval.
+// checkHeld returns a staleRevisionError unless mcs holds revision for approval, as `holdfast
+// rollout approve --revision` decides (fleetview.CheckApproval), saying so in the page's terms
+// when another revision is held now.
 func checkHeld(mcs *holdfastv1.MultiClusterService, revision string) error {
-	ro := mcs.Status.Rollout
-	switch {
-	case ro == nil:
-		return &staleRevisionError{fmt.Sprintf("service set %s has no rollout waiting for approval", mcs.Name)}
-	case ro.Revision != revision:
+	_, err := fleetview.CheckApproval(mcs, cmp.Or(revision, "(none)"))
+	if err == nil {
+		return nil
+	}
+	if ro := mcs.Status.Rollout; ro != nil && ro.Phase.AwaitsApproval() && ro.Revision != revision {
 		return &staleRevisionError{fmt.Sprintf("the revision changed since this page was loaded; review the new preview (service set %s holds revision %s now, the page showed %s)",
 			mcs.Name, ro.Revision, revision)}
-	case !ro.Phase.AwaitsApproval():
-		return &staleRevisionError{fmt.Sprintf("revision %s of service set %s no longer waits for approval (phase %s)", revision, mcs.Name, ro.Phase)}
 	}
-	return nil
+	return &staleRevisionError{err.Error()}
 }
 
 // approveRevision approves revision of a service set with c's credentials, as `holdfast rollout

@@ -146,10 +146,12 @@ func TestCheckHeld(t *testing.T) {
 		{"previewed", &holdfastv1.RolloutStatus{Revision: "r2", Phase: holdfastv1.RolloutPreviewed}, "r2", ""},
 		{"previewing", &holdfastv1.RolloutStatus{Revision: "r2", Phase: holdfastv1.RolloutPreviewing}, "r2", ""},
 		{"another revision held", &holdfastv1.RolloutStatus{Revision: "r3", Phase: holdfastv1.RolloutPreviewing}, "r2", stale},
-		{"rolling out", &holdfastv1.RolloutStatus{Revision: "r2", Phase: holdfastv1.RolloutProgressing}, "r2", "no longer waits for approval (phase Progressing)"},
-		{"no rollout", nil, "r2", "has no rollout waiting for approval"},
+		{"rolling out", &holdfastv1.RolloutStatus{Revision: "r2", Phase: holdfastv1.RolloutProgressing}, "r2", "is Progressing, not waiting for approval"},
+		{"no rollout", nil, "r2", "has no rollout status yet"},
 	} {
-		err := checkHeld(&holdfastv1.MultiClusterService{ObjectMeta: metav1.ObjectMeta{Name: "apps"}, Status: holdfastv1.MultiClusterServiceStatus{Rollout: tc.rollout}}, tc.revision)
+		err := checkHeld(&holdfastv1.MultiClusterService{ObjectMeta: metav1.ObjectMeta{Name: "apps"},
+			Spec:   holdfastv1.MultiClusterServiceSpec{Rollout: &holdfastv1.RolloutStrategy{Approval: holdfastv1.ApprovalManual}},
+			Status: holdfastv1.MultiClusterServiceStatus{Rollout: tc.rollout}}, tc.revision)
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}
