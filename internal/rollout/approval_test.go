@@ -126,9 +126,9 @@ func TestApprovalSwitchedOffReleasesTheRevision(t *testing.T) {
 
 // TestSelectorChangeHeldForApproval: with approval Manual a revision that changes which clusters
 // are selected holds them too: a cluster only it selects is held (no revision, nothing deployed),
-// one it no longer selects keeps its revision, and the selector in force stays the old one; once
-// approved, the leaving cluster is dropped, the joining one is given the revision, and the new
-// selector is in force.
+// one it no longer selects keeps its revision, and the selector in force stays the old one (an
+// abort keeps it so); once approved, the leaving cluster is dropped, the joining one is given the
+// revision, and the new selector is in force.
 func TestSelectorChangeHeldForApproval(t *testing.T) {
 	old := holdfastv1.ClusterSelector{}
 	old.MatchLabels = map[string]string{"env": "prod"}
@@ -169,6 +169,16 @@ func TestSelectorChangeHeldForApproval(t *testing.T) {
 	joining.Status = &holdfastv1.ClusterServiceStatus{}
 	joining.Status.Spec.Held = true
 	clusters[2] = joining
+	aborted, err := Make(Input{Strategy: strategy, Previous: &held.Status, Revision: "r2", Selector: declared, Clusters: clusters,
+		Abort: "now", Now: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if aborted.Status.Phase != holdfastv1.RolloutAborted || aborted.Status.ClusterSelector.MatchLabels["env"] != "prod" ||
+		aborted.Assign["ns/joining"] != "" || aborted.Assign["ns/leaving"] != "r1" {
+		t.Fatalf("aborted: phase %s, selector in force %+v, %v; want Aborted, env=prod kept, joining held, leaving on r1",
+			aborted.Status.Phase, aborted.Status.ClusterSelector, aborted.Assign)
+	}
 	approved, err := Make(Input{Strategy: strategy, Previous: &held.Status, Revision: "r2", Selector: declared, Clusters: clusters,
 		Approval: &Approval{Value: holdfastv1.ApproveValue("r2", time.Now()), By: "alice"}, Now: time.Now()})
 	if err != nil {

@@ -114,7 +114,9 @@ func Make(in Input) (Plan, error) {
 		st.Phase = holdfastv1.RolloutProgressing // approval was switched off
 	}
 	held := st.Phase.AwaitsApproval() && !approve(&st, in)
-	if !held {
+	if !held && st.Phase != holdfastv1.RolloutAborted {
+		// Going ahead: the selector declared is in force. An abort keeps the one in force,
+		// which a held selector change never replaced (its clusters stay held).
 		st.ClusterSelector = in.Selector.DeepCopy()
 		in.Clusters = staying(in.Clusters)
 	}
@@ -146,7 +148,11 @@ func Make(in Input) (Plan, error) {
 	}
 	switch st.Phase {
 	case holdfastv1.RolloutComplete, holdfastv1.RolloutAborted:
-		for i := range in.Clusters {
+		for i, c := range in.Clusters {
+			if c.Membership == Joining && st.Phase == holdfastv1.RolloutAborted {
+				p.Assign[c.Key] = "" // selected only by the revision aborted
+				continue
+			}
 			assign(i)
 		}
 	default:
