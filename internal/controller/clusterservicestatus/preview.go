@@ -213,8 +213,9 @@ func previewChanges(service string, res *apply.Result) []holdfastv1.PreviewChang
 }
 
 // withdrawals lists the objects of the services deployed now that the previewed revision no
-// longer has (removed or disabled): withdrawing them deletes them, unless the service set
-// leaves them (unmatchPolicy Leave) or adopted them.
+// longer has for the cluster (removed, disabled, or all of them when its selector leaves the
+// cluster out): withdrawing them deletes them, unless the service set leaves them
+// (unmatchPolicy Leave) or adopted them.
 func withdrawals(s *scope, declared map[string]bool) []holdfastv1.PreviewChange {
 	if s.mcs.Spec.UnmatchPolicy == holdfastv1.UnmatchLeave {
 		return nil
@@ -229,7 +230,7 @@ func withdrawals(s *scope, declared map[string]bool) []holdfastv1.PreviewChange 
 	for _, rs := range s.css.Status.Resources {
 		if gone[rs.Service] && !rs.Adopted && rs.State != holdfastv1.ResourceConflict {
 			out = append(out, holdfastv1.PreviewChange{Service: rs.Service, Object: toRef(rs.ResourceRef).String(),
-				Action: holdfastv1.PreviewDelete, Diff: []string{"service " + rs.Service + " is not in the revision: withdrawn"}})
+				Action: holdfastv1.PreviewDelete, Diff: []string{"service " + rs.Service + " is not in the revision for this cluster (removed, disabled, or the cluster no longer selected): withdrawn"}})
 		}
 	}
 	return out
