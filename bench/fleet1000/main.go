@@ -287,6 +287,10 @@ func measureSize(ctx context.Context, cfg config, n int) (_ *result, retErr erro
 		return nil, err
 	}
 	fmt.Fprintf(os.Stderr, "%d clusters: ideal rollout in %s\n", n, r.idealRollout.Round(time.Millisecond))
+	if r.floorRollout, r.floorRolloutCPU, err = b.idealController(ctx, 1); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(os.Stderr, "%d clusters: ideal controller's rollout in %s\n", n, r.floorRollout.Round(time.Millisecond))
 
 	// First rollout.
 	if err := b.createTemplate(ctx); err != nil {
@@ -361,6 +365,10 @@ func measureSize(ctx context.Context, cfg config, n int) (_ *result, retErr erro
 		return nil, err
 	}
 	fmt.Fprintf(os.Stderr, "%d clusters: ideal template change in %s\n", n, r.idealChange.Round(time.Millisecond))
+	if r.floorChange, r.floorChangeCPU, err = b.idealController(ctx, 2); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(os.Stderr, "%d clusters: ideal controller's template change in %s\n", n, r.floorChange.Round(time.Millisecond))
 	if err := b.ChangeTemplate(ctx, templateNamespace, templateName, b.manifests(2)); err != nil {
 		return nil, err
 	}

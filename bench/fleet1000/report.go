@@ -21,6 +21,10 @@ type result struct {
 	// and 2, each measured alone right before Holdfast's rollout or change; with their CPU times.
 	idealRollout, idealChange       time.Duration
 	idealRolloutCPU, idealChangeCPU measure.CPUTimes
+	// floorRollout and floorChange are the ideal controller's (bench.idealController): the
+	// applies, one watch per cluster and one status write per cluster on the hub.
+	floorRollout, floorChange       time.Duration
+	floorRolloutCPU, floorChangeCPU measure.CPUTimes
 	heap, rss, rssEnd, peakRSS      int64
 	idle                            measure.RequestCounts
 	idleWindow                      time.Duration
@@ -92,12 +96,18 @@ func (r *result) print(cfg config) {
 	t.Row("… first / median / last status object", spreadCell(r.rolloutSpread))
 	t.Row("… CPU time during it: this process (controller) / hub / targets", r.rolloutCPU.String())
 	t.Row("first rollout ÷ ideal rollout", measure.Ratio(r.rollout, r.idealRollout))
+	t.Row("ideal controller's rollout: one label-selected watch per cluster, the same applies, one status write per cluster on the hub", measure.Seconds(r.floorRollout))
+	t.Row("… CPU time during it: this process (controller) / hub / targets", r.floorRolloutCPU.String())
+	t.Row("first rollout ÷ ideal controller's rollout", measure.Ratio(r.rollout, r.floorRollout))
 	t.Row(fmt.Sprintf("ideal template change: one forced apply per object at the new revision, %d workers, until the last apply returned", cfg.concurrency), measure.Seconds(r.idealChange))
 	t.Row("… CPU time during it: this process (controller) / hub / targets", r.idealChangeCPU.String())
 	t.Row("template change to every cluster: until every status object is in sync at the new revision", measure.Seconds(r.change))
 	t.Row("… first / median / last status object", spreadCell(r.changeSpread))
 	t.Row("… CPU time during it: this process (controller) / hub / targets", r.changeCPU.String())
 	t.Row("template change ÷ ideal template change", measure.Ratio(r.change, r.idealChange))
+	t.Row("ideal controller's template change", measure.Seconds(r.floorChange))
+	t.Row("… CPU time during it: this process (controller) / hub / targets", r.floorChangeCPU.String())
+	t.Row("template change ÷ ideal controller's template change", measure.Ratio(r.change, r.floorChange))
 	t.Row("controller Go heap after the rollout (after a forced GC, minus the baseline)", measure.MiB(r.heap))
 	t.Row("process RSS after the rollout, minus the baseline", measure.MiB(r.rss))
 	t.Row("process RSS at the end, minus the baseline", measure.MiB(r.rssEnd))
@@ -186,6 +196,9 @@ func printSummary(cfg config, results []*result) {
 		fmt.Printf("%d clusters, Holdfast ÷ the ideal rollout on the same API servers: first rollout %s (%s ÷ %s), template change %s (%s ÷ %s).\n",
 			r.n, measure.Ratio(r.rollout, r.idealRollout), measure.Seconds(r.rollout), measure.Seconds(r.idealRollout),
 			measure.Ratio(r.change, r.idealChange), measure.Seconds(r.change), measure.Seconds(r.idealChange))
+		fmt.Printf("%d clusters, Holdfast ÷ the ideal controller (a watch per cluster, the applies, a status write per cluster on the hub): first rollout %s (%s ÷ %s), template change %s (%s ÷ %s).\n",
+			r.n, measure.Ratio(r.rollout, r.floorRollout), measure.Seconds(r.rollout), measure.Seconds(r.floorRollout),
+			measure.Ratio(r.change, r.floorChange), measure.Seconds(r.change), measure.Seconds(r.floorChange))
 	}
 	fmt.Println()
 }
