@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -53,9 +54,17 @@ func (f *SimFleet) IdealController(ctx context.Context, sims []string, objs []*u
 		// Its own objects, not the ideal rollout's: created by its first rollout, as Holdfast's.
 		labelled[i].SetName(IdealControllerPrefix + strings.TrimPrefix(o.GetName(), IdealPrefix))
 	}
+	// The hub as a controller would write to it, with no client-side limit (the program's own
+	// hub client has client-go's default of 5 requests a second).
+	hubCfg := rest.CopyConfig(f.Fleet.Hub.RESTConfig())
+	hubCfg.QPS, hubCfg.Burst = -1, 0
+	hub, err := client.New(hubCfg, client.Options{})
+	if err != nil {
+		return 0, fmt.Errorf("ideal controller: building its hub client: %w", err)
+	}
 	began := time.Now()
 	opts := metav1.PatchOptions{FieldManager: IdealRolloutManager, Force: new(true)}
-	err := Parallel(ctx, workers, len(sims), func(ctx context.Context, i int) error {
+	err = Parallel(ctx, workers, len(sims), func(ctx context.Context, i int) error {
 		sim := sims[i]
 		cs := f.Clientsets[f.Server[sim]]
 		w, err := cs.CoreV1().ConfigMaps(sim).Watch(watchCtx, metav1.ListOptions{LabelSelector: IdealControllerLabel})
@@ -84,7 +93,7 @@ func (f *SimFleet) IdealController(ctx context.Context, sims []string, objs []*u
 		}
 		status := corev1ac.ConfigMap("ideal-status-"+sim, IdealStatusNamespace).
 			WithData(map[string]string{"round": round, "objects": fmt.Sprint(len(labelled)), "time": time.Now().UTC().Format(time.RFC3339Nano)})
-		if err := f.Hub.Apply(ctx, status, client.FieldOwner(IdealRolloutManager), client.ForceOwnership); err != nil {
+		if err := hub.Apply(ctx, status, client.FieldOwner(IdealRolloutManager), client.ForceOwnership); err != nil {
 			return fmt.Errorf("ideal controller: writing the status of cluster %s on the hub: %w", sim, err)
 		}
 		return nil
