@@ -151,6 +151,10 @@ const MaxPreviewChanges = 256
 type PreviewGroup struct {
 	// Digest is the previews' digest.
 	Digest string `json:"digest"`
+	// Selection says the group's clusters are newly selected by the revision's cluster
+	// selector (Joining) or no longer selected (Leaving); empty for clusters it keeps.
+	// +optional
+	Selection PreviewSelection `json:"selection,omitempty"`
 	// Outcome is theirs.
 	Outcome PreviewOutcome `json:"outcome"`
 	// Clusters counts the clusters; Examples names a few (namespace/name).
@@ -172,6 +176,17 @@ type PreviewGroup struct {
 	OmittedChanges int32 `json:"omittedChanges,omitempty"`
 }
 
+// PreviewSelection is how a changed cluster selector moves a group of clusters.
+// +kubebuilder:validation:Enum=Joining;Leaving
+type PreviewSelection string
+
+const (
+	// PreviewJoining: only the previewed revision's cluster selector selects the clusters.
+	PreviewJoining PreviewSelection = "Joining"
+	// PreviewLeaving: the previewed revision's cluster selector no longer selects them.
+	PreviewLeaving PreviewSelection = "Leaving"
+)
+
 // RolloutPreview summarises the preview of a revision over the matching clusters, bounded
 // whatever the size of the fleet: at most MaxPreviewGroups groups of clusters with the same
 // changes, the largest first.
@@ -192,8 +207,15 @@ type RolloutPreview struct {
 	Failed int32 `json:"failed,omitempty"`
 	// +optional
 	Unsupported int32 `json:"unsupported,omitempty"`
-	// Groups are the clusters grouped by identical changes, largest first (clusters where
-	// nothing would change are counted, not grouped); OmittedGroups counts the groups left out.
+	// Joining counts the clusters only the revision's cluster selector selects (they gain the
+	// services), Leaving those it no longer selects (they lose them); both are among Clusters.
+	// +optional
+	Joining int32 `json:"joining,omitempty"`
+	// +optional
+	Leaving int32 `json:"leaving,omitempty"`
+	// Groups are the clusters grouped by identical changes and selection, largest first
+	// (clusters the selector keeps where nothing would change are counted, not grouped);
+	// OmittedGroups counts the groups left out.
 	// +kubebuilder:validation:MaxItems=10
 	// +listType=atomic
 	// +optional

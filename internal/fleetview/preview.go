@@ -56,6 +56,10 @@ type PreviewSummary struct {
 	Refused     int32 `json:"refused"`
 	Failed      int32 `json:"failed"`
 	Unsupported int32 `json:"unsupported"`
+	// Joining and Leaving count the clusters the revision's cluster selector newly selects and
+	// no longer selects.
+	Joining int32 `json:"joining,omitempty"`
+	Leaving int32 `json:"leaving,omitempty"`
 	// Groups are largest first; OmittedGroups counts those the controller left out.
 	Groups        []PreviewGroupView `json:"groups"`
 	OmittedGroups int32              `json:"omittedGroups"`
@@ -65,6 +69,9 @@ type PreviewSummary struct {
 // PreviewGroupView is clusters whose previews found the same changes.
 type PreviewGroupView struct {
 	Outcome string `json:"outcome"`
+	// Selection is Joining (newly selected by the revision's cluster selector), Leaving (no
+	// longer selected), or empty.
+	Selection string `json:"selection,omitempty"`
 	// Clusters counts them; Examples names a few, as namespace/name.
 	Clusters int32    `json:"clusters"`
 	Examples []string `json:"examples"`
@@ -152,10 +159,10 @@ func NewPreviewList(mcs *holdfastv1.MultiClusterService) (PreviewList, error) {
 			"the controller has not summarised its preview yet; try again shortly", mcs.Name, p.Revision, v.Revision)
 	}
 	s := &PreviewSummary{Revision: p.Revision, Clusters: p.Clusters, Previewed: p.Previewed, NoChange: p.NoChange, Changed: p.Changed,
-		Refused: p.Refused, Failed: p.Failed, Unsupported: p.Unsupported, Groups: []PreviewGroupView{}, OmittedGroups: p.OmittedGroups,
-		Digest: p.Digest}
+		Refused: p.Refused, Failed: p.Failed, Unsupported: p.Unsupported, Joining: p.Joining, Leaving: p.Leaving,
+		Groups: []PreviewGroupView{}, OmittedGroups: p.OmittedGroups, Digest: p.Digest}
 	for _, g := range p.Groups {
-		s.Groups = append(s.Groups, PreviewGroupView{Outcome: string(g.Outcome), Clusters: g.Clusters, Examples: append([]string{}, g.Examples...),
+		s.Groups = append(s.Groups, PreviewGroupView{Outcome: string(g.Outcome), Selection: string(g.Selection), Clusters: g.Clusters, Examples: append([]string{}, g.Examples...),
 			Message: g.Message, Changes: changeViews(g.Changes), OmittedChanges: g.OmittedChanges, Digest: g.Digest})
 	}
 	v.Summary = s
@@ -284,7 +291,7 @@ func printPreviewSummary(w io.Writer, v PreviewView) error {
 	s := v.Summary
 	fmt.Fprintf(w, "Revision %s of service set %s %s\n", s.Revision, v.ServiceSet, summaryCounts(s))
 	for _, g := range s.Groups {
-		fmt.Fprintf(w, "\n%s (%s): %s\n", Count(int(g.Clusters), "cluster"), groupExamples(g), outcomeText(g.Outcome, g.Message, len(g.Changes)+int(g.OmittedChanges)))
+		fmt.Fprintf(w, "\n%s%s (%s): %s\n", Count(int(g.Clusters), "cluster"), SelectionText(g.Selection), groupExamples(g), outcomeText(g.Outcome, g.Message, len(g.Changes)+int(g.OmittedChanges)))
 		printChanges(w, "  ", g.Changes)
 		if g.OmittedChanges > 0 {
 			fmt.Fprintf(w, "  ... and %s\n", Count(int(g.OmittedChanges), "more object"))
@@ -314,12 +321,25 @@ func summaryCounts(s *PreviewSummary) string {
 	for _, c := range []struct {
 		n    int32
 		what string
-	}{{s.Changed, "would change"}, {s.NoChange, "unchanged"}, {s.Refused, "refused"}, {s.Failed, "failed"}, {s.Unsupported, "cannot be previewed"}} {
+	}{{s.Changed, "would change"}, {s.NoChange, "unchanged"}, {s.Refused, "refused"}, {s.Failed, "failed"}, {s.Unsupported, "cannot be previewed"},
+		{s.Joining, "newly selected"}, {s.Leaving, "no longer selected"}} {
 		if c.n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", c.n, c.what))
 		}
 	}
 	return out + ": " + strings.Join(parts, ", ") + "."
+}
+
+// SelectionText words how a changed cluster selector moves a group of clusters (a
+// PreviewGroup's selection), "" when it keeps them.
+func SelectionText(selection string) string {
+	switch holdfastv1.PreviewSelection(selection) {
+	case holdfastv1.PreviewJoining:
+		return " newly selected"
+	case holdfastv1.PreviewLeaving:
+		return " no longer selected"
+	}
+	return ""
 }
 
 // groupExamples is "ns/a, ns/b, ns/c", with "and N more" when the group has more clusters.

@@ -27,7 +27,7 @@ func previewServiceSet() *holdfastv1.MultiClusterService {
 		Status: holdfastv1.MultiClusterServiceStatus{Rollout: &holdfastv1.RolloutStatus{
 			Revision: previewRevision, StableRevision: "platform-0a1b2c3d4e", Phase: holdfastv1.RolloutPreviewed,
 			Preview: &holdfastv1.RolloutPreview{Revision: previewRevision, Clusters: 16, Previewed: 16, NoChange: 1, Changed: 12, Refused: 1,
-				Failed: 1, Unsupported: 1, OmittedGroups: 2, Digest: "0f0f",
+				Failed: 1, Unsupported: 1, Joining: 2, OmittedGroups: 2, Digest: "0f0f",
 				Groups: []holdfastv1.PreviewGroup{
 					{Digest: "d1", Outcome: holdfastv1.PreviewChanges, Clusters: 8,
 						Examples: []string{"fleet/a", "fleet/b", "fleet/c", "fleet/d", "fleet/e"},
@@ -37,7 +37,7 @@ func previewServiceSet() *holdfastv1.MultiClusterService {
 							{Service: "web", Object: "v1 Secret demo/creds", Action: holdfastv1.PreviewUpdate,
 								Diff: []string{`/data/password: "` + fleetviewtest.SecretOld + `" -> "` + fleetviewtest.SecretNew + `"`, `/metadata/labels/tier: <none> -> "web"`}},
 						}, OmittedChanges: 4},
-					{Digest: "d2", Outcome: holdfastv1.PreviewChanges, Clusters: 2, Examples: []string{"fleet/f", "fleet/g"},
+					{Digest: "d2", Outcome: holdfastv1.PreviewChanges, Selection: holdfastv1.PreviewJoining, Clusters: 2, Examples: []string{"fleet/f", "fleet/g"},
 						Changes: []holdfastv1.PreviewChange{{Service: "flags", Object: "v1 ConfigMap demo/flags", Action: holdfastv1.PreviewCreate,
 							Diff: []string{"+ apiVersion: v1", "+ data:", "+   beta: \"on\"", "+ kind: ConfigMap"}}}},
 					{Digest: "d3", Outcome: holdfastv1.PreviewRefused, Clusters: 1, Examples: []string{"fleet/h"},
@@ -68,7 +68,7 @@ func TestPrintPreviewSummary(t *testing.T) {
 	out := printPreview(t, doc.Items[0])
 	lines := strings.Split(out, "\n")
 	if want := "Revision platform-6f1c9a2b7d of service set platform previewed on 16 of 16 clusters: " +
-		"12 would change, 1 unchanged, 1 refused, 1 failed, 1 cannot be previewed."; lines[0] != want {
+		"12 would change, 1 unchanged, 1 refused, 1 failed, 1 cannot be previewed, 2 newly selected."; lines[0] != want {
 		t.Errorf("first line = %q, want %q", lines[0], want)
 	}
 	for _, want := range []string{
@@ -79,7 +79,7 @@ func TestPrintPreviewSummary(t *testing.T) {
 			"    /spec/template/spec/containers/0/image: \"web:1.2\" -> \"web:1.3\"\n" +
 			"    /spec/replicas: 2 -> 3\n",
 		"  ... and 4 more objects\n",
-		"2 clusters (fleet/f, fleet/g): 1 object would change\n  Create v1 ConfigMap demo/flags [service flags]\n    + apiVersion: v1\n    + data:\n    +   beta: \"on\"\n",
+		"2 clusters newly selected (fleet/f, fleet/g): 1 object would change\n  Create v1 ConfigMap demo/flags [service flags]\n    + apiVersion: v1\n    + data:\n    +   beta: \"on\"\n",
 		"1 cluster (fleet/h): refused — v1 ConfigMap demo/big: exceeded quota: configmaps=10\n",
 		"1 cluster (fleet/i): preview failed (it is tried again) — the cluster cannot be reached: i/o timeout\n",
 		"2 more groups not shown: holdfast diff platform --cluster NAMESPACE/NAME shows one cluster's whole preview\n",
@@ -108,7 +108,7 @@ func TestPrintPreviewIncompleteAndApproved(t *testing.T) {
 	}
 	out := printPreview(t, doc.Items[0])
 	for _, want := range []string{
-		"previewed on 10 of 16 clusters (6 not yet): 7 would change, 1 unchanged, 1 refused.\n",
+		"previewed on 10 of 16 clusters (6 not yet): 7 would change, 1 unchanged, 1 refused, 2 newly selected.\n",
 		"Waiting for approval while the clusters preview it: holdfast rollout approve platform --revision platform-6f1c9a2b7d\n",
 	} {
 		if !strings.Contains(out, want) {

@@ -82,11 +82,20 @@ func Summarize(request string, clusters []Cluster) *holdfastv1.RolloutPreview {
 		}
 		p := c.Status.Status.Preview
 		sum.Previewed++
-		digests = append(digests, c.Key+"="+string(p.Outcome)+"/"+p.Digest)
+		selection := selectionOf(c.Membership)
+		switch selection {
+		case holdfastv1.PreviewJoining:
+			sum.Joining++
+		case holdfastv1.PreviewLeaving:
+			sum.Leaving++
+		}
+		digests = append(digests, c.Key+"="+string(selection)+"/"+string(p.Outcome)+"/"+p.Digest)
 		switch p.Outcome {
 		case holdfastv1.PreviewNoChange:
 			sum.NoChange++
-			continue
+			if selection == "" {
+				continue
+			}
 		case holdfastv1.PreviewChanges:
 			sum.Changed++
 		case holdfastv1.PreviewRefused:
@@ -96,10 +105,10 @@ func Summarize(request string, clusters []Cluster) *holdfastv1.RolloutPreview {
 		case holdfastv1.PreviewUnsupported:
 			sum.Unsupported++
 		}
-		id := string(p.Outcome) + "/" + p.Digest
+		id := string(selection) + "/" + string(p.Outcome) + "/" + p.Digest
 		g := groups[id]
 		if g == nil {
-			g = &holdfastv1.PreviewGroup{Digest: p.Digest, Outcome: p.Outcome, Message: p.Message, OmittedChanges: p.Omitted}
+			g = &holdfastv1.PreviewGroup{Digest: p.Digest, Selection: selection, Outcome: p.Outcome, Message: p.Message, OmittedChanges: p.Omitted}
 			for i, ch := range p.Changes {
 				if i >= groupChanges {
 					g.OmittedChanges += int32(len(p.Changes) - i)
@@ -168,4 +177,16 @@ func cutLines(lines []string, n, width int) []string {
 		out = append(out, textlimit.Cut(l, width, "…"))
 	}
 	return out
+}
+
+// selectionOf is how a changed cluster selector moves a cluster of membership m, as a preview
+// group says it.
+func selectionOf(m Membership) holdfastv1.PreviewSelection {
+	switch m {
+	case Joining:
+		return holdfastv1.PreviewJoining
+	case Leaving:
+		return holdfastv1.PreviewLeaving
+	}
+	return ""
 }

@@ -3,6 +3,7 @@ package rollout
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -55,6 +56,30 @@ func TestSummarizeGroupsIdenticalChanges(t *testing.T) {
 	clusters[4] = previewing("ns/e", "r2", mode)
 	if Summarize("r2", clusters).Digest == sum.Digest {
 		t.Error("a cluster's changes changed and the preview's digest did not")
+	}
+}
+
+// TestSummarizeNamesClustersASelectorMoves: clusters only the revision's selector selects, and
+// those it no longer selects, are grouped apart from the clusters it keeps even when their
+// changes are the same, and counted; a leaving cluster where nothing would change (unmatchPolicy
+// Leave) is grouped too, where a kept unchanged one is only counted.
+func TestSummarizeNamesClustersASelectorMoves(t *testing.T) {
+	create := holdfastv1.PreviewChange{Service: "web", Object: "v1 ConfigMap demo/web", Action: holdfastv1.PreviewCreate}
+	kept, joining, leaving, left, same := previewing("ns/a", "r2", create), previewing("ns/b", "r2", create),
+		previewing("ns/c", "r2"), previewing("ns/d", "r2"), previewing("ns/e", "r2")
+	joining.Membership, leaving.Membership, left.Membership = Joining, Leaving, Leaving
+	leaving.Status.Status.Preview = NewClusterPreview("r2", []holdfastv1.PreviewChange{{Service: "web", Object: "v1 ConfigMap demo/web", Action: holdfastv1.PreviewDelete}}, time.Unix(0, 0))
+	sum := Summarize("r2", []Cluster{kept, joining, leaving, left, same})
+	if sum.Joining != 1 || sum.Leaving != 2 || sum.NoChange != 2 {
+		t.Fatalf("counts %+v: want 1 joining, 2 leaving, 2 unchanged", sum)
+	}
+	got := map[string]holdfastv1.PreviewSelection{}
+	for _, g := range sum.Groups {
+		got[strings.Join(g.Examples, ",")] = g.Selection
+	}
+	want := map[string]holdfastv1.PreviewSelection{"ns/a": "", "ns/b": holdfastv1.PreviewJoining, "ns/c": holdfastv1.PreviewLeaving, "ns/d": holdfastv1.PreviewLeaving}
+	if !maps.Equal(got, want) {
+		t.Fatalf("groups %v, want %v", got, want)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -69,8 +70,10 @@ type outcomeCount struct {
 
 // previewGroup is clusters whose previews found the same changes.
 type previewGroup struct {
-	Outcome  string
-	Clusters int
+	Outcome string
+	// Selection is "newly selected" or "no longer selected" (a changed cluster selector), or "".
+	Selection string
+	Clusters  int
 	// Examples name a few clusters; Unnamed counts the others.
 	Examples []string
 	Unnamed  int
@@ -120,7 +123,7 @@ func summarize(pv *holdfastv1.RolloutPreview) *previewSummary {
 			{"Failed", int(pv.Failed)}, {"Unsupported", int(pv.Unsupported)},
 		}}
 	for _, g := range pv.Groups {
-		s.Groups = append(s.Groups, previewGroup{Outcome: string(g.Outcome), Clusters: int(g.Clusters), Examples: g.Examples,
+		s.Groups = append(s.Groups, previewGroup{Outcome: string(g.Outcome), Selection: strings.TrimSpace(fleetview.SelectionText(string(g.Selection))), Clusters: int(g.Clusters), Examples: g.Examples,
 			Unnamed: max(0, int(g.Clusters)-len(g.Examples)), Message: g.Message, Changes: g.Changes, OmittedChanges: int(g.OmittedChanges)})
 	}
 	return s

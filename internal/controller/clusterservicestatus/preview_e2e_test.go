@@ -311,9 +311,9 @@ func TestSelectorChangeAwaitsApproval(t *testing.T) {
 		g.Expect(ro.Phase).To(Equal(holdfastv1.RolloutPreviewed))
 		g.Expect(ro.Preview.Clusters).To(BeEquivalentTo(2))
 		g.Expect(ro.Preview.Groups).To(ConsistOf(
-			And(HaveField("Examples", []string{clusterNamespace + "/cluster-1"}),
+			And(HaveField("Examples", []string{clusterNamespace + "/cluster-1"}), HaveField("Selection", holdfastv1.PreviewLeaving),
 				HaveField("Changes", ConsistOf(And(HaveField("Object", "v1 ConfigMap "+ns+"/settings"), HaveField("Action", holdfastv1.PreviewDelete))))),
-			And(HaveField("Examples", []string{clusterNamespace + "/cluster-2"}),
+			And(HaveField("Examples", []string{clusterNamespace + "/cluster-2"}), HaveField("Selection", holdfastv1.PreviewJoining),
 				HaveField("Changes", ConsistOf(And(HaveField("Object", "v1 ConfigMap "+ns+"/settings"), HaveField("Action", holdfastv1.PreviewCreate)))))))
 		g.Expect(ro.ClusterSelector.MatchLabels).To(HaveKeyWithValue("env", devEnv), "the old selector stays in force")
 		r2 = ro.Revision
