@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -322,6 +323,26 @@ func startPullFleet(t *testing.T) *pullFleet {
 	return f
 }
 
+// rollout is status.rollout of the fleet's MultiClusterService name, which must have one.
+func (f *pullFleet) rollout(ctx context.Context, g Gomega, name string) *holdfastv1.RolloutStatus {
+	m := &holdfastv1.MultiClusterService{}
+	g.Expect(f.hub.Get(ctx, client.ObjectKey{Name: name}, m)).To(Succeed())
+	g.Expect(m.Status.Rollout).NotTo(BeNil())
+	return m.Status.Rollout
+}
+
+// updateServiceSet changes the fleet's MultiClusterService name with change, read anew and
+// tried again on a conflict.
+func (f *pullFleet) updateServiceSet(t *testing.T, name string, change func(*holdfastv1.MultiClusterService)) {
+	t.Helper()
+	NewWithT(t).Eventually(func(g Gomega) {
+		m := &holdfastv1.MultiClusterService{}
+		g.Expect(f.hub.Get(t.Context(), client.ObjectKey{Name: name}, m)).To(Succeed())
+		change(m)
+		g.Expect(f.hub.Update(t.Context(), m)).To(Succeed())
+	}).WithTimeout(30 * time.Second).Should(Succeed())
+}
+
 // addPushCluster registers the hub's own API server as a Push cluster, "near" (labelled
 // labels), beside the fleet's Pull cluster "edge", and returns a client of each by name.
 func (f *pullFleet) addPushCluster(t *testing.T, labels map[string]string) map[string]client.Client {
@@ -370,12 +391,7 @@ func TestRolloutAcrossPushAndPullClusters(t *testing.T) {
 			HealthChecks: []holdfastv1.HealthCheck{{Kind: "ConfigMap", Expr: "true", Failed: "has(self.data) && has(self.data.ok) && self.data.ok == 'false'"}},
 			Rollout:      &holdfastv1.RolloutStrategy{WaveLabel: "wave", PauseBetweenWaves: &metav1.Duration{Duration: time.Second}},
 		}})).To(Succeed())
-	rollout := func(g Gomega) *holdfastv1.RolloutStatus {
-		m := &holdfastv1.MultiClusterService{}
-		g.Expect(hub.Get(ctx, client.ObjectKey{Name: "app"}, m)).To(Succeed())
-		g.Expect(m.Status.Rollout).NotTo(BeNil())
-		return m.Status.Rollout
-	}
+	rollout := func(g Gomega) *holdfastv1.RolloutStatus { return f.rollout(ctx, g, "app") }
 	setRevision := func(rev, ok string) {
 		t.Helper()
 		g.Eventually(func(g Gomega) {

@@ -48,12 +48,7 @@ func TestPreviewAcrossPushAndPullClusters(t *testing.T) {
 					Patches:         []holdfastv1.OverridePatch{{Patch: "- {op: add, path: /data/via, value: agent}\n", Target: &holdfastv1.PatchTarget{Kind: "ConfigMap", Name: "app"}}}}}}},
 			Rollout: &holdfastv1.RolloutStrategy{Approval: holdfastv1.ApprovalManual},
 		}})).To(Succeed())
-	rollout := func(g Gomega) *holdfastv1.RolloutStatus {
-		m := &holdfastv1.MultiClusterService{}
-		g.Expect(hub.Get(ctx, client.ObjectKey{Name: "app"}, m)).To(Succeed())
-		g.Expect(m.Status.Rollout).NotTo(BeNil())
-		return m.Status.Rollout
-	}
+	rollout := func(g Gomega) *holdfastv1.RolloutStatus { return f.rollout(ctx, g, "app") }
 	g.Eventually(func(g Gomega) {
 		g.Expect(configMap("edge")).To(Equal(map[string]string{"rev": "1", "via": "agent"}))
 		g.Expect(configMap("near")).To(Equal(map[string]string{"rev": "1"}))
@@ -88,12 +83,9 @@ func TestPreviewAcrossPushAndPullClusters(t *testing.T) {
 		Should(Equal([]map[string]string{{"rev": "1", "via": "agent"}, {"rev": "1"}}), "nothing changes before the approval")
 
 	t.Log("Approved, revision 2 reaches both")
-	g.Eventually(func(g Gomega) {
-		m := &holdfastv1.MultiClusterService{}
-		g.Expect(hub.Get(ctx, client.ObjectKey{Name: "app"}, m)).To(Succeed())
+	f.updateServiceSet(t, "app", func(m *holdfastv1.MultiClusterService) {
 		metav1.SetMetaDataAnnotation(&m.ObjectMeta, holdfastv1.RolloutApproveAnnotation, holdfastv1.ApproveValue(held, time.Now()))
-		g.Expect(hub.Update(ctx, m)).To(Succeed())
-	}).WithTimeout(30 * time.Second).Should(Succeed())
+	})
 	g.Eventually(func(g Gomega) {
 		g.Expect(configMap("edge")).To(Equal(map[string]string{"rev": "2", "via": "agent"}))
 		g.Expect(configMap("near")).To(Equal(map[string]string{"rev": "2"}))
@@ -131,12 +123,7 @@ func TestSelectorChangeOnAPullCluster(t *testing.T) {
 				Template: holdfastv1.TemplateReference{Namespace: tplKey.Namespace, Name: tplKey.Name}}},
 			Rollout: &holdfastv1.RolloutStrategy{Approval: holdfastv1.ApprovalManual},
 		}})).To(Succeed())
-	rollout := func(g Gomega) *holdfastv1.RolloutStatus {
-		m := &holdfastv1.MultiClusterService{}
-		g.Expect(hub.Get(ctx, client.ObjectKey{Name: "app"}, m)).To(Succeed())
-		g.Expect(m.Status.Rollout).NotTo(BeNil())
-		return m.Status.Rollout
-	}
+	rollout := func(g Gomega) *holdfastv1.RolloutStatus { return f.rollout(ctx, g, "app") }
 	g.Eventually(func(g Gomega) {
 		g.Expect(configMap("near")).To(Equal(map[string]string{"rev": "1"}))
 		g.Expect(rollout(g).Phase).To(Equal(holdfastv1.RolloutComplete))
@@ -149,12 +136,7 @@ func TestSelectorChangeOnAPullCluster(t *testing.T) {
 		return css.Status.Preview
 	}
 	reselect := func(sel holdfastv1.ClusterSelector) string {
-		g.Eventually(func(g Gomega) {
-			m := &holdfastv1.MultiClusterService{}
-			g.Expect(hub.Get(ctx, client.ObjectKey{Name: "app"}, m)).To(Succeed())
-			m.Spec.ClusterSelector = sel
-			g.Expect(hub.Update(ctx, m)).To(Succeed())
-		}).WithTimeout(30 * time.Second).Should(Succeed())
+		f.updateServiceSet(t, "app", func(m *holdfastv1.MultiClusterService) { m.Spec.ClusterSelector = sel })
 		var held string
 		g.Eventually(func(g Gomega) {
 			ro := rollout(g)
@@ -165,12 +147,9 @@ func TestSelectorChangeOnAPullCluster(t *testing.T) {
 		return held
 	}
 	approve := func(revision string) {
-		g.Eventually(func(g Gomega) {
-			m := &holdfastv1.MultiClusterService{}
-			g.Expect(hub.Get(ctx, client.ObjectKey{Name: "app"}, m)).To(Succeed())
+		f.updateServiceSet(t, "app", func(m *holdfastv1.MultiClusterService) {
 			metav1.SetMetaDataAnnotation(&m.ObjectMeta, holdfastv1.RolloutApproveAnnotation, holdfastv1.ApproveValue(revision, time.Now()))
-			g.Expect(hub.Update(ctx, m)).To(Succeed())
-		}).WithTimeout(30 * time.Second).Should(Succeed())
+		})
 	}
 
 	t.Log("Widened to the Pull cluster: held there, its agent previews what it gains")
