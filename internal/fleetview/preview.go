@@ -291,7 +291,11 @@ func printPreviewSummary(w io.Writer, v PreviewView) error {
 	s := v.Summary
 	fmt.Fprintf(w, "Revision %s of service set %s %s\n", s.Revision, v.ServiceSet, summaryCounts(s))
 	for _, g := range s.Groups {
-		fmt.Fprintf(w, "\n%s%s (%s): %s\n", Count(int(g.Clusters), "cluster"), SelectionText(g.Selection), groupExamples(g), outcomeText(g.Outcome, g.Message, len(g.Changes)+int(g.OmittedChanges)))
+		clusters := Count(int(g.Clusters), "cluster")
+		if sel := SelectionText(g.Selection); sel != "" {
+			clusters += " " + sel
+		}
+		fmt.Fprintf(w, "\n%s (%s): %s\n", clusters, groupExamples(g), outcomeText(g.Outcome, g.Message, len(g.Changes)+int(g.OmittedChanges)))
 		printChanges(w, "  ", g.Changes)
 		if g.OmittedChanges > 0 {
 			fmt.Fprintf(w, "  ... and %s\n", Count(int(g.OmittedChanges), "more object"))
@@ -335,9 +339,9 @@ func summaryCounts(s *PreviewSummary) string {
 func SelectionText(selection string) string {
 	switch holdfastv1.PreviewSelection(selection) {
 	case holdfastv1.PreviewJoining:
-		return " newly selected"
+		return "newly selected"
 	case holdfastv1.PreviewLeaving:
-		return " no longer selected"
+		return "no longer selected"
 	}
 	return ""
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -123,7 +122,7 @@ func summarize(pv *holdfastv1.RolloutPreview) *previewSummary {
 			{"Failed", int(pv.Failed)}, {"Unsupported", int(pv.Unsupported)},
 		}}
 	for _, g := range pv.Groups {
-		s.Groups = append(s.Groups, previewGroup{Outcome: string(g.Outcome), Selection: strings.TrimSpace(fleetview.SelectionText(string(g.Selection))), Clusters: int(g.Clusters), Examples: g.Examples,
+		s.Groups = append(s.Groups, previewGroup{Outcome: string(g.Outcome), Selection: fleetview.SelectionText(string(g.Selection)), Clusters: int(g.Clusters), Examples: g.Examples,
 			Unnamed: max(0, int(g.Clusters)-len(g.Examples)), Message: g.Message, Changes: g.Changes, OmittedChanges: int(g.OmittedChanges)})
 	}
 	return s
