@@ -59,15 +59,11 @@ func (s Store) Load(ctx context.Context, css *holdfastv1.ClusterServiceStatus) (
 	var problems []string
 	for i, name := range inv.Names {
 		sh := read[name]
-		switch {
-		case sh == nil:
+		if sh == nil {
 			problems = append(problems, fmt.Sprintf("shard %s is missing", name))
-		case sh.Spec.ClusterServiceStatus != css.Name || int(sh.Spec.Shard) != i || int(sh.Spec.Shards) != len(inv.Names):
-			problems = append(problems, fmt.Sprintf("shard %s is shard %d of %d of %q, not shard %d of %d of this status object",
-				name, sh.Spec.Shard, sh.Spec.Shards, sh.Spec.ClusterServiceStatus, i, len(inv.Names)))
-		case int(sh.Spec.Count) != len(sh.Spec.Resources):
-			problems = append(problems, fmt.Sprintf("shard %s says it holds %d entries and holds %d", name, sh.Spec.Count, len(sh.Spec.Resources)))
-		default:
+		} else if msg := misfit(sh, css, i); msg != "" {
+			problems = append(problems, msg)
+		} else {
 			entries = append(entries, sh.Spec.Resources...)
 		}
 	}

@@ -24,7 +24,7 @@ func init() {
 		managedObjects, contestedObjects, watchStarts,
 		clusterConnected, clusterProbeFailures,
 		notifications,
-		renderCacheRequests, queueWait, reconciles,
+		renderCacheRequests, queueWait, reconciles, inventoryReads,
 		rolloutHalted, rolloutWave,
 		targetCacheCollector,
 	)

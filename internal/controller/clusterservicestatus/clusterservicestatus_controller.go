@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/inventory"
 	"holdfast.dev/holdfast/internal/apply"
 	"holdfast.dev/holdfast/internal/conditions"
 	"holdfast.dev/holdfast/internal/controller/interrupt"
@@ -456,20 +457,20 @@ func (r *Reconciler) record(ctx context.Context, s *scope) (again bool, _ error)
 	// (a slow hub), else what was applied would never be recorded, retry after retry.
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), statusPatchTimeout)
 	defer cancel()
-	if s.settle != nil {
-		if err := s.settle(pctx); err != nil {
-			r.keepUnwritten(s)
-			return false, err
-		}
+	err := r.settleAndPatch(pctx, s)
+	if errors.Is(err, inventory.ErrBeyondPart) {
+		// The corrections changed more of the inventory than the part read: read it whole.
+		ctrl.LoggerFrom(ctx).V(1).Info("Recording with the whole inventory", "reason", err.Error())
+		s.whole, s.wholeOnly = false, true
+		err = r.settleAndPatch(pctx, s)
 	}
-	err := r.patchStatus(pctx, s)
 	if apierrors.IsConflict(err) && s.deployed {
 		// What was applied must be recorded: if the status object is being deleted (the
 		// cluster unmatched meanwhile), the next reconcile withdraws what the inventory lists,
 		// and objects this one created would be left behind. The object is read anew, from
 		// etcd, and the status computed again for it.
 		s.whole, s.fresh = false, true
-		err = r.patchStatus(pctx, s)
+		err = r.settleAndPatch(pctx, s)
 	}
 	if err != nil {
 		r.keepUnwritten(s)
@@ -481,6 +482,17 @@ func (r *Reconciler) record(ctx context.Context, s *scope) (again bool, _ error)
 		return true, nil
 	}
 	return false, err
+}
+
+// settleAndPatch takes in what corrections did (s.settle) on the status object as read now, and
+// patches its status.
+func (r *Reconciler) settleAndPatch(ctx context.Context, s *scope) error {
+	if s.settle != nil {
+		if err := s.settle(ctx); err != nil {
+			return err
+		}
+	}
+	return r.patchStatus(ctx, s)
 }
 
 // keepUnwritten keeps in memory what a reconcile could not record: the records of the drifts it
@@ -612,11 +624,21 @@ func (r *Reconciler) readWhole(ctx context.Context, s *scope) error {
 	if s.whole {
 		return nil
 	}
+	css, err := r.readLatest(ctx, s)
+	if err != nil {
+		return err
+	}
+	return r.takeWhole(ctx, s, css)
+}
+
+// readLatest reads the status object of the scope from the API server, after the recordings of
+// it in flight and no older than what they wrote (or the newest version, s.fresh), inventory
+// as stored.
+func (r *Reconciler) readLatest(ctx context.Context, s *scope) (*holdfastv1.ClusterServiceStatus, error) {
 	key := client.ObjectKeyFromObject(s.css)
-	// After the recordings in flight, and no older than what they wrote.
 	if !s.recording {
 		if err := r.recordings.wait(ctx, key); err != nil {
-			return fmt.Errorf("waiting for the last status patch of ClusterServiceStatus %s: %w", klog.KObj(s.css), err)
+			return nil, fmt.Errorf("waiting for the last status patch of ClusterServiceStatus %s: %w", klog.KObj(s.css), err)
 		}
 	}
 	atLeast := cmp.Or(s.readFrom, s.css.ResourceVersion)
@@ -633,8 +655,15 @@ func (r *Reconciler) readWhole(ctx context.Context, s *scope) error {
 		if apierrors.IsNotFound(err) {
 			r.forgetStatus(key)
 		}
-		return fmt.Errorf("reading ClusterServiceStatus %s: %w", klog.KObj(s.css), err)
+		return nil, fmt.Errorf("reading ClusterServiceStatus %s: %w", klog.KObj(s.css), err)
 	}
+	return css, nil
+}
+
+// takeWhole makes css, just read, with its whole inventory the status object of the scope.
+func (r *Reconciler) takeWhole(ctx context.Context, s *scope, css *holdfastv1.ClusterServiceStatus) error {
+	key := client.ObjectKeyFromObject(css)
+	s.part = nil
 	if err := r.loadInventory(ctx, s, css); err != nil {
 		if errors.Is(err, errInventoryIncomplete) {
 			// Whole as far as it goes: the status says what is missing.

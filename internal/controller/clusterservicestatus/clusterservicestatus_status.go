@@ -33,7 +33,11 @@ func computeStatus(s *scope) {
 		st.Resources = s.resources
 		st.Services = serviceStatuses(s)
 		health = s.healthOf(st.Resources)
-		setServiceHealth(st.Services, health)
+		var recorded []holdfastv1.ServiceStatus
+		if s.part != nil {
+			recorded = s.before.Status.Services
+		}
+		setServiceHealth(st.Services, health, recorded)
 		st.SyncMode = s.mcs.Spec.SyncMode
 		if s.requested != "" {
 			st.LastHandledReconcileAt, st.HandledRequests = s.requested, s.handled
@@ -53,7 +57,7 @@ func computeStatus(s *scope) {
 	}
 	if s.inventoryProblem == nil {
 		// Not from a partial inventory: the counts stay as they were.
-		countResources(st)
+		countResources(st, s.uncounted)
 	}
 	recordDrifts(s)
 
@@ -83,8 +87,11 @@ func computeStatus(s *scope) {
 	}
 }
 
-func countResources(st *holdfastv1.ClusterServiceStatusStatus) {
-	st.ResourceCount, st.InSyncCount, st.FailedCount, st.ConflictCount, st.DriftedCount = int32(len(st.Resources)), 0, 0, 0, 0
+// countResources counts the entries of st.Resources by state, with uncounted InSync entries it
+// leaves out (a part of the inventory, inventory_part.go).
+func countResources(st *holdfastv1.ClusterServiceStatusStatus, uncounted int) {
+	st.ResourceCount, st.InSyncCount = int32(len(st.Resources)+uncounted), int32(uncounted)
+	st.FailedCount, st.ConflictCount, st.DriftedCount = 0, 0, 0
 	for _, rs := range st.Resources {
 		switch {
 		case drift.Unresolved(rs.State):

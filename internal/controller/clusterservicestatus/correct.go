@@ -41,7 +41,7 @@ func (r *Reconciler) correctBeforeDeploy(ctx context.Context, s *scope, rendered
 // (rendered holds only them, see rememberedDeclarations), each is read with a GET rather than by listing its
 // kind, and the state of the objects decides through what this process recorded of the status
 // object when it last wrote or read it whole, as long as the status object was not changed
-// since. Only once the cluster is corrected is the whole status object read, to record it.
+// since. Only once the cluster is corrected is the status object read, to record it.
 func (r *Reconciler) correctDrifts(ctx context.Context, s *scope, rendered []renderedService) (ctrl.Result, error) {
 	s.deployed, s.corrections = true, true
 	if rec := r.recordedForCorrection(s.css); rec != nil {
@@ -77,13 +77,17 @@ func (r *Reconciler) correctDrifts(ctx context.Context, s *scope, rendered []ren
 	}
 
 	// The cluster is as it should be; the status object is read to record it when it is
-	// recorded, which need not hold up the next correction (recordings.go).
+	// recorded, which need not hold up the next correction (recordings.go): with the part of
+	// its inventory that holds what the corrections changed (inventory_part.go). It may be
+	// settled again on a newer read (record).
+	touched, services := touchedRefs(results), len(s.services)
 	s.settle = func(ctx context.Context) error {
-		if err := r.readWhole(ctx, s); err != nil {
+		if err := r.readPart(ctx, s, touched); err != nil {
 			return err
 		}
 		s.previous = inventory.IndexOf(s.css.Status.Resources)
 		s.resources = s.css.Status.Resources
+		s.services = s.services[:services]
 		for _, rs := range rendered {
 			res, ok := results[rs.svc.Name]
 			if !ok {

@@ -136,17 +136,22 @@ func setHealthy(s *scope, sum healthSummary) {
 	case worst.status != holdfastv1.HealthCurrent:
 		set(s, holdfastv1.HealthyCondition, metav1.ConditionUnknown, holdfastv1.ProgressingReason,
 			fmt.Sprintf("%s is %s: %s", worst.object(), worst.status, worst.message))
+	case s.part != nil:
+		// Healthy as recorded (inventory_part.go): the objects not read are, and were counted.
 	default:
 		set(s, holdfastv1.HealthyCondition, metav1.ConditionTrue, holdfastv1.HealthyReason, fmt.Sprintf("%d objects healthy", worst.n))
 	}
 }
 
-// setServiceHealth records the least healthy of each service's objects in its status.
-func setServiceHealth(services []holdfastv1.ServiceStatus, sum healthSummary) {
+// setServiceHealth records the least healthy of each service's objects in its status. A service
+// none of whose objects were read keeps its health as recorded when only part of the inventory
+// was (recorded, see inventory_part.go), else has none.
+func setServiceHealth(services []holdfastv1.ServiceStatus, sum healthSummary, recorded []holdfastv1.ServiceStatus) {
 	for i := range services {
 		worst := sum.byService[services[i].Name]
 		services[i].Health, services[i].HealthMessage = "", ""
 		if worst.n == 0 {
+			services[i].Health, services[i].HealthMessage = recordedHealth(recorded, services[i].Name)
 			continue
 		}
 		services[i].Health = worst.status

@@ -14,6 +14,7 @@ import (
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/inventory"
+	"holdfast.dev/holdfast/internal/metrics"
 )
 
 // This file is where the inventory is read from and written to where it is stored: inline in
@@ -60,6 +61,7 @@ func (r *Reconciler) loadInventory(ctx context.Context, s *scope, css *holdfastv
 	case err != nil:
 		return err
 	}
+	metrics.InventoryRead(metrics.InventoryWhole)
 	s.summary, s.shards = css.Status.Resources, shards
 	css.Status.Resources = entries
 	return nil
@@ -79,7 +81,15 @@ func (r *Reconciler) writeStatus(ctx context.Context, s *scope) error {
 		// Only the conditions change; the inventory stays as stored.
 		after.Status.Resources, after.Status.Inventory = s.summary, s.before.Status.Inventory
 	} else {
-		st, err := r.inventory().Save(ctx, s.css, s.css.Status.Resources, s.shards)
+		save := func() (holdfastv1.ClusterServiceStatusStatus, error) {
+			return r.inventory().Save(ctx, s.css, s.css.Status.Resources, s.shards)
+		}
+		if s.part != nil {
+			save = func() (holdfastv1.ClusterServiceStatusStatus, error) {
+				return r.inventory().SavePart(ctx, s.css, s.css.Status.Resources, s.part)
+			}
+		}
+		st, err := save()
 		if err != nil {
 			return err
 		}

@@ -84,7 +84,7 @@ func (r *Reconciler) report(ctx context.Context, s *scope) {
 			contested++
 		}
 	}
-	metrics.SetManagedObjects(cluster, s.css.Spec.MultiClusterService, len(st.Resources))
+	metrics.SetManagedObjects(cluster, s.css.Spec.MultiClusterService, int(st.ResourceCount))
 	metrics.SetContested(cluster, s.css.Spec.MultiClusterService, contested)
 	r.send(ctx, s.css, s.mcs, driftEvents(s))
 }

@@ -62,7 +62,8 @@ func (o serviceOutcome) tally() (applied, total int) { return o.applied, o.total
 // scope is what one reconcile learned; the deferred status patch computes everything from it.
 type scope struct {
 	// css is the status object being reconciled, and before a copy as read: from the cache,
-	// without the inventory and drift history, until readWhole read the whole object (whole).
+	// without the inventory and drift history, until readWhole read the whole object, or
+	// readPart the part of it a recording needs (whole).
 	css    *holdfastv1.ClusterServiceStatus
 	before *holdfastv1.ClusterServiceStatus
 	whole  bool
@@ -163,6 +164,12 @@ type scope struct {
 	summary          []holdfastv1.ResourceStatus
 	shards           inventory.Shards
 	inventoryProblem *problem
+	// part, when set, says that css.Status.Resources holds only a part of the inventory (see
+	// inventory_part.go), and uncounted how many InSync entries it leaves out; wholeOnly stops
+	// readPart after a part turned out not to be enough.
+	part      *inventory.Part
+	uncounted int
+	wholeOnly bool
 
 	// revision is the snapshot of services and templates the status object deploys (see
 	// loadRevision), nil when it follows the service set as it is; revisionProblem says why the
