@@ -26,12 +26,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
-	"holdfast.dev/holdfast/internal/inventory"
 	"holdfast.dev/holdfast/internal/apply"
 	"holdfast.dev/holdfast/internal/conditions"
 	"holdfast.dev/holdfast/internal/controller/interrupt"
 	"holdfast.dev/holdfast/internal/drift"
 	"holdfast.dev/holdfast/internal/fleet"
+	"holdfast.dev/holdfast/internal/inventory"
 	"holdfast.dev/holdfast/internal/metrics"
 	"holdfast.dev/holdfast/internal/naming"
 	"holdfast.dev/holdfast/internal/notify"

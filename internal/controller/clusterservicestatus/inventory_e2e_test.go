@@ -121,8 +121,8 @@ func TestShardedInventory(t *testing.T) {
 			NewWithT(t).Expect(inventoryReads(NewWithT(t), metrics.InventoryPart)).To(BeNumerically(">", parts),
 				"the correction of %s was recorded without reading part of the inventory", object)
 		}
-		NewWithT(t).Expect(css.Status.ResourceCount).To(BeEquivalentTo(n+1))
-		NewWithT(t).Expect(css.Status.InSyncCount).To(BeEquivalentTo(n+1))
+		NewWithT(t).Expect(css.Status.ResourceCount).To(BeEquivalentTo(n + 1))
+		NewWithT(t).Expect(css.Status.InSyncCount).To(BeEquivalentTo(n + 1))
 		NewWithT(t).Expect(condition(css.Status.Conditions, holdfastv1.HealthyCondition).Message).To(Equal(fmt.Sprintf("%d objects healthy", n+1)))
 	}
 	after := expectSharded(NewWithT(t), css, n+1)
