@@ -29,6 +29,11 @@
 // then applies, prunes and withdraws nothing — an incomplete inventory would make it forget
 // objects it must prune or withdraw — and says so in the Applied condition.
 //
+// Parts (LoadPart, SavePart). Recording a drift correction needs only the shards holding the
+// entries it changed and the summary, which holds every entry not InSync when it omits none; the
+// rest of the inventory is InSync and left as it is. SavePart refuses (ErrBeyondPart) entries that
+// change anything else, and the caller reads the inventory whole.
+//
 // Shards are owned by their status object (ownerReference) for a garbage collector, labelled
 // with its name (StatusLabel) so that one List reads them all, and read straight from the API
 // server, never through an informer: the hub keeps no per-object state of a deployment.

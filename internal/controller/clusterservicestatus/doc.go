@@ -16,7 +16,10 @@
 // The inventory (status.resources) is read whole and written back in one place,
 // inventory_store.go: inline in the status object when small, in ClusterServiceInventory shards
 // when too large for it (package inventory). The rest of the package sees the whole inventory in
-// status.resources either way, and a missing shard stops everything but the status write.
+// status.resources either way, and a missing shard stops everything but the status write. The
+// recording of a drift correction reads only the shards holding the entries it changed
+// (inventory_part.go), which the rest of the package sees as the inventory too, but for counts,
+// health and the write.
 //
 // Each service is rendered once per revision of its inputs in this process. What the last
 // render of each service declared is kept in memory, zstd-packed, with the digest of its inputs
