@@ -123,6 +123,9 @@ type config struct {
 	idle, settle, gap       time.Duration
 	timeout, correctTimeout time.Duration
 	heapProfile, cpuProfile string
+	// changeProfile and hubChangeProfile are files for CPU profiles of the controller and of the
+	// hub's API server during the largest size's template change.
+	changeProfile, hubChangeProfile string
 	// memoryLimit is the controller's container memory limit: the Go memory limit is set to 90%
 	// of it above this process's baseline, as `holdfast controller` sets it from its cgroup's
 	// (0: none).
@@ -158,6 +161,8 @@ func main() {
 	flag.DurationVar(&cfg.correctTimeout, "correct-timeout", 60*time.Second, "how long to wait for one correction before going on")
 	flag.StringVar(&cfg.heapProfile, "heap-profile", "", "write a heap profile after the largest size's first rollout to this `file`")
 	flag.StringVar(&cfg.cpuProfile, "cpu-profile", "", "write a CPU profile of the largest size's first rollout to this `file`")
+	flag.StringVar(&cfg.changeProfile, "change-cpu-profile", "", "write a CPU profile of the controller during the largest size's template change to this `file`")
+	flag.StringVar(&cfg.hubChangeProfile, "hub-change-cpu-profile", "", "write a CPU profile of the hub's API server during the first 30 s of the largest size's template change to this `file`")
 	flag.Int64Var(&cfg.memoryLimit, "memory-limit", 1<<30, "the controller's memory limit in bytes, as the chart's resources.limits.memory (1 GiB): the Go memory limit is 90% of it above this process's baseline, as `holdfast controller` sets it from its cgroup; 0 sets none")
 	flag.IntVar(&cfg.replicas, "replicas", 1, "controller replicas sharing the clusters; more than 1 measures the hand-over when the last one is killed instead of the single controller's costs (see handover.go)")
 	flag.IntVar(&cfg.editors, "editors", 4, "with -replicas: edits made at once during the drift injection, each waiting for its correction")
@@ -372,6 +377,14 @@ func measureSize(ctx context.Context, cfg config, n int) (_ *result, retErr erro
 	if err := b.ChangeTemplate(ctx, templateNamespace, templateName, b.manifests(2)); err != nil {
 		return nil, err
 	}
+	largest := n == cfg.sizes[len(cfg.sizes)-1]
+	stopChangeProfile, waitHubProfile := func() error { return nil }, func() error { return nil }
+	if largest {
+		if stopChangeProfile, err = measure.StartCPUProfile(cfg.changeProfile); err != nil {
+			return nil, err
+		}
+		waitHubProfile = h.StartHubCPUProfile(ctx, cfg.hubChangeProfile, 30)
+	}
 	cpu0 = b.CPU()
 	changed := time.Now()
 	fmt.Fprintf(os.Stderr, "%d clusters: template changed; editing while it rolls out\n", n)
@@ -386,6 +399,9 @@ func measureSize(ctx context.Context, cfg config, n int) (_ *result, retErr erro
 	wg.Wait()
 	if err != nil {
 		return nil, fmt.Errorf("waiting for the template change: %w", err)
+	}
+	if err := errors.Join(stopChangeProfile(), waitHubProfile()); err != nil {
+		return nil, err
 	}
 	r.change, r.changeSpread = time.Since(changed), spread(at, changed)
 	r.changeCPU = b.CPU().Minus(cpu0)

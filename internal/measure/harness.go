@@ -507,3 +507,23 @@ func SelfMemory() (heapInuse, rss int64, err error) {
 	rss, err = RSS(os.Getpid())
 	return int64(ms.HeapInuse), rss, err
 }
+
+// StartHubCPUProfile starts a CPU profile of the hub's API server (its /debug/pprof/profile,
+// on by default) for seconds, written to path once it ends; the returned function waits for it.
+// With path "" it profiles nothing.
+func (h *Harness) StartHubCPUProfile(ctx context.Context, path string, seconds int) (wait func() error) {
+	if path == "" {
+		return func() error { return nil }
+	}
+	done := make(chan error, 1)
+	go func() {
+		body, err := h.Raw.Get().AbsPath("/debug/pprof/profile").Param("seconds", strconv.Itoa(seconds)).
+			Timeout(time.Duration(seconds+30) * time.Second).DoRaw(ctx)
+		if err != nil {
+			done <- fmt.Errorf("profiling the hub's API server: %w", err)
+			return
+		}
+		done <- os.WriteFile(path, body, 0o644)
+	}()
+	return func() error { return <-done }
+}
