@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"slices"
 
 	"github.com/klauspost/compress/zstd"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -124,6 +125,11 @@ func lineKey(group, kind, namespace, name string) string {
 // Find returns the declared objects of keys, by key; an object declared without a namespace
 // matches keys in defaultNamespace, as apply defaults it. Keys not declared are not in the map.
 func (d *Declaration) Find(keys []ObjectKey, defaultNamespace string) (map[ObjectKey]*unstructured.Unstructured, error) {
+	out := map[ObjectKey]*unstructured.Unstructured{}
+	if !slices.ContainsFunc(keys, d.Declares) {
+		// Nothing to unpack for: a correction asks every service of the set.
+		return out, nil
+	}
 	want := map[string]ObjectKey{}
 	for _, key := range keys {
 		want[lineKey(key.Group, key.Kind, key.Namespace, key.Name)] = key
@@ -131,7 +137,6 @@ func (d *Declaration) Find(keys []ObjectKey, defaultNamespace string) (map[Objec
 			want[lineKey(key.Group, key.Kind, "", key.Name)] = key
 		}
 	}
-	out := map[ObjectKey]*unstructured.Unstructured{}
 	err := d.each(func(key, object []byte) error {
 		found, ok := want[string(key)]
 		if !ok {

@@ -68,7 +68,7 @@ func TestDeclarationFindsOnlyTheObjectsAskedFor(t *testing.T) {
 		t.Errorf("settings in other = %v, %v", found, err)
 	}
 
-	if _, err := (&Declaration{packed: []byte("not zstd")}).Find([]ObjectKey{web}, ""); err == nil {
+	if _, err := (&Declaration{packed: []byte("not zstd"), keys: d.keys}).Find([]ObjectKey{web}, ""); err == nil {
 		t.Error("corrupt packing: no error")
 	}
 }

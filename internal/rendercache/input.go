@@ -30,7 +30,13 @@ func InputDigest(req render.Request, ch *chart.Chart) (string, error) {
 		Format  int            `json:"format"`
 		Request render.Request `json:"request"`
 		Chart   string         `json:"chart,omitempty"`
+		// Inline is the digest of a large inline source, which Request then leaves out
+		// (inline_digest.go).
+		Inline string `json:"inline,omitempty"`
 	}{Format: formatVersion, Request: req}
+	if len(req.Source.Inline) >= memoizedInline {
+		in.Inline, in.Request.Source.Inline = inlineDigest(req.Source.Inline), ""
+	}
 	if ch != nil {
 		in.Chart = ChartDigest(ch)
 	}

@@ -2,6 +2,7 @@ package rendercache_test
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 	"time"
 
@@ -159,5 +160,32 @@ func TestInputDigestOfOtherSources(t *testing.T) {
 				t.Errorf("digests %s, %s, again %s (errors %v, %v): want two, and the first stable", a, b, again, errA, errB)
 			}
 		})
+	}
+}
+
+// A large inline source's digest is kept by the string's identity (inline_digest.go): the same
+// content in another string has the same digest, other content of the same length another, and
+// a change in its last byte is seen.
+func TestInputDigestOfALargeInlineSource(t *testing.T) {
+	big := strings.Repeat("apiVersion: v1\nkind: ConfigMap\n---\n", 4096)
+	digest := func(inline string) string {
+		t.Helper()
+		d, err := rendercache.InputDigest(render.Request{Service: "s", Source: render.Source{Inline: inline}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	first := digest(big)
+	copied := string([]byte(big))
+	edited := big[:len(big)-1] + "x"
+	if again, same := digest(big), digest(copied); again != first || same != first {
+		t.Errorf("the same content: %s, again %s, in another string %s; want one digest", first, again, same)
+	}
+	if other := digest(edited); other == first {
+		t.Errorf("a source that differs in its last byte has the same digest %s", other)
+	}
+	if small := digest(big[:100]); small == first {
+		t.Errorf("a prefix of the source has its digest %s", small)
 	}
 }
