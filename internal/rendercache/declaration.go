@@ -39,12 +39,19 @@ type Declaration struct {
 	revision string
 	// objects is how many objects the rendering holds.
 	objects int
-	// packed holds the objects, one line each (see NewDeclaration).
-	packed []byte
-	// keys identify the declared objects (keyHash), so that a watch event on an object the
-	// service does not declare is told at once, without unpacking.
-	keys map[uint64]struct{}
+	// frames hold the objects, one line each, packed in frames of about frameSize bytes (see
+	// NewDeclaration).
+	frames [][]byte
+	// keys identify the declared objects (keyHash), each with the frame holding it, so that a
+	// watch event on an object the service does not declare is told at once, without
+	// unpacking, and finding one object unpacks only its frame.
+	keys map[uint64]int32
 }
+
+// frameSize is about how many bytes of lines a frame holds before it is packed: finding one
+// object unpacks at most that much, whatever the size of the service (a correction in a service
+// of 5,000 objects unpacked a megabyte; bench/RESULTS.md#inventory).
+const frameSize = 64 << 10
 
 // ObjectKey is an object's identity in a Declaration: its group and kind, not its version.
 type ObjectKey struct {
@@ -92,29 +99,41 @@ func (d *Declaration) Count() int { return d.objects }
 // NewDeclaration packs a rendering made from the inputs with digest input, for a service whose
 // objects without a namespace go to defaultNamespace.
 func NewDeclaration(input string, res *render.Result, defaultNamespace string) (*Declaration, error) {
+	d := &Declaration{input: input, revision: res.Digest, objects: len(res.Objects), keys: make(map[uint64]int32, len(res.Objects))}
 	var raw bytes.Buffer
-	keys := make(map[uint64]struct{}, len(res.Objects))
+	total := 0
+	pack := func() {
+		// EncodeAll sizes its output for the worst case: keep only what it wrote.
+		d.frames = append(d.frames, bytes.Clone(packer.EncodeAll(raw.Bytes(), nil)))
+		raw.Reset()
+	}
 	for _, o := range res.Objects {
+		frame := int32(len(d.frames))
 		group, kind := o.GroupVersionKind().Group, o.GetKind()
-		keys[keyHash(group, kind, o.GetNamespace(), o.GetName())] = struct{}{}
+		d.keys[keyHash(group, kind, o.GetNamespace(), o.GetName())] = frame
 		if o.GetNamespace() == "" {
-			keys[keyHash(group, kind, defaultNamespace, o.GetName())] = struct{}{}
+			d.keys[keyHash(group, kind, defaultNamespace, o.GetName())] = frame
 		}
 		b, err := json.Marshal(o.Object)
 		if err != nil {
 			return nil, fmt.Errorf("encoding %s %s: %w", o.GetKind(), o.GetName(), err)
 		}
 		// JSON holds neither NUL nor a raw newline, so neither can end a field early.
-		raw.WriteString(lineKey(o.GroupVersionKind().Group, o.GetKind(), o.GetNamespace(), o.GetName()))
+		line := lineKey(group, kind, o.GetNamespace(), o.GetName())
+		raw.WriteString(line)
 		raw.Write(b)
 		raw.WriteByte('\n')
-		if raw.Len() > maxDecoded {
+		if total += len(line) + len(b) + 1; total > maxDecoded {
 			return nil, fmt.Errorf("the rendering is over %d bytes", maxDecoded)
 		}
+		if raw.Len() >= frameSize {
+			pack()
+		}
 	}
-	// EncodeAll sizes its output for the worst case: keep only what it wrote.
-	packed := bytes.Clone(packer.EncodeAll(raw.Bytes(), nil))
-	return &Declaration{input: input, revision: res.Digest, objects: len(res.Objects), packed: packed, keys: keys}, nil
+	if raw.Len() > 0 || len(d.frames) == 0 {
+		pack()
+	}
+	return d, nil
 }
 
 // lineKey starts an object's line: what find matches on.
@@ -126,9 +145,13 @@ func lineKey(group, kind, namespace, name string) string {
 // matches keys in defaultNamespace, as apply defaults it. Keys not declared are not in the map.
 func (d *Declaration) Find(keys []ObjectKey, defaultNamespace string) (map[ObjectKey]*unstructured.Unstructured, error) {
 	out := map[ObjectKey]*unstructured.Unstructured{}
-	if !slices.ContainsFunc(keys, d.Declares) {
-		// Nothing to unpack for: a correction asks every service of the set.
-		return out, nil
+	// Only the frames holding declared keys are unpacked: a correction asks every service of
+	// the set, and wants one object.
+	var frames []int32
+	for _, key := range keys {
+		if f, ok := d.keys[keyHash(key.Group, key.Kind, key.Namespace, key.Name)]; ok && !slices.Contains(frames, f) {
+			frames = append(frames, f)
+		}
 	}
 	want := map[string]ObjectKey{}
 	for _, key := range keys {
@@ -137,7 +160,7 @@ func (d *Declaration) Find(keys []ObjectKey, defaultNamespace string) (map[Objec
 			want[lineKey(key.Group, key.Kind, "", key.Name)] = key
 		}
 	}
-	err := d.each(func(key, object []byte) error {
+	err := d.each(frames, func(key, object []byte) error {
 		found, ok := want[string(key)]
 		if !ok {
 			return nil
@@ -157,7 +180,7 @@ func (d *Declaration) Find(keys []ObjectKey, defaultNamespace string) (map[Objec
 // is how a full reconcile whose inputs did not change skips the render.
 func (d *Declaration) Rendering() (*render.Result, error) {
 	objects := make([]*unstructured.Unstructured, 0, d.objects)
-	err := d.each(func(_, object []byte) error {
+	err := d.each(nil, func(_, object []byte) error {
 		u := &unstructured.Unstructured{}
 		if err := u.UnmarshalJSON(object); err != nil {
 			return fmt.Errorf("decoding object %d from the kept declaration: %w", len(objects)+1, err)
@@ -174,10 +197,25 @@ func (d *Declaration) Rendering() (*render.Result, error) {
 	return &render.Result{Objects: objects, Digest: d.revision}, nil
 }
 
-// each unpacks the declaration and calls f with each object's line key and JSON, in order,
-// until f returns an error.
-func (d *Declaration) each(f func(key, object []byte) error) error {
-	raw, err := unpacker.DecodeAll(d.packed, nil)
+// each unpacks the declaration's frames (all of them, in order, when frames is nil) and calls f
+// with each object's line key and JSON, in order, until f returns an error.
+func (d *Declaration) each(frames []int32, f func(key, object []byte) error) error {
+	if frames == nil {
+		for i := range d.frames {
+			frames = append(frames, int32(i))
+		}
+	}
+	for _, i := range frames {
+		if err := eachLine(d.frames[i], f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// eachLine unpacks one frame and calls f with each of its lines' key and JSON.
+func eachLine(frame []byte, f func(key, object []byte) error) error {
+	raw, err := unpacker.DecodeAll(frame, nil)
 	if err != nil {
 		return fmt.Errorf("unpacking the kept declaration: %w", err)
 	}
@@ -202,4 +240,13 @@ const keyBytes = 32
 
 // Size is about how many bytes the declaration holds in memory: what the caller bounds all of
 // them by.
-func (d *Declaration) Size() int { return len(d.packed) + len(d.keys)*keyBytes }
+func (d *Declaration) Size() int {
+	n := len(d.keys) * keyBytes
+	for _, f := range d.frames {
+		n += len(f) + frameBytes
+	}
+	return n
+}
+
+// frameBytes is about what a frame costs beyond its bytes: its slice header.
+const frameBytes = 24

@@ -2,6 +2,7 @@ package rendercache
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -68,7 +69,7 @@ func TestDeclarationFindsOnlyTheObjectsAskedFor(t *testing.T) {
 		t.Errorf("settings in other = %v, %v", found, err)
 	}
 
-	if _, err := (&Declaration{packed: []byte("not zstd"), keys: d.keys}).Find([]ObjectKey{web}, ""); err == nil {
+	if _, err := (&Declaration{frames: [][]byte{[]byte("not zstd")}, keys: map[uint64]int32{keyHash(web.Group, web.Kind, web.Namespace, web.Name): 0}}).Find([]ObjectKey{web}, ""); err == nil {
 		t.Error("corrupt packing: no error")
 	}
 }
@@ -83,8 +84,29 @@ func TestDeclarationIsCompact(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The objects' JSON is about 150 bytes each; packed, a few dozen at most, with no slack kept.
-	if perObject := cap(d.packed) / len(objs); perObject > 40 {
-		t.Errorf("%d bytes kept per object (len %d, cap %d), want at most 40", perObject, len(d.packed), cap(d.packed))
+	packed, capacity := 0, 0
+	for _, f := range d.frames {
+		packed, capacity = packed+len(f), capacity+cap(f)
+	}
+	if perObject := capacity / len(objs); perObject > 40 {
+		t.Errorf("%d bytes kept per object (len %d, cap %d), want at most 40", perObject, packed, capacity)
+	}
+	if len(d.frames) < 2 {
+		t.Errorf("%d frames for %d bytes of lines; want one per %d bytes", len(d.frames), len(objs)*150, frameSize)
+	}
+	// Finding one object unpacks its frame alone: the last object is found, from a frame
+	// nothing else is read from.
+	last := ObjectKey{Kind: "ConfigMap", Namespace: "apps", Name: "settings-1999"}
+	corrupt := *d
+	corrupt.frames = slices.Clone(d.frames)
+	for i := range corrupt.frames[:len(corrupt.frames)-1] {
+		corrupt.frames[i] = []byte("not zstd")
+	}
+	if found, err := corrupt.Find([]ObjectKey{last}, "apps"); err != nil || found[last] == nil {
+		t.Errorf("finding the last object unpacked other frames, or did not find it: %v, %v", found, err)
+	}
+	if res, err := d.Rendering(); err != nil || len(res.Objects) != len(objs) || res.Objects[1999].GetName() != "settings-1999" {
+		t.Errorf("the rendering given back from %d frames: %v", len(d.frames), err)
 	}
 }
 
@@ -125,7 +147,7 @@ func TestDeclarationGivesBackItsRendering(t *testing.T) {
 	if res2, err := d.Rendering(); err != nil || res2.Objects[0].GetName() != "apps" {
 		t.Errorf("a change to objects given back reached the declaration: %v, %v", res2, err)
 	}
-	if _, err := (&Declaration{packed: []byte("not zstd")}).Rendering(); err == nil {
+	if _, err := (&Declaration{frames: [][]byte{[]byte("not zstd")}}).Rendering(); err == nil {
 		t.Error("corrupt packing: no error")
 	}
 	short := *d
