@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/admission"
@@ -140,21 +139,5 @@ func TestAttributionOnATargetWithoutAdmissionPolicies(t *testing.T) {
 // driftsByUser reads holdfast_drifts_by_user_total{multiclusterservice, user} from the
 // controller's registry.
 func driftsByUser(g Gomega, serviceSet, user string) float64 {
-	families, err := ctrlmetrics.Registry.Gather()
-	g.Expect(err).NotTo(HaveOccurred())
-	for _, f := range families {
-		if f.GetName() != "holdfast_drifts_by_user_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			if labels["multiclusterservice"] == serviceSet && labels["user"] == user {
-				return m.GetCounter().GetValue()
-			}
-		}
-	}
-	return 0
+	return metricSeries(g, "holdfast_drifts_by_user_total", map[string]string{"multiclusterservice": serviceSet, "user": user}).GetCounter().GetValue()
 }

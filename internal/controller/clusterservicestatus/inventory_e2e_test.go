@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/controller"
@@ -189,19 +188,5 @@ func TestShardedInventory(t *testing.T) {
 
 // inventoryReads reads holdfast_inventory_reads_total{read}.
 func inventoryReads(g Gomega, read string) float64 {
-	families, err := ctrlmetrics.Registry.Gather()
-	g.Expect(err).NotTo(HaveOccurred())
-	for _, f := range families {
-		if f.GetName() != "holdfast_inventory_reads_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "read" && l.GetValue() == read {
-					return m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return 0
+	return metricSeries(g, "holdfast_inventory_reads_total", map[string]string{"read": read}).GetCounter().GetValue()
 }

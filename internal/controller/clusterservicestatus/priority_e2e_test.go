@@ -8,7 +8,6 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/controller"
@@ -30,23 +29,8 @@ func patchesSince(cluster string, t time.Time) []sentRequest {
 // queueCounts reads the status controller's holdfast_reconciles_total{trigger} and the number
 // of holdfast_queue_wait_seconds{priority} observations.
 func queueCounts(g Gomega, trigger, priority string) (reconciles float64, waits uint64) {
-	families, err := ctrlmetrics.Registry.Gather()
-	g.Expect(err).NotTo(HaveOccurred())
-	for _, f := range families {
-		for _, m := range f.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			switch {
-			case labels["controller"] != "clusterservicestatus":
-			case f.GetName() == "holdfast_reconciles_total" && labels["trigger"] == trigger:
-				reconciles = m.GetCounter().GetValue()
-			case f.GetName() == "holdfast_queue_wait_seconds" && labels["priority"] == priority:
-				waits = m.GetHistogram().GetSampleCount()
-			}
-		}
-	}
+	reconciles = metricSeries(g, "holdfast_reconciles_total", map[string]string{"controller": "clusterservicestatus", "trigger": trigger}).GetCounter().GetValue()
+	waits = metricSeries(g, "holdfast_queue_wait_seconds", map[string]string{"controller": "clusterservicestatus", "priority": priority}).GetHistogram().GetSampleCount()
 	return reconciles, waits
 }
 

@@ -10,28 +10,17 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/metrics"
 )
 
 // renderRequests reads holdfast_render_cache_requests_total by result from the controller's
 // registry.
 func renderRequests(g Gomega) map[string]float64 {
-	families, err := ctrlmetrics.Registry.Gather()
-	g.Expect(err).NotTo(HaveOccurred())
 	out := map[string]float64{}
-	for _, f := range families {
-		if f.GetName() != "holdfast_render_cache_requests_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "result" {
-					out[l.GetValue()] = m.GetCounter().GetValue()
-				}
-			}
-		}
+	for _, result := range []string{metrics.RenderHit, metrics.RenderKept, metrics.RenderMiss} {
+		out[result] = metricSeries(g, "holdfast_render_cache_requests_total", map[string]string{"result": result}).GetCounter().GetValue()
 	}
 	return out
 }

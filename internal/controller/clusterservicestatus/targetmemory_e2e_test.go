@@ -17,7 +17,6 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 )
@@ -58,23 +57,8 @@ func cachedConfigMaps(g Gomega, cluster, namespace string) (objects, keptBytes i
 // targetCacheMetric reads a series of the target cache metrics for cluster (kept: the "kept"
 // label, or "" for none), and whether it exists.
 func targetCacheMetric(g Gomega, name, cluster, kept string) (float64, bool) {
-	families, err := ctrlmetrics.Registry.Gather()
-	g.Expect(err).NotTo(HaveOccurred())
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			if labels["cluster"] == cluster && labels["kept"] == kept {
-				return m.GetGauge().GetValue(), true
-			}
-		}
-	}
-	return 0, false
+	m := metricSeries(g, name, map[string]string{"cluster": cluster, "kept": kept})
+	return m.GetGauge().GetValue(), m != nil
 }
 
 // TestAFloodOfLabelledObjectsIsNotKept: anyone who may create objects on a target can label them
