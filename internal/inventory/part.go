@@ -32,8 +32,6 @@ type Part struct {
 	read  map[int]*holdfastv1.ClusterServiceInventory
 	// others are the summary's entries of the shards not read, by shard, as read.
 	others map[int][]holdfastv1.ResourceStatus
-	// Entries is how many entries the part holds, of Total in the inventory.
-	Entries, Total int
 }
 
 // Partial reports whether LoadPart can read a part of css's inventory: it is in shards and the
@@ -52,8 +50,7 @@ func (s Store) LoadPart(ctx context.Context, css *holdfastv1.ClusterServiceStatu
 		return nil, nil, fmt.Errorf("the inventory of ClusterServiceStatus %s is not in shards with a whole summary", klog.KObj(css))
 	}
 	names := css.Status.Inventory.Names
-	p := &Part{names: names, read: map[int]*holdfastv1.ClusterServiceInventory{}, others: map[int][]holdfastv1.ResourceStatus{},
-		Total: int(css.Status.ResourceCount)}
+	p := &Part{names: names, read: map[int]*holdfastv1.ClusterServiceInventory{}, others: map[int][]holdfastv1.ResourceStatus{}}
 	for _, ref := range refs {
 		p.read[ShardOf(ref, len(names))] = nil
 	}
@@ -89,7 +86,6 @@ func (s Store) LoadPart(ctx context.Context, css *holdfastv1.ClusterServiceStatu
 			entries = append(entries, p.others[i]...)
 		}
 	}
-	p.Entries = len(entries)
 	return entries, p, nil
 }
 
@@ -116,15 +112,12 @@ func (s Store) SavePart(ctx context.Context, css *holdfastv1.ClusterServiceStatu
 		if jsonSize(byShard[i]) > maxShardBytes {
 			return st, fmt.Errorf("%w: shard %s would outgrow %d bytes", ErrBeyondPart, p.names[i], maxShardBytes)
 		}
-		if int(sh.Spec.Count) != len(byShard[i]) || !equality.Semantic.DeepEqual(sh.Spec.Resources, byShard[i]) || !ownedBy(sh, css) {
+		if !upToDate(sh, css, shardSpec(css, i, len(p.names), byShard[i])) {
 			writes = append(writes, i)
 		}
 	}
 	for _, i := range writes {
-		sh := p.read[i]
-		want := sh.Spec
-		want.Count, want.Resources = int32(len(byShard[i])), byShard[i]
-		if err := s.write(ctx, css, p.names[i], want, sh); err != nil {
+		if err := s.write(ctx, css, p.names[i], shardSpec(css, i, len(p.names), byShard[i]), p.read[i]); err != nil {
 			return st, err
 		}
 	}

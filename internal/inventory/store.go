@@ -92,9 +92,8 @@ func (s Store) Save(ctx context.Context, css *holdfastv1.ClusterServiceStatus, e
 	for i, part := range Split(entries, shards) {
 		name := naming.InventoryName(css.Name, shards, i)
 		inv.Names[i] = name
-		want := holdfastv1.ClusterServiceInventorySpec{ClusterServiceStatus: css.Name, Shard: int32(i), Shards: int32(shards),
-			Count: int32(len(part)), Resources: part}
-		if have := read[name]; have != nil && equality.Semantic.DeepEqual(have.Spec, want) && ownedBy(have, css) {
+		want := shardSpec(css, i, shards, part)
+		if upToDate(read[name], css, want) {
 			continue
 		}
 		if err := s.write(ctx, css, name, want, read[name]); err != nil {
@@ -104,6 +103,18 @@ func (s Store) Save(ctx context.Context, css *holdfastv1.ClusterServiceStatus, e
 	st.Resources, inv.Omitted = Summary(entries)
 	st.Inventory = inv
 	return st, nil
+}
+
+// shardSpec is what shard i of shards of css holds with entries.
+func shardSpec(css *holdfastv1.ClusterServiceStatus, i, shards int, entries []holdfastv1.ResourceStatus) holdfastv1.ClusterServiceInventorySpec {
+	return holdfastv1.ClusterServiceInventorySpec{ClusterServiceStatus: css.Name, Shard: int32(i), Shards: int32(shards),
+		Count: int32(len(entries)), Resources: entries}
+}
+
+// upToDate reports whether have, a shard as read (nil: none), holds want and names css its owner:
+// then it is not written.
+func upToDate(have *holdfastv1.ClusterServiceInventory, css *holdfastv1.ClusterServiceStatus, want holdfastv1.ClusterServiceInventorySpec) bool {
+	return have != nil && equality.Semantic.DeepEqual(have.Spec, want) && ownedBy(have, css)
 }
 
 // write creates or updates one shard; have is the shard as read, nil when it was not.

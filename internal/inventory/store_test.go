@@ -6,10 +6,6 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 )
@@ -18,21 +14,7 @@ import (
 // server is TestShardedInventory in the clusterservicestatus package): which shards Save writes,
 // and what Load makes of a missing one.
 func TestSaveWritesOnlyChangedShards(t *testing.T) {
-	scheme := runtime.NewScheme()
-	if err := holdfastv1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	writes := 0
-	c := fake.NewClientBuilder().WithScheme(scheme).WithInterceptorFuncs(interceptor.Funcs{
-		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
-			writes++
-			return c.Create(ctx, obj, opts...)
-		},
-		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
-			writes++
-			return c.Update(ctx, obj, opts...)
-		},
-	}).Build()
+	c, n := countingClient(t)
 	store := Store{Client: c, Reader: c, ShardSize: 100}
 	css := &holdfastv1.ClusterServiceStatus{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web.c1", UID: "u1"}}
 	all := entries(1000, holdfastv1.ResourceInSync)
@@ -50,18 +32,18 @@ func TestSaveWritesOnlyChangedShards(t *testing.T) {
 		css.Status = st
 	}
 	save()
-	if got := len(css.Status.Inventory.Names); got != 16 || writes != 16 {
-		t.Fatalf("first Save: %d shards, %d writes; want 16 and 16", got, writes)
+	if got := len(css.Status.Inventory.Names); got != 16 || n.writes != 16 {
+		t.Fatalf("first Save: %d shards, %d writes; want 16 and 16", got, n.writes)
 	}
-	writes = 0
+	n.writes = 0
 	save()
-	if writes != 0 {
-		t.Fatalf("Save of an unchanged inventory wrote %d shards", writes)
+	if n.writes != 0 {
+		t.Fatalf("Save of an unchanged inventory wrote %d shards", n.writes)
 	}
 	all[321].State, all[321].Message = holdfastv1.ResourceFailed, "refused"
 	save()
-	if writes != 1 {
-		t.Fatalf("Save after one entry changed wrote %d shards, want 1", writes)
+	if n.writes != 1 {
+		t.Fatalf("Save after one entry changed wrote %d shards, want 1", n.writes)
 	}
 	if len(css.Status.Resources) != 1 || css.Status.Resources[0].Name != all[321].Name {
 		t.Fatalf("status.resources = %v, want the one Failed entry", css.Status.Resources)

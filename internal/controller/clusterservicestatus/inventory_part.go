@@ -56,7 +56,7 @@ func (r *Reconciler) readPart(ctx context.Context, s *scope, refs []holdfastv1.R
 	case err != nil:
 		return err
 	}
-	uncounted := part.Total - part.Entries
+	uncounted := int(css.Status.ResourceCount) - len(entries)
 	inSync := 0
 	for _, rs := range entries {
 		if rs.State == holdfastv1.ResourceInSync {

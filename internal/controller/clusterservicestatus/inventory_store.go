@@ -81,15 +81,13 @@ func (r *Reconciler) writeStatus(ctx context.Context, s *scope) error {
 		// Only the conditions change; the inventory stays as stored.
 		after.Status.Resources, after.Status.Inventory = s.summary, s.before.Status.Inventory
 	} else {
-		save := func() (holdfastv1.ClusterServiceStatusStatus, error) {
-			return r.inventory().Save(ctx, s.css, s.css.Status.Resources, s.shards)
-		}
+		var st holdfastv1.ClusterServiceStatusStatus
+		var err error
 		if s.part != nil {
-			save = func() (holdfastv1.ClusterServiceStatusStatus, error) {
-				return r.inventory().SavePart(ctx, s.css, s.css.Status.Resources, s.part)
-			}
+			st, err = r.inventory().SavePart(ctx, s.css, s.css.Status.Resources, s.part)
+		} else {
+			st, err = r.inventory().Save(ctx, s.css, s.css.Status.Resources, s.shards)
 		}
-		st, err := save()
 		if err != nil {
 			return err
 		}
