@@ -147,11 +147,15 @@ func (d *Declaration) Find(keys []ObjectKey, defaultNamespace string) (map[Objec
 	out := map[ObjectKey]*unstructured.Unstructured{}
 	// Only the frames holding declared keys are unpacked: a correction asks every service of
 	// the set, and wants one object.
-	var frames []int32
+	var held []int32
 	for _, key := range keys {
-		if f, ok := d.keys[keyHash(key.Group, key.Kind, key.Namespace, key.Name)]; ok && !slices.Contains(frames, f) {
-			frames = append(frames, f)
+		if f, ok := d.keys[keyHash(key.Group, key.Kind, key.Namespace, key.Name)]; ok && !slices.Contains(held, f) {
+			held = append(held, f)
 		}
+	}
+	frames := make([][]byte, 0, len(held))
+	for _, f := range held {
+		frames = append(frames, d.frames[f])
 	}
 	want := map[string]ObjectKey{}
 	for _, key := range keys {
@@ -180,7 +184,7 @@ func (d *Declaration) Find(keys []ObjectKey, defaultNamespace string) (map[Objec
 // is how a full reconcile whose inputs did not change skips the render.
 func (d *Declaration) Rendering() (*render.Result, error) {
 	objects := make([]*unstructured.Unstructured, 0, d.objects)
-	err := d.each(nil, func(_, object []byte) error {
+	err := d.each(d.frames, func(_, object []byte) error {
 		u := &unstructured.Unstructured{}
 		if err := u.UnmarshalJSON(object); err != nil {
 			return fmt.Errorf("decoding object %d from the kept declaration: %w", len(objects)+1, err)
@@ -197,16 +201,11 @@ func (d *Declaration) Rendering() (*render.Result, error) {
 	return &render.Result{Objects: objects, Digest: d.revision}, nil
 }
 
-// each unpacks the declaration's frames (all of them, in order, when frames is nil) and calls f
-// with each object's line key and JSON, in order, until f returns an error.
-func (d *Declaration) each(frames []int32, f func(key, object []byte) error) error {
-	if frames == nil {
-		for i := range d.frames {
-			frames = append(frames, int32(i))
-		}
-	}
-	for _, i := range frames {
-		if err := eachLine(d.frames[i], f); err != nil {
+// each unpacks frames, in order, and calls f with each object's line key and JSON, in order,
+// until f returns an error.
+func (d *Declaration) each(frames [][]byte, f func(key, object []byte) error) error {
+	for _, frame := range frames {
+		if err := eachLine(frame, f); err != nil {
 			return err
 		}
 	}

@@ -105,6 +105,12 @@ func TestDeclarationIsCompact(t *testing.T) {
 	if found, err := corrupt.Find([]ObjectKey{last}, "apps"); err != nil || found[last] == nil {
 		t.Errorf("finding the last object unpacked other frames, or did not find it: %v, %v", found, err)
 	}
+	// Finding an object the service does not declare unpacks nothing.
+	corrupt.frames[len(corrupt.frames)-1] = []byte("not zstd")
+	absent := ObjectKey{Kind: "ConfigMap", Namespace: "apps", Name: "absent"}
+	if found, err := corrupt.Find([]ObjectKey{absent}, "apps"); err != nil || len(found) != 0 {
+		t.Errorf("finding an object not declared unpacked a frame, or found it: %v, %v", found, err)
+	}
 	if res, err := d.Rendering(); err != nil || len(res.Objects) != len(objs) || res.Objects[1999].GetName() != "settings-1999" {
 		t.Errorf("the rendering given back from %d frames: %v", len(d.frames), err)
 	}
