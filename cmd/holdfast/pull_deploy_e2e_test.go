@@ -23,8 +23,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/agent"
 	"holdfast.dev/holdfast/internal/agentaccess"
 	"holdfast.dev/holdfast/internal/conditions"
+	"holdfast.dev/holdfast/internal/controller"
 	"holdfast.dev/holdfast/internal/fleetview"
 	"holdfast.dev/holdfast/internal/naming"
 	"holdfast.dev/holdfast/internal/notify"
@@ -321,6 +323,20 @@ func startPullFleet(t *testing.T) *pullFleet {
 		f.stopAgent = runAgent(t, edge.RESTConfig(), key)
 	}
 	return f
+}
+
+// agentOptions are the options of an agent of the fleet's Pull cluster reaching its own cluster
+// through own, with the per-cluster reconcile's options c (runAgentOptions).
+func (f *pullFleet) agentOptions(t *testing.T, own *rest.Config, c controller.Options) agent.Options {
+	t.Helper()
+	scheme, err := controller.Scheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return agent.Options{Cluster: types.NamespacedName{Namespace: f.ns, Name: "edge"}, Own: own, Scheme: scheme,
+		Version: testVersion, Heartbeat: 500 * time.Millisecond,
+		HubSecret:  types.NamespacedName{Namespace: onboard.Namespace, Name: onboard.AgentHubSecret},
+		Controller: c}
 }
 
 // rollout is status.rollout of the fleet's MultiClusterService name, which must have one.

@@ -7,14 +7,11 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
-	"holdfast.dev/holdfast/internal/agent"
 	"holdfast.dev/holdfast/internal/controller"
 	"holdfast.dev/holdfast/internal/naming"
-	"holdfast.dev/holdfast/internal/onboard"
 )
 
 // TestPullAgentCorrectsWhileItsHubIsSlow: an agent whose hub answers slowly (here its own
@@ -26,12 +23,7 @@ func TestPullAgentCorrectsWhileItsHubIsSlow(t *testing.T) {
 	f := startPullFleet(t)
 	ctx, g, hub := t.Context(), NewWithT(t), f.hub
 	f.stopAgent()
-	scheme, err := controller.Scheme()
-	g.Expect(err).NotTo(HaveOccurred())
-	runAgentOptions(t, agent.Options{Cluster: types.NamespacedName{Namespace: f.ns, Name: "edge"}, Own: f.edge.RESTConfig(),
-		Scheme: scheme, Version: testVersion, Heartbeat: 500 * time.Millisecond,
-		HubSecret:  types.NamespacedName{Namespace: onboard.Namespace, Name: onboard.AgentHubSecret},
-		Controller: controller.Options{HubQPS: 1, HubBurst: 1}})
+	runAgentOptions(t, f.agentOptions(t, f.edge.RESTConfig(), controller.Options{HubQPS: 1, HubBurst: 1}))
 
 	g.Expect(hub.Create(ctx, &holdfastv1.ServiceTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: "holdfast-system", Name: "pair"},
 		Spec: holdfastv1.ServiceTemplateSpec{Inline: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: one, namespace: apps}\ndata: {v: declared}\n---\n" +

@@ -203,19 +203,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	return r.reconcileObject(ctx, s)
 }
 
-// finish ends a reconcile: unless its context ended (a timeout marks the status object for a
-// comparison, which finds again what it took from memory), it records the outcome with the one
-// status patch, in the background for a reconcile that only corrected drifts (recordings.go):
-// then leave, the cluster's share, is handed over to the recording and finish returns true.
+// finish ends a reconcile: it records the outcome with the one status patch, in the background
+// for a reconcile that only corrected drifts (recordings.go): then leave, the cluster's share, is
+// handed over to the recording and finish returns true. When its context ended (a timeout marks
+// the status object for a comparison, which finds again what it took from memory), it records
+// only the drifts it put back (interrupted).
 func (r *Reconciler) finish(ctx context.Context, s *scope, res *ctrl.Result, retErr *error, leave func()) (handedOver bool) {
 	key := client.ObjectKeyFromObject(s.css)
 	if errors.Is(*retErr, errInventoryIncomplete) {
 		res.RequeueAfter, *retErr = inventoryRetry, nil
 	}
 	if ended, err := interrupt.Result(ctx); ended {
-		if err != nil {
-			r.memory.markRecheck(key, s.css.Spec.Cluster)
-		}
+		r.interrupted(ctx, s, err)
 		*res, *retErr = ctrl.Result{}, err
 		return false
 	}
@@ -233,6 +232,24 @@ func (r *Reconciler) finish(ctx context.Context, s *scope, res *ctrl.Result, ret
 		r.recordings.recorded(key)
 	}
 	return false
+}
+
+// interrupted ends a reconcile whose context ended (err: the timeout, nil on a shutdown). The
+// drifts it put back (correctDrifts finishes what it began) are recorded all the same, in the
+// foreground: the next reconcile, of this process or the next, finds those objects in sync and
+// would never know. A status patch that fails keeps them (keepUnwritten), which a Pull agent
+// keeps on its cluster for the next agent (UnrecordedStore).
+func (r *Reconciler) interrupted(ctx context.Context, s *scope, err error) {
+	key := client.ObjectKeyFromObject(s.css)
+	if err != nil {
+		r.memory.markRecheck(key, s.css.Spec.Cluster)
+	}
+	if s.settle == nil {
+		return
+	}
+	if _, rerr := r.record(ctx, s); rerr != nil {
+		ctrl.LoggerFrom(ctx).Error(rerr, "Recording the drifts put back before the reconcile ended failed; kept for the next status patch")
+	}
 }
 
 // reconcileObject reads the service set and the Cluster of a status object, and withdraws,

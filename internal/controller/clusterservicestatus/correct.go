@@ -11,6 +11,7 @@ import (
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/apply"
+	"holdfast.dev/holdfast/internal/controller/interrupt"
 	"holdfast.dev/holdfast/internal/drift"
 	"holdfast.dev/holdfast/internal/inventory"
 )
@@ -59,10 +60,15 @@ func (r *Reconciler) correctDrifts(ctx context.Context, s *scope, rendered []ren
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	// Begun, the corrections are made and recorded even if the process is told to stop
+	// meanwhile (finish): an apply may reach the cluster and its answer not come back, and the
+	// drift it put back would go unrecorded, the next process finding the object in sync.
+	actx, cancel := interrupt.Unstoppable(ctx, correctionLimit)
+	defer cancel()
 	results := map[string]*apply.Result{}
 	var transient []error
 	for _, rs := range rendered {
-		res, err := r.applyService(ctx, s, applier, rs, nil, true)
+		res, err := r.applyService(actx, s, applier, rs, nil, true)
 		if err != nil {
 			transient = append(transient, fmt.Errorf("correcting service %q: %w", rs.svc.Name, err))
 			continue
@@ -108,6 +114,10 @@ func (r *Reconciler) correctDrifts(ctx context.Context, s *scope, rendered []ren
 	}
 	return ctrl.Result{RequeueAfter: r.comeBackAfter(s, nextFullReconcile(s.mcs, s.css, s.now).Sub(s.now))}, nil
 }
+
+// correctionLimit bounds the corrections of a reconcile that has no timeout of its own once a
+// shutdown no longer ends them (interrupt.Unstoppable).
+const correctionLimit = 30 * time.Second
 
 // recordedForCorrection is what this process recorded of a status object, for correctDrifts to
 // decide with, if the cached version is one it recorded (memory.recordedAt) or a recording of

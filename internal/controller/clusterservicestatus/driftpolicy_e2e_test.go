@@ -44,15 +44,22 @@ func deployWatched(t *testing.T, env, cluster string) (name, ns string) {
 		Services: []holdfastv1.Service{service("web", name, ns)},
 	})
 	expectReady(t, name, cluster)
-	// The reconciles the deploy brought may still run: an edit made during one is found by its
-	// comparison, not by the watch these tests look at. Go on once the status object stayed the
-	// same for a second.
-	eventually(t, func(g Gomega) {
-		rv := statusOf(g, name, cluster).ResourceVersion
-		time.Sleep(time.Second)
-		g.Expect(statusOf(g, name, cluster).ResourceVersion).To(Equal(rv), "the status object is still being written")
-	})
+	statusSettled(t, name, cluster, time.Second)
 	return name, ns
+}
+
+// statusSettled returns once the status object of name on cluster stayed the same for quiet:
+// the reconciles a deploy (or a link's return) brought may still run, and an edit made during
+// one is found by its comparison, not by the watch a test looks at.
+func statusSettled(t *testing.T, name, cluster string, quiet time.Duration) {
+	t.Helper()
+	last := ""
+	NewWithT(t).Eventually(func(g Gomega) {
+		rv := statusOf(g, name, cluster).ResourceVersion
+		same := rv == last
+		last = rv
+		g.Expect(same).To(BeTrue(), "the status object changed within the last %s", quiet)
+	}).WithTimeout(time.Minute).WithPolling(quiet).Should(Succeed(), "the status object of %s on %s did not settle", name, cluster)
 }
 
 func requestCorrection(t *testing.T, name, token string) {

@@ -70,6 +70,7 @@ func TestNamespaceLimitedIdentityWatchesItsNamespaces(t *testing.T) {
 		g.Expect(drifted.Reason).To(Equal(holdfastv1.InSyncReason))
 		g.Expect(drifted.Message).To(ContainSubstring("ConfigMap watched in namespace " + ns + " only"))
 	})
+	statusSettled(t, name, cluster, time.Second)
 
 	editConfigMap(t, "cluster-2", ns, "a", "kubectl-edit", "k", "edited-by-hand")
 	eventually(t, func(g Gomega) {

@@ -89,14 +89,8 @@ func TestDriftDuringShortPartitionIsCorrectedPromptly(t *testing.T) {
 
 	t.Log("The watches work again: an edit after the link returned is seen as it happens")
 	// Once the reconciles the link's return brought are done (a comparison under way would find
-	// the edit before the watch does): the status object unchanged for two seconds.
-	last := ""
-	NewWithT(t).Eventually(func(g Gomega) {
-		rv := statusOf(g, name, "cluster-1").ResourceVersion
-		same := rv == last
-		last = rv
-		g.Expect(same).To(BeTrue(), "the status object changed within the last two seconds")
-	}).WithTimeout(time.Minute).WithPolling(2*time.Second).Should(Succeed(), "the status object did not settle after the link returned")
+	// the edit before the watch does).
+	statusSettled(t, name, "cluster-1", 2*time.Second)
 	editConfigMap(t, "cluster-1", ns, "b", "late-edit", "cluster", "changed-after")
 	NewWithT(t).Eventually(func(g Gomega) {
 		g.Expect(getConfigMap(g, "cluster-1", ns, "b").Data).To(HaveKeyWithValue("cluster", "cluster-1"))

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -37,4 +38,17 @@ func Finish(ctx context.Context, res *reconcile.Result, retErr *error, patch fun
 	if err := patch(ctx); err != nil {
 		*retErr = kerrors.NewAggregate([]error{*retErr, err})
 	}
+}
+
+// Unstoppable returns a context for work that must end once begun whatever a shutdown does:
+// a drift correction, whose apply may reach the cluster after the process was told to stop, and
+// whose record would be lost with it (the next process finds the object in sync). It keeps
+// ctx's values and its deadline (the reconcile's own timeout, which still ends it); without one,
+// it ends after limit.
+func Unstoppable(ctx context.Context, limit time.Duration) (context.Context, context.CancelFunc) {
+	detached := context.WithoutCancel(ctx)
+	if deadline, ok := ctx.Deadline(); ok {
+		return context.WithDeadline(detached, deadline)
+	}
+	return context.WithTimeout(detached, limit)
 }

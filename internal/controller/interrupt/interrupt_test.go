@@ -31,3 +31,38 @@ func TestResult(t *testing.T) {
 		t.Fatalf("a shutdown under a deadline: %v, %v", ended, err)
 	}
 }
+
+func TestUnstoppable(t *testing.T) {
+	type key struct{}
+	parent, stop := context.WithCancel(context.WithValue(context.Background(), key{}, "v"))
+	reconcileCtx, cancelReconcile := context.WithTimeout(parent, time.Hour)
+	defer cancelReconcile()
+	ctx, cancel := Unstoppable(reconcileCtx, time.Minute)
+	defer cancel()
+	stop()
+	if err := ctx.Err(); err != nil {
+		t.Fatalf("ended by a shutdown: %v", err)
+	}
+	if ctx.Value(key{}) != "v" {
+		t.Fatal("the reconcile's values are lost")
+	}
+	if d, _ := ctx.Deadline(); !d.After(time.Now().Add(59 * time.Minute)) {
+		t.Fatalf("deadline %v: want the reconcile's own, an hour away", d)
+	}
+	// Without a deadline of its own, limit bounds it.
+	bounded, cancelBounded := Unstoppable(context.Background(), time.Millisecond)
+	defer cancelBounded()
+	<-bounded.Done()
+	if !errors.Is(bounded.Err(), context.DeadlineExceeded) {
+		t.Fatalf("without a deadline: %v", bounded.Err())
+	}
+	// The reconcile's timeout still ends it.
+	short, cancelShort := context.WithTimeout(context.Background(), time.Millisecond)
+	defer cancelShort()
+	timed, cancelTimed := Unstoppable(short, time.Hour)
+	defer cancelTimed()
+	<-timed.Done()
+	if !errors.Is(timed.Err(), context.DeadlineExceeded) {
+		t.Fatalf("past the reconcile's timeout: %v", timed.Err())
+	}
+}
