@@ -69,7 +69,8 @@ type ResourceStatus struct {
 	Diff string `json:"diff,omitempty"`
 	// Desired is a digest of the object as last applied; Owned a digest of the values of the
 	// fields Holdfast owns in the live object right after. Together they let a reconcile with
-	// nothing changed skip the object without writing.
+	// nothing changed skip the object without writing. Each is the first 128 bits of a SHA-256
+	// in hex (recorded before: "sha256:" and the whole sum, which compares the same).
 	// +optional
 	Desired string `json:"desired,omitempty"`
 	// +optional

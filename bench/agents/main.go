@@ -45,6 +45,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -75,6 +76,9 @@ type config struct {
 	hubQPS                     float64
 	idle, settle, timeout      time.Duration
 	memoryLimit                int64
+	// hubChangeProfile is a file for a CPU profile of the hub's API server during the first 30 s
+	// of each mode's template change (the mode's name is added before its extension).
+	hubChangeProfile string
 	// agentsInProcess runs the agents in this process (the smoke test: its binary is not this
 	// program).
 	agentsInProcess bool
@@ -105,6 +109,7 @@ func main() {
 	flag.DurationVar(&cfg.settle, "settle", 10*time.Second, "wait after the rollout before the idle window")
 	flag.DurationVar(&cfg.timeout, "timeout", 20*time.Minute, "how long to wait for the fleet, a rollout or a template change")
 	flag.Int64Var(&cfg.memoryLimit, "memory-limit", 1<<30, "the hub controller's memory limit in bytes, as the chart's (the Go memory limit is 90% of it above this process's baseline); 0 sets none")
+	flag.StringVar(&cfg.hubChangeProfile, "hub-change-cpu-profile", "", "write a CPU profile of the hub's API server during the first 30 s of each mode's template change to this `file`, the mode's name added before its extension")
 	measure.ParseFlags(measure.AtLeast("clusters", 1), measure.AtLeast("servers", 1), measure.AtLeast("objects", 4), measure.AtLeast("concurrency", 1))
 	if spec != "" {
 		measure.Main(func(ctx context.Context) error { return runAgents(ctx, spec) })
@@ -273,6 +278,7 @@ func measureMode(ctx context.Context, cfg config, mode string) (_ *result, retEr
 	if err != nil {
 		return nil, err
 	}
+	waitHubProfile := f.StartHubCPUProfile(ctx, modeFile(cfg.hubChangeProfile, mode), 30)
 	cpu0 = b.cpu()
 	changed := time.Now()
 	done, err := f.WaitStatuses(ctx, cfg.timeout, func(css *holdfastv1.ClusterServiceStatus) bool {
@@ -283,6 +289,9 @@ func measureMode(ctx context.Context, cfg config, mode string) (_ *result, retEr
 		return nil, fmt.Errorf("waiting for the template change: %w", err)
 	}
 	r.change, r.changeCPU = time.Since(changed), b.cpu().minus(cpu0)
+	if err := waitHubProfile(); err != nil {
+		return nil, err
+	}
 	reconciles, err := gatherReconcileTimes()
 	if err != nil {
 		return nil, err
@@ -316,4 +325,13 @@ func measureMode(ctx context.Context, cfg config, mode string) (_ *result, retEr
 		r.agentRestarts = countRestarts(r.agents.log)
 	}
 	return r, nil
+}
+
+// modeFile is path with mode before its extension ("" stays "").
+func modeFile(path, mode string) string {
+	if path == "" {
+		return ""
+	}
+	ext := filepath.Ext(path)
+	return strings.TrimSuffix(path, ext) + "-" + mode + ext
 }

@@ -123,6 +123,9 @@ type config struct {
 	idle, settle, gap       time.Duration
 	timeout, correctTimeout time.Duration
 	heapProfile, cpuProfile string
+	// hubProfile is a file for a CPU profile of the hub's API server during the largest size's
+	// first rollout.
+	hubProfile string
 	// changeProfile and hubChangeProfile are files for CPU profiles of the controller and of the
 	// hub's API server during the largest size's template change.
 	changeProfile, hubChangeProfile string
@@ -161,6 +164,7 @@ func main() {
 	flag.DurationVar(&cfg.correctTimeout, "correct-timeout", 60*time.Second, "how long to wait for one correction before going on")
 	flag.StringVar(&cfg.heapProfile, "heap-profile", "", "write a heap profile after the largest size's first rollout to this `file`")
 	flag.StringVar(&cfg.cpuProfile, "cpu-profile", "", "write a CPU profile of the largest size's first rollout to this `file`")
+	flag.StringVar(&cfg.hubProfile, "hub-cpu-profile", "", "write a CPU profile of the hub's API server during the first 30 s of the largest size's first rollout to this `file`")
 	flag.StringVar(&cfg.changeProfile, "change-cpu-profile", "", "write a CPU profile of the controller during the largest size's template change to this `file`")
 	flag.StringVar(&cfg.hubChangeProfile, "hub-change-cpu-profile", "", "write a CPU profile of the hub's API server during the first 30 s of the largest size's template change to this `file`")
 	flag.Int64Var(&cfg.memoryLimit, "memory-limit", 1<<30, "the controller's memory limit in bytes, as the chart's resources.limits.memory (1 GiB): the Go memory limit is 90% of it above this process's baseline, as `holdfast controller` sets it from its cgroup; 0 sets none")
@@ -309,10 +313,14 @@ func measureSize(ctx context.Context, cfg config, n int) (_ *result, retErr erro
 	}
 	h.Counter.Reset()
 	var stopProfile func() error
-	if cfg.cpuProfile != "" && n == cfg.sizes[len(cfg.sizes)-1] {
-		if stopProfile, err = measure.StartCPUProfile(cfg.cpuProfile); err != nil {
-			return nil, err
+	waitHubRolloutProfile := func() error { return nil }
+	if n == cfg.sizes[len(cfg.sizes)-1] {
+		if cfg.cpuProfile != "" {
+			if stopProfile, err = measure.StartCPUProfile(cfg.cpuProfile); err != nil {
+				return nil, err
+			}
 		}
+		waitHubRolloutProfile = h.StartHubCPUProfile(ctx, cfg.hubProfile, 30)
 	}
 	cpu0 := b.CPU()
 	created := time.Now()
@@ -329,6 +337,9 @@ func measureSize(ctx context.Context, cfg config, n int) (_ *result, retErr erro
 		if err := stopProfile(); err != nil {
 			return nil, err
 		}
+	}
+	if err := waitHubRolloutProfile(); err != nil {
+		return nil, err
 	}
 	r.rolloutRequests = h.Counter.Reset()
 	if r.heap, r.rss, err = measure.SelfMemory(); err != nil {

@@ -290,7 +290,7 @@ func (r *run) leftAsIs(it *item, log logr.Logger) bool {
 // the live object is as Holdfast left it (Unchanged), or it drifted and the drift policy does
 // not correct it now (Drifted, Missing).
 func (r *run) asApplied(ctx context.Context, it *item, log logr.Logger) bool {
-	if prev, ok := r.previous(it); ok && !r.opts.Force && prev.DesiredDigest == it.desiredDigest {
+	if prev, ok := r.previous(it); ok && !r.opts.Force && fieldset.SameDigest(prev.DesiredDigest, it.desiredDigest) {
 		// Whether Holdfast knows what its last write left: then a change under its field
 		// manager's name since is not its own (drift.Verdict.ResolveClaim).
 		knowsOwn := prev.OwnedDigest != ""
@@ -299,7 +299,7 @@ func (r *run) asApplied(ctx context.Context, it *item, log logr.Logger) bool {
 			knowsOwn = knowsOwn && err == nil
 			// An empty digest means Holdfast owns nothing on the live object (someone replaced
 			// it): never as applied, even when the entry holds no digest (Corrections).
-			if err == nil && owned != "" && owned == prev.OwnedDigest {
+			if err == nil && owned != "" && fieldset.SameDigest(owned, prev.OwnedDigest) {
 				it.result.Action, it.result.Applied = Unchanged, !r.opts.DryRun
 				it.current = it.live
 				it.result.Health = r.health(it.live)

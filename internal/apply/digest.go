@@ -9,8 +9,9 @@ import (
 	"holdfast.dev/holdfast/internal/fieldset"
 )
 
-// DesiredDigest is the digest of obj as it will be applied: the SHA-256 of its canonical JSON
-// (encoding/json sorts map keys). Compute it after namespace defaulting and labels.
+// DesiredDigest is the digest of obj as it will be applied, an inventory digest
+// (fieldset.ObjectDigest) of its canonical JSON (encoding/json sorts map keys). Compute it after
+// namespace defaulting and labels; compare it with fieldset.SameDigest.
 func DesiredDigest(obj *unstructured.Unstructured) (string, error) {
 	d, _, err := desiredDigest(obj)
 	return d, err
@@ -22,5 +23,5 @@ func desiredDigest(obj *unstructured.Unstructured) (string, int, error) {
 	if err != nil {
 		return "", 0, fmt.Errorf("encoding %s: %w", RefOf(obj), err)
 	}
-	return fieldset.Digest(b), len(b), nil
+	return fieldset.ObjectDigest(b), len(b), nil
 }

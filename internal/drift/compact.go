@@ -1,7 +1,6 @@
 package drift
 
 import (
-	"encoding/hex"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -164,7 +163,7 @@ func (c *Compactor) snapshot(key snapshotKey, u *unstructured.Unstructured) (*Sn
 			values.WriteByte(0)
 		}
 		if d, err := fieldset.FieldsDigest(sets.Entry.APIVersion, now); err == nil {
-			_, _ = hex.Decode(s.digest[:], []byte(strings.TrimPrefix(d, "sha256:")))
+			s.digest, _ = fieldset.ParseObjectDigest(d)
 		}
 	}
 	if c.applied != nil && keptPairsBytes(u.GetLabels())+keptPairsBytes(u.GetAnnotations())+len(fieldSet)+values.Len() > MaxSnapshotBytes {

@@ -1,7 +1,6 @@
 package drift
 
 import (
-	"encoding/hex"
 	"slices"
 	"strconv"
 	"strings"
@@ -43,7 +42,7 @@ type Snapshot struct {
 	uidAt, rvAt, valuesAt uint32
 	deletionTimestamp     *metav1.Time
 	// digest is fieldset.OwnedDigest of the object, as raw bytes; zero when nothing is owned.
-	digest [32]byte
+	digest [fieldset.ObjectDigestSize]byte
 
 	// pending is how the owned fields changed from the previous snapshot of the object, until
 	// the drift handler reports it.
@@ -119,10 +118,10 @@ var _ runtime.Object = &Snapshot{}
 // OwnedDigest is fieldset.OwnedDigest of the object the snapshot was taken of: the value the
 // inventory records for it.
 func (s *Snapshot) OwnedDigest() string {
-	if s.digest == ([32]byte{}) {
+	if s.digest == ([fieldset.ObjectDigestSize]byte{}) {
 		return ""
 	}
-	return "sha256:" + hex.EncodeToString(s.digest[:])
+	return fieldset.FormatObjectDigest(s.digest)
 }
 
 // Object returns the snapshot as an object with its identity, labels and annotations, and no

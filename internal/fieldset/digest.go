@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -13,8 +14,56 @@ import (
 // digestPrefix starts every digest, naming its hash.
 const digestPrefix = "sha256:"
 
+// The inventory records two digests of each object it lists (the declaration as applied, and
+// the values of the fields Holdfast owns: OwnedDigest), in a status object per (service set,
+// cluster), for every object of the fleet, and every status patch carries them. They are written
+// short: the first 128 bits of the SHA-256, in hex (ObjectDigest), 32 characters instead of the
+// 71 of "sha256:" and the whole sum. A comparison of them only decides whether an apply may be
+// skipped, and 128 bits keep a collision out of reach (2^64 work). Inventories recorded before
+// hold the long form; SameDigest compares either with either, so nothing is applied again for
+// it.
+
+// ObjectDigestSize is the size in bytes of an inventory digest (ObjectDigest).
+const ObjectDigestSize = 16
+
+// ObjectDigest is the inventory digest of b: the first ObjectDigestSize bytes of its SHA-256,
+// in hex.
+func ObjectDigest(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:ObjectDigestSize])
+}
+
+// SameDigest reports whether two inventory digests, each short (ObjectDigest) or long
+// ("sha256:" and the whole sum, as recorded before), are of the same content. Two empty
+// digests are the same.
+func SameDigest(a, b string) bool {
+	return a == b || shortDigest(a) == shortDigest(b)
+}
+
+// shortDigest is the short form of an inventory digest, d itself when it is not the long form.
+func shortDigest(d string) string {
+	if h, ok := strings.CutPrefix(d, digestPrefix); ok && len(h) == 2*sha256.Size {
+		return h[:2*ObjectDigestSize]
+	}
+	return d
+}
+
+// ParseObjectDigest returns the bytes of an inventory digest, short or long; false when d is
+// neither.
+func ParseObjectDigest(d string) (b [ObjectDigestSize]byte, ok bool) {
+	h := shortDigest(d)
+	if len(h) != 2*ObjectDigestSize {
+		return b, false
+	}
+	_, err := hex.Decode(b[:], []byte(h))
+	return b, err == nil
+}
+
+// FormatObjectDigest is the inventory digest of the bytes ParseObjectDigest returned.
+func FormatObjectDigest(b [ObjectDigestSize]byte) string { return hex.EncodeToString(b[:]) }
+
 // OwnedDigest is the digest of the values of the fields manager owns in obj through server-side
-// apply (see OwnedFields): the SHA-256 over the API version of manager's managedFields entry and
+// apply (see OwnedFields), an inventory digest (ObjectDigest): the SHA-256 over the API version of manager's managedFields entry and
 // each owned leaf's path and canonical JSON value, or a marker when the field is missing.
 //
 // It is stable under everything that does not change a value manager set: server defaulting,
@@ -53,7 +102,7 @@ func FieldsDigest(apiVersion string, fields []FieldValue) (string, error) {
 		}
 		writeLine(h, f.Path, string(b))
 	}
-	return digestPrefix + hex.EncodeToString(h.Sum(nil)), nil
+	return hex.EncodeToString(h.Sum(nil)[:ObjectDigestSize]), nil
 }
 
 // Digest is the digest of b in the form every digest Holdfast records takes: "sha256:" and the

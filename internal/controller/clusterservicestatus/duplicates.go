@@ -11,6 +11,7 @@ import (
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/apply"
 	"holdfast.dev/holdfast/internal/conditions"
+	"holdfast.dev/holdfast/internal/fieldset"
 	"holdfast.dev/holdfast/internal/naming"
 )
 
@@ -37,7 +38,7 @@ func (r *Reconciler) contend(ctx context.Context, s *scope) func(apply.Ref, stri
 		s.othersOnce.Do(func() { s.others = r.otherDeclarations(ctx, s) })
 		k := unversioned(ref)
 		o, ok := s.others[k]
-		if !ok || o.digest == digest {
+		if !ok || fieldset.SameDigest(o.digest, digest) {
 			return "", true
 		}
 		if s.previous[driftRef(k)].State != holdfastv1.ResourceConflict {
