@@ -144,20 +144,34 @@ func (a *Applied) Add(cluster, status types.NamespacedName, refs []ObjectRef) {
 	defer a.mu.Unlock()
 	c := a.of(cluster)
 	have := c.byStatus[status]
-	var added bool
+	var added []objectKey
 	for _, k := range keysOf(refs) {
-		if _, found := slices.BinarySearchFunc(have, k, compareKeys); found {
-			continue
+		if _, found := slices.BinarySearchFunc(have, k, compareKeys); !found {
+			added = append(added, k)
+			c.count[k]++
 		}
-		have = append(have, k)
-		c.count[k]++
-		added = true
 	}
-	if added {
+	switch {
+	case len(added) == 0:
+		return
+	case len(added) <= maxInsertedInPlace:
+		// A correction's object or two, into an inventory of up to many thousands: each put in
+		// its place, not the whole sorted again (2 ms at 20,000 objects, on the correction's
+		// path before its apply).
+		for _, k := range added {
+			i, _ := slices.BinarySearchFunc(have, k, compareKeys)
+			have = slices.Insert(have, i, k)
+		}
+	default:
+		have = append(have, added...)
 		slices.SortFunc(have, compareKeys)
-		c.byStatus[status] = have
 	}
+	c.byStatus[status] = have
 }
+
+// maxInsertedInPlace is how many keys Add puts in their places one by one; more are appended and
+// the whole sorted once.
+const maxInsertedInPlace = 8
 
 // Forget drops what status applied, for a status object that is gone.
 func (a *Applied) Forget(status types.NamespacedName) {

@@ -3,6 +3,7 @@ package drift
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -178,5 +179,62 @@ func TestForeignObjectsAreBoundedPerCluster(t *testing.T) {
 	c.Release()
 	if u := a.Usage()[0]; u.Foreign != 0 || u.Snapshots != 0 {
 		t.Fatalf("after the compactor's release: %+v", u)
+	}
+}
+
+// TestAddKeepsTheRecordSorted: keys added one by one (a correction's) and many at once (a
+// deploy's) are each found by Owners afterwards, with those registered before, and each is
+// counted once whatever adds it again.
+func TestAddKeepsTheRecordSorted(t *testing.T) {
+	a := NewApplied()
+	status := types.NamespacedName{Namespace: "fleet", Name: "set.cluster-1"}
+	ref := func(i int) ObjectRef {
+		return ObjectRef{Kind: "ConfigMap", Namespace: fmt.Sprintf("ns-%d", i%3), Name: fmt.Sprintf("cm-%05d", i)}
+	}
+	var initial []ObjectRef
+	for i := 0; i < 1000; i += 2 {
+		initial = append(initial, ref(i))
+	}
+	a.Set(target, status, initial)
+	// Odd ones: a few at a time (in place), then many at once (sorted whole), then again.
+	for i := 1; i < 40; i += 2 {
+		a.Add(target, status, []ObjectRef{ref(i), ref(i)})
+	}
+	var many []ObjectRef
+	for i := 41; i < 1000; i += 2 {
+		many = append(many, ref(i))
+	}
+	a.Add(target, status, many)
+	a.Add(target, status, many[:3])
+	for i := range 1000 {
+		if owners := a.Owners(target, ref(i)); len(owners) != 1 || owners[0] != status {
+			t.Fatalf("Owners(%v) = %v, want %v", ref(i), owners, status)
+		}
+	}
+	c := a.clusters[target]
+	if got := c.byStatus[status]; len(got) != 1000 || !slices.IsSortedFunc(got, compareKeys) {
+		t.Fatalf("%d keys, sorted: %v", len(got), slices.IsSortedFunc(got, compareKeys))
+	}
+	for i := range 1000 {
+		if n := c.count[ref(i).key()]; n != 1 {
+			t.Fatalf("%v counted %d times", ref(i), n)
+		}
+	}
+}
+
+// BenchmarkAddOneToALargeRecord is a correction's registration of the object it puts back, an
+// object of a 20,000-object inventory registered without its namespace too (as declared).
+func BenchmarkAddOneToALargeRecord(b *testing.B) {
+	a := NewApplied()
+	status := types.NamespacedName{Namespace: "fleet", Name: "set.cluster-1"}
+	refs := make([]ObjectRef, 20000)
+	for i := range refs {
+		refs[i] = ObjectRef{Kind: "ConfigMap", Namespace: "bench", Name: fmt.Sprintf("cm-%05d", i)}
+	}
+	a.Set(target, status, refs)
+	b.ResetTimer()
+	for i := range b.N {
+		r := refs[i%len(refs)]
+		a.Add(target, status, []ObjectRef{r, {Kind: r.Kind, Name: fmt.Sprintf("%s-%d", r.Name, i)}})
 	}
 }
