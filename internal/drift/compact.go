@@ -162,8 +162,8 @@ func (c *Compactor) snapshot(key snapshotKey, u *unstructured.Unstructured) (*Sn
 			values.WriteString(encodeValue(f, secret))
 			values.WriteByte(0)
 		}
-		if d, err := fieldset.FieldsDigest(sets.Entry.APIVersion, now); err == nil {
-			s.digest, _ = fieldset.ParseObjectDigest(d)
+		if sum, err := fieldset.FieldsSum(sets.Entry.APIVersion, now); err == nil {
+			s.digest = sum
 		}
 	}
 	if c.applied != nil && keptPairsBytes(u.GetLabels())+keptPairsBytes(u.GetAnnotations())+len(fieldSet)+values.Len() > MaxSnapshotBytes {

@@ -48,23 +48,13 @@ func shortDigest(d string) string {
 	return d
 }
 
-// ParseObjectDigest returns the bytes of an inventory digest, short or long; false when d is
-// neither.
-func ParseObjectDigest(d string) (b [ObjectDigestSize]byte, ok bool) {
-	h := shortDigest(d)
-	if len(h) != 2*ObjectDigestSize {
-		return b, false
-	}
-	_, err := hex.Decode(b[:], []byte(h))
-	return b, err == nil
-}
-
-// FormatObjectDigest is the inventory digest of the bytes ParseObjectDigest returned.
+// FormatObjectDigest is the inventory digest of the bytes FieldsSum returned.
 func FormatObjectDigest(b [ObjectDigestSize]byte) string { return hex.EncodeToString(b[:]) }
 
 // OwnedDigest is the digest of the values of the fields manager owns in obj through server-side
-// apply (see OwnedFields), an inventory digest (ObjectDigest): the SHA-256 over the API version of manager's managedFields entry and
-// each owned leaf's path and canonical JSON value, or a marker when the field is missing.
+// apply (see OwnedFields), an inventory digest (ObjectDigest): the SHA-256 over the API version
+// of manager's managedFields entry and each owned leaf's path and canonical JSON value, or a
+// marker when the field is missing.
 //
 // It is stable under everything that does not change a value manager set: server defaulting,
 // status, fields and list items of other managers, annotations added by controllers,
@@ -89,6 +79,19 @@ func FieldsDigest(apiVersion string, fields []FieldValue) (string, error) {
 	if apiVersion == "" {
 		return "", nil
 	}
+	sum, err := FieldsSum(apiVersion, fields)
+	if err != nil {
+		return "", err
+	}
+	return FormatObjectDigest(sum), nil
+}
+
+// FieldsSum is FieldsDigest as bytes, as a drift snapshot keeps it: zero when nothing is owned
+// (apiVersion "").
+func FieldsSum(apiVersion string, fields []FieldValue) (sum [ObjectDigestSize]byte, _ error) {
+	if apiVersion == "" {
+		return sum, nil
+	}
 	h := sha256.New()
 	writeLine(h, "apiVersion", apiVersion)
 	for _, f := range fields {
@@ -98,15 +101,16 @@ func FieldsDigest(apiVersion string, fields []FieldValue) (string, error) {
 		}
 		b, err := json.Marshal(f.Value)
 		if err != nil {
-			return "", fmt.Errorf("encoding %s: %w", f.Path, err)
+			return sum, fmt.Errorf("encoding %s: %w", f.Path, err)
 		}
 		writeLine(h, f.Path, string(b))
 	}
-	return hex.EncodeToString(h.Sum(nil)[:ObjectDigestSize]), nil
+	copy(sum[:], h.Sum(nil))
+	return sum, nil
 }
 
-// Digest is the digest of b in the form every digest Holdfast records takes: "sha256:" and the
-// hex SHA-256.
+// Digest is the digest of b in the form the digests of renders, revisions and sources take:
+// "sha256:" and the hex SHA-256 (an inventory's are short: ObjectDigest).
 func Digest(b []byte) string {
 	sum := sha256.Sum256(b)
 	return digestPrefix + hex.EncodeToString(sum[:])
