@@ -339,6 +339,23 @@ func (f *pullFleet) agentOptions(t *testing.T, own *rest.Config, c controller.Op
 		Controller: c}
 }
 
+// deployInline creates a ServiceTemplate name of the inline manifests and a MultiClusterService
+// name deploying it (service name, namespace apps) with drift detection to the fleet's Pull
+// cluster, and returns the key of its status object there.
+func (f *pullFleet) deployInline(t *testing.T, name, inline string) client.ObjectKey {
+	t.Helper()
+	ctx, g := t.Context(), NewWithT(t)
+	g.Expect(f.hub.Create(ctx, &holdfastv1.ServiceTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: "holdfast-system", Name: name},
+		Spec: holdfastv1.ServiceTemplateSpec{Inline: inline}})).To(Succeed())
+	g.Expect(f.hub.Create(ctx, &holdfastv1.MultiClusterService{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: holdfastv1.MultiClusterServiceSpec{
+			ClusterSelector: holdfastv1.ClusterSelector{LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{"mode": "pull"}}},
+			SyncMode:        holdfastv1.SyncModeContinuousWithDriftDetection,
+			Services:        []holdfastv1.Service{{Name: name, Namespace: "apps", Template: holdfastv1.TemplateReference{Namespace: "holdfast-system", Name: name}}},
+		}})).To(Succeed())
+	return client.ObjectKey{Namespace: f.ns, Name: naming.StatusName(name, "edge")}
+}
+
 // rollout is status.rollout of the fleet's MultiClusterService name, which must have one.
 func (f *pullFleet) rollout(ctx context.Context, g Gomega, name string) *holdfastv1.RolloutStatus {
 	m := &holdfastv1.MultiClusterService{}

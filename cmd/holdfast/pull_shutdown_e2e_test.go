@@ -10,14 +10,12 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/agent"
 	"holdfast.dev/holdfast/internal/controller"
-	"holdfast.dev/holdfast/internal/naming"
 )
 
 // TestAgentStoppedDuringACorrectionRecordsIt: an agent told to stop while its correction's apply
@@ -65,15 +63,7 @@ func TestAgentStoppedDuringACorrectionRecordsIt(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- agent.Run(agentCtx, opts) }()
 
-	g.Expect(hub.Create(ctx, &holdfastv1.ServiceTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: "holdfast-system", Name: "held"},
-		Spec: holdfastv1.ServiceTemplateSpec{Inline: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: held, namespace: apps}\ndata: {v: declared}\n"}})).To(Succeed())
-	g.Expect(hub.Create(ctx, &holdfastv1.MultiClusterService{ObjectMeta: metav1.ObjectMeta{Name: "held"},
-		Spec: holdfastv1.MultiClusterServiceSpec{
-			ClusterSelector: holdfastv1.ClusterSelector{LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{"mode": "pull"}}},
-			SyncMode:        holdfastv1.SyncModeContinuousWithDriftDetection,
-			Services:        []holdfastv1.Service{{Name: "held", Namespace: "apps", Template: holdfastv1.TemplateReference{Namespace: "holdfast-system", Name: "held"}}},
-		}})).To(Succeed())
-	statusKey := client.ObjectKey{Namespace: f.ns, Name: naming.StatusName("held", "edge")}
+	statusKey := f.deployInline(t, "held", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: held, namespace: apps}\ndata: {v: declared}\n")
 	status := func(g Gomega) *holdfastv1.ClusterServiceStatus {
 		css := &holdfastv1.ClusterServiceStatus{}
 		g.Expect(hub.Get(ctx, statusKey, css)).To(Succeed())

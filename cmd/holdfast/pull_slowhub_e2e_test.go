@@ -6,12 +6,10 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/controller"
-	"holdfast.dev/holdfast/internal/naming"
 )
 
 // TestPullAgentCorrectsWhileItsHubIsSlow: an agent whose hub answers slowly (here its own
@@ -25,16 +23,8 @@ func TestPullAgentCorrectsWhileItsHubIsSlow(t *testing.T) {
 	f.stopAgent()
 	runAgentOptions(t, f.agentOptions(t, f.edge.RESTConfig(), controller.Options{HubQPS: 1, HubBurst: 1}))
 
-	g.Expect(hub.Create(ctx, &holdfastv1.ServiceTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: "holdfast-system", Name: "pair"},
-		Spec: holdfastv1.ServiceTemplateSpec{Inline: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: one, namespace: apps}\ndata: {v: declared}\n---\n" +
-			"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: two, namespace: apps}\ndata: {v: declared}\n"}})).To(Succeed())
-	g.Expect(hub.Create(ctx, &holdfastv1.MultiClusterService{ObjectMeta: metav1.ObjectMeta{Name: "pair"},
-		Spec: holdfastv1.MultiClusterServiceSpec{
-			ClusterSelector: holdfastv1.ClusterSelector{LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{"mode": "pull"}}},
-			SyncMode:        holdfastv1.SyncModeContinuousWithDriftDetection,
-			Services:        []holdfastv1.Service{{Name: "pair", Namespace: "apps", Template: holdfastv1.TemplateReference{Namespace: "holdfast-system", Name: "pair"}}},
-		}})).To(Succeed())
-	statusKey := client.ObjectKey{Namespace: f.ns, Name: naming.StatusName("pair", "edge")}
+	statusKey := f.deployInline(t, "pair", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: one, namespace: apps}\ndata: {v: declared}\n---\n"+
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: two, namespace: apps}\ndata: {v: declared}\n")
 	// correctedOnHub counts the drift records of ConfigMap name the hub holds corrected.
 	correctedOnHub := func(g Gomega, name string) int {
 		css := &holdfastv1.ClusterServiceStatus{}
