@@ -35,7 +35,20 @@ const (
 	// (spec.rollout.failureThreshold); Rollout names the clusters that failed and why. It is
 	// about the service set: Cluster and Object are empty.
 	RolloutHalted EventType = "RolloutHalted"
+	// RolloutComplete: every wave of a service set's new revision is done and its clusters
+	// are ready. It is about the service set: Cluster and Object are empty.
+	RolloutComplete EventType = "RolloutComplete"
+	// ClusterUnreachable: the hub lost a Cluster (Connected False), or a Pull cluster's agent
+	// stopped reporting. Object is empty; Message gives the reason.
+	ClusterUnreachable EventType = "ClusterUnreachable"
+	// Unhealthy: a service set's objects on a cluster are deployed but not healthy (the
+	// cluster's status object Ready False, reason Unhealthy). Object is empty; Message says which.
+	Unhealthy EventType = "Unhealthy"
 )
+
+// EventTypes are every EventType, in the order docs/notifications.md lists them.
+var EventTypes = []EventType{DriftDetected, DriftCorrected, Contested, Resumed, CorrectionFailed,
+	RolloutHalted, RolloutComplete, ClusterUnreachable, Unhealthy}
 
 // RolloutDetail is the rollout a RolloutHalted event is about.
 type RolloutDetail struct {

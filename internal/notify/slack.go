@@ -64,6 +64,12 @@ func slackTitle(t EventType) string {
 		return "Drift correction failed"
 	case RolloutHalted:
 		return "Rollout halted"
+	case RolloutComplete:
+		return "Rollout complete"
+	case ClusterUnreachable:
+		return "Cluster unreachable"
+	case Unhealthy:
+		return "Unhealthy"
 	}
 	return string(t)
 }
