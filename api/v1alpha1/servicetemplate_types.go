@@ -213,8 +213,33 @@ const (
 	ArtifactNotReadyReason = "ArtifactNotReady"
 )
 
+// DecryptionProvider is how the files of an artifact are decrypted.
+// +kubebuilder:validation:Enum=SOPS
+type DecryptionProvider string
+
+// DecryptionSOPS decrypts files encrypted with SOPS (https://getsops.io) for age or PGP keys.
+const DecryptionSOPS DecryptionProvider = "SOPS"
+
+// Decryption decrypts the encrypted files of a template's artifact in memory, each time the
+// template is rendered, with keys held in a Secret of the template's own namespace.
+type Decryption struct {
+	// Provider is SOPS, the only one.
+	Provider DecryptionProvider `json:"provider"`
+	// SecretRef names a Secret in the template's namespace (no other namespace can be named)
+	// whose entries ending in .agekey are age identity files (age-keygen's output) and whose
+	// entries ending in .asc are ASCII-armored PGP private keys without a passphrase.
+	SecretRef LocalObjectReference `json:"secretRef"`
+}
+
+// DecryptionFailedReason: a file of the template's artifact is encrypted and could not be
+// decrypted (no spec.decryption, no key in its Secret that opens it, or content changed since
+// it was encrypted), or the decryption Secret holds no usable key. The message names the file
+// and the Secret, never a value.
+const DecryptionFailedReason = "DecryptionFailed"
+
 // ServiceTemplateSpec says what to deploy: exactly one source, and default values.
 // +kubebuilder:validation:XValidation:rule="[has(self.inline), has(self.resources), has(self.kustomize), has(self.helm), has(self.artifact)].filter(x, x).size() == 1",message="set exactly one source: inline, resources, kustomize, helm or artifact"
+// +kubebuilder:validation:XValidation:rule="!has(self.decryption) || has(self.artifact)",message="decryption applies to an artifact source only"
 type ServiceTemplateSpec struct {
 	// Inline holds manifests as multi-document YAML.
 	// +kubebuilder:validation:MaxLength=1048576
@@ -234,6 +259,11 @@ type ServiceTemplateSpec struct {
 	// Artifact renders the files of a Flux source's artifact or of an OCI artifact.
 	// +optional
 	Artifact *ArtifactSource `json:"artifact,omitempty"`
+	// Decryption decrypts the artifact's SOPS-encrypted manifests in memory at render time,
+	// with keys from a Secret in the template's namespace. No error quotes what was decrypted,
+	// whatever kind it declares; drift records and previews redact the values of Secrets.
+	// +optional
+	Decryption *Decryption `json:"decryption,omitempty"`
 	// Values are defaults, as a YAML map, that each service's values override. The text is a Go
 	// template with .Cluster.Name, .Cluster.Namespace, .Cluster.Labels and .Cluster.Annotations.
 	// +kubebuilder:validation:MaxLength=262144
