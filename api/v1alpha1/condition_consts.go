@@ -302,3 +302,16 @@ const (
 	// or the policies are not applied yet.
 	PreventionPendingReason = "PreventionPending"
 )
+
+// Reasons of an AlertRule's Ready condition.
+const (
+	// TargetInvalidReason: a target's Secret is missing, lacks a key its type needs, or holds a
+	// value that is not usable; the message names the target, Secret and key, never a value.
+	TargetInvalidReason = "TargetInvalid"
+	// ExclusionInvalidReason: an exclusion is not a valid regular expression (RE2).
+	ExclusionInvalidReason = "ExclusionInvalid"
+	// SelectorInvalidReason: spec.serviceSetSelector is not a valid label selector.
+	SelectorInvalidReason = "SelectorInvalid"
+	// SuspendedReason: the rule is suspended (spec.suspend) and sends nothing.
+	SuspendedReason = "Suspended"
+)

@@ -26,6 +26,7 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&ClusterServiceStatus{}, &ClusterServiceStatusList{},
 		&ClusterServiceInventory{}, &ClusterServiceInventoryList{},
 		&ServiceSet{}, &ServiceSetList{},
+		&AlertRule{}, &AlertRuleList{},
 	)
 	metav1.AddToGroupVersion(scheme, GroupVersion)
 	return nil

@@ -24,6 +24,7 @@ func init() {
 		managedObjects, contestedObjects, watchStarts,
 		clusterConnected, clusterProbeFailures,
 		notifications,
+		alertsHeldBack,
 		renderCacheRequests, queueWait, reconciles, inventoryReads,
 		rolloutHalted, rolloutWave,
 		targetCacheCollector,

@@ -25,3 +25,13 @@ var notifications = prometheus.NewCounterVec(prometheus.CounterOpts{
 func NotificationResult(target, result string) {
 	notifications.WithLabelValues(target, result).Inc()
 }
+
+var alertsHeldBack = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Name: "holdfast_alerts_held_back_total",
+	Help: "Events an AlertRule selected but did not send because the same object's event of the same kind was sent within the rule's rate-limit window.",
+}, []string{"namespace", "alertrule"})
+
+// AlertHeldBack counts one event the AlertRule namespace/name held back by its rate limit.
+func AlertHeldBack(namespace, name string) {
+	alertsHeldBack.WithLabelValues(namespace, name).Inc()
+}

@@ -82,6 +82,9 @@ type Event struct {
 	Message string
 	// Rollout is set on RolloutHalted events.
 	Rollout *RolloutDetail
+	// Summary is the AlertRule's summary line (spec.summary) for events it sends; empty for
+	// a service set's own targets.
+	Summary string
 }
 
 // payload is the JSON shape of an Event. It is spelled out here, rather than derived from the
@@ -99,6 +102,8 @@ type payload struct {
 	CorrectedTime       *time.Time             `json:"correctedTime,omitempty"`
 	Message             string                 `json:"message,omitempty"`
 	Rollout             *rolloutPayload        `json:"rollout,omitempty"`
+	Summary             string                 `json:"summary,omitempty"`
+	Severity            Severity               `json:"severity"`
 }
 
 type rolloutPayload struct {
@@ -143,6 +148,8 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		Service:             e.Service,
 		Object:              e.Object,
 		Message:             e.Message,
+		Summary:             e.Summary,
+		Severity:            e.Severity(),
 	}
 	if e.CorrectedTime != nil {
 		t := e.CorrectedTime.UTC()

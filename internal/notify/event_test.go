@@ -41,7 +41,8 @@ func TestEventJSON(t *testing.T) {
 			"detection": "Watch"
 		},
 		"correctedTime": "2025-03-01T10:00:00.373456Z",
-		"message": "corrected <at once>"
+		"message": "corrected <at once>",
+		"severity": "warning"
 	}`, e.ID())
 	var gotV, wantV any
 	if err := json.Unmarshal(got, &gotV); err != nil {

@@ -58,3 +58,7 @@ func spellings(v string) []string {
 	}
 	return out
 }
+
+// Redact returns a copy of e with the values of a Secret's fields replaced by Redacted, as Send
+// does: for callers that look at an event's text before sending it.
+func Redact(e Event) Event { return redact(e) }

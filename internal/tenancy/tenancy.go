@@ -214,3 +214,10 @@ func (p Policy) ServiceAccount(ss *holdfastv1.ServiceSet) *holdfastv1.ServiceAcc
 	}
 	return nil
 }
+
+// AlertRuleSees reports whether an AlertRule in namespace ns may be told of the service set's
+// events: a rule in a platform namespace of every service set's, a rule in a tenant's namespace
+// only of that tenant's ServiceSets'.
+func (p Policy) AlertRuleSees(ns string, mcs *holdfastv1.MultiClusterService) bool {
+	return p.platform(ns) || TenantOf(mcs) == ns
+}

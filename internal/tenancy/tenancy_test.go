@@ -219,3 +219,29 @@ func TestPlatformNamespaces(t *testing.T) {
 		t.Fatal("team-* matched teams")
 	}
 }
+
+func TestAlertRuleSees(t *testing.T) {
+	shared := Policy{PlatformNamespaces: []string{"fleet", "holdfast-pull-*"}}
+	cases := []struct {
+		name string
+		p    Policy
+		ns   string
+		mcs  *holdfastv1.MultiClusterService
+		want bool
+	}{
+		{"a platform rule, a platform set", shared, "fleet", serviceSet(""), true},
+		{"a platform rule, a tenant's set", shared, "fleet", serviceSet("team-a"), true},
+		{"a rule in a platform namespace by prefix", shared, "holdfast-pull-x", serviceSet("team-a"), true},
+		{"a tenant's rule, its own set", shared, "team-a", serviceSet("team-a"), true},
+		{"a tenant's rule, another tenant's set", shared, "team-a", serviceSet("team-b"), false},
+		{"a tenant's rule, a platform set", shared, "team-a", serviceSet(""), false},
+		{"one team: every rule sees every set", single, "team-a", serviceSet(""), true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.p.AlertRuleSees(tc.ns, tc.mcs); got != tc.want {
+				t.Errorf("AlertRuleSees(%q) = %v, want %v", tc.ns, got, tc.want)
+			}
+		})
+	}
+}

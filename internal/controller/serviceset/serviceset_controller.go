@@ -103,14 +103,18 @@ func (r *Reconciler) current(ctx context.Context, ss *holdfastv1.ServiceSet) (*h
 
 // desired is the MultiClusterService the ServiceSet runs as: its spec, selecting only in the
 // ServiceSet's namespace, acting as the ServiceAccount the tenancy policy gives it, labelled with
-// that namespace (which package tenancy enforces on every use), and carrying its requests.
+// that namespace (which package tenancy enforces on every use) and with the ServiceSet's own
+// labels (which AlertRules select by), and carrying its requests.
 func (r *Reconciler) desired(ss *holdfastv1.ServiceSet) *holdfastv1.MultiClusterService {
+	labels := maps.Clone(ss.Labels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[holdfastv1.TenantNamespaceLabel] = ss.Namespace
+	labels[holdfastv1.ServiceSetLabel] = naming.LabelValue(ss.Name)
 	mcs := &holdfastv1.MultiClusterService{ObjectMeta: metav1.ObjectMeta{
-		Name: MultiClusterServiceName(ss.Namespace, ss.Name),
-		Labels: map[string]string{
-			holdfastv1.TenantNamespaceLabel: ss.Namespace,
-			holdfastv1.ServiceSetLabel:      naming.LabelValue(ss.Name),
-		},
+		Name:   MultiClusterServiceName(ss.Namespace, ss.Name),
+		Labels: labels,
 	}}
 	mcs.Spec = *ss.Spec.DeepCopy()
 	mcs.Spec.ClusterSelector.Namespaces = []string{ss.Namespace}

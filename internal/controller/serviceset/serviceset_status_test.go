@@ -87,3 +87,18 @@ func TestComputeStatus(t *testing.T) {
 		t.Errorf("counts not copied: %+v", s.ss.Status)
 	}
 }
+
+func TestDesiredCarriesTheServiceSetsLabelsButNotOverTheTenants(t *testing.T) {
+	ss := &holdfastv1.ServiceSet{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "apps",
+		Labels: map[string]string{"env": "prod", holdfastv1.TenantNamespaceLabel: "team-b"}}}
+	mcs := (&Reconciler{}).desired(ss)
+	if mcs.Labels["env"] != "prod" {
+		t.Errorf("labels %v, want the ServiceSet's env=prod, which AlertRules select by", mcs.Labels)
+	}
+	if tenancy.TenantOf(mcs) != "team-a" {
+		t.Errorf("tenant %q: a ServiceSet's own label must not name another tenant", tenancy.TenantOf(mcs))
+	}
+	if ss.Labels[holdfastv1.TenantNamespaceLabel] != "team-b" {
+		t.Error("desired changed the ServiceSet's labels")
+	}
+}
