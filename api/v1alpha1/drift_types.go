@@ -268,8 +268,9 @@ type ServiceDriftPolicy struct {
 	Prevention PreventionMode `json:"prevention,omitempty"`
 }
 
-// NotificationType is the format of an outbound notification.
-// +kubebuilder:validation:Enum=Webhook;Slack
+// NotificationType is the receiver of an outbound notification, and so its format and how it is
+// sent. docs/notifications.md lists the Secret keys each type reads.
+// +kubebuilder:validation:Enum=Webhook;Slack;MSTeams;Discord;GoogleChat;Mattermost;Telegram;Email;PagerDuty;Opsgenie;Alertmanager;Grafana;CloudEvents
 type NotificationType string
 
 const (
@@ -278,6 +279,29 @@ const (
 	NotificationWebhook NotificationType = "Webhook"
 	// NotificationSlack posts a Slack-compatible message ({"text": ...}) to an incoming webhook.
 	NotificationSlack NotificationType = "Slack"
+	// NotificationMSTeams posts an Adaptive Card to a Microsoft Teams Workflows webhook.
+	NotificationMSTeams NotificationType = "MSTeams"
+	// NotificationDiscord posts a message to a Discord channel webhook.
+	NotificationDiscord NotificationType = "Discord"
+	// NotificationGoogleChat posts a message to a Google Chat space webhook.
+	NotificationGoogleChat NotificationType = "GoogleChat"
+	// NotificationMattermost posts a message to a Mattermost incoming webhook.
+	NotificationMattermost NotificationType = "Mattermost"
+	// NotificationTelegram sends a message to a Telegram chat through a bot (sendMessage).
+	NotificationTelegram NotificationType = "Telegram"
+	// NotificationEmail sends a plain-text mail through an SMTP server, with STARTTLS.
+	NotificationEmail NotificationType = "Email"
+	// NotificationPagerDuty triggers and resolves PagerDuty incidents (Events API v2).
+	NotificationPagerDuty NotificationType = "PagerDuty"
+	// NotificationOpsgenie creates and closes Opsgenie alerts (Alert API v2).
+	NotificationOpsgenie NotificationType = "Opsgenie"
+	// NotificationAlertmanager posts alerts to a Prometheus Alertmanager (API v2).
+	NotificationAlertmanager NotificationType = "Alertmanager"
+	// NotificationGrafana creates a Grafana annotation per event.
+	NotificationGrafana NotificationType = "Grafana"
+	// NotificationCloudEvents posts Holdfast's JSON event as a CloudEvent over HTTP, in binary
+	// (default) or structured mode.
+	NotificationCloudEvents NotificationType = "CloudEvents"
 )
 
 // NotificationTarget is where drift notifications of a service set go.
@@ -290,8 +314,11 @@ type NotificationTarget struct {
 	// +kubebuilder:default=Webhook
 	// +optional
 	Type NotificationType `json:"type,omitempty"`
-	// SecretRef names the Secret holding the target: key `url` (required) and, for Webhook,
-	// `hmacKey` (optional). The URL and key never appear in status, events or logs.
+	// SecretRef names the Secret holding the target's address and credentials: key `url` (the
+	// receiver's address; required unless the type has a public default) and the keys of its
+	// type (e.g. `hmacKey` for Webhook, `token` for Telegram and Grafana, `routingKey` for
+	// PagerDuty, `from` and `to` for Email; docs/notifications.md lists them). Its values never
+	// appear in status, events or logs.
 	SecretRef SecretReference `json:"secretRef"`
 }
 

@@ -437,7 +437,7 @@ func setupServiceControllers(ctx context.Context, mgr ctrl.Manager, opts Options
 	if err := index.Setup(ctx, mgr); err != nil {
 		return err
 	}
-	notifier := notify.New(notify.Options{HTTPClient: notify.NewHTTPClient(w.egress)})
+	notifier := notify.New(notify.Options{Egress: w.egress})
 	if err := mgr.Add(runnable(notifier, opts.Shard)); err != nil {
 		return fmt.Errorf("adding the notification dispatcher: %w", err)
 	}

@@ -31,14 +31,20 @@ func (e *StatusError) Error() string {
 }
 
 // retryable reports whether another attempt may succeed: on network errors, server errors,
-// timeouts (408) and rate limits (429). Other client errors mean the request itself is wrong.
+// timeouts (408) and rate limits (429), and a mail server's 4xx replies. Other client errors
+// mean the request itself is wrong, as do a mail server's 5xx replies and a session that cannot
+// be set up as the target requires.
 func retryable(err error) bool {
 	var (
 		denied     *netpolicy.DeniedError
 		redirected *netpolicy.RedirectError
+		mailErr    *MailError
 	)
 	if errors.As(err, &denied) || errors.As(err, &redirected) {
 		return false // the operator's policy or the receiver's answer will not change by itself
+	}
+	if errors.As(err, &mailErr) {
+		return mailErr.temporary()
 	}
 	var se *StatusError
 	if !errors.As(err, &se) {
@@ -105,12 +111,16 @@ func (d *Dispatcher) finish(target string, e Event, err error) {
 	d.report(target, e, err)
 }
 
-// attempt makes one request, signed (when msg is) at the time it is made, so that a retry is not
-// refused as a replay. Its errors never contain the URL.
+// attempt makes one attempt at delivering msg, within Timeout: a mail for Email targets, else
+// a request, signed (when msg is) at the time it is made, so that a retry is not refused as a
+// replay. Its errors never contain the URL or a credential.
 func (d *Dispatcher) attempt(ctx context.Context, t Target, msg message) error {
 	ctx, cancel := context.WithTimeout(ctx, d.opts.Timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.URL, bytes.NewReader(msg.body))
+	if msg.mail != nil {
+		return d.sendMail(ctx, t, msg.mail)
+	}
+	req, err := http.NewRequestWithContext(ctx, msg.method, msg.url, bytes.NewReader(msg.body))
 	if err != nil {
 		return &requestError{reason: "invalid request", err: err}
 	}
@@ -161,10 +171,17 @@ func retryAfter(v string) time.Duration {
 	return 0
 }
 
+// statusOf is the receiver's status code in err: an HTTP status, or a mail server's reply code.
 func statusOf(err error) int {
-	var se *StatusError
-	if errors.As(err, &se) {
+	var (
+		se *StatusError
+		me *MailError
+	)
+	switch {
+	case errors.As(err, &se):
 		return se.StatusCode
+	case errors.As(err, &me):
+		return me.Code
 	}
 	return 0
 }

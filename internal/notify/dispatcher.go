@@ -12,6 +12,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"holdfast.dev/holdfast/internal/metrics"
+	"holdfast.dev/holdfast/internal/netpolicy"
 )
 
 // Defaults of Options.
@@ -34,8 +35,11 @@ var (
 
 // Options configure a Dispatcher. Zero values take the defaults.
 type Options struct {
-	// HTTPClient sends the requests; NewHTTPClient(nil) by default (the default egress policy,
-	// no redirect to another host). Its Timeout should be zero or longer than Timeout.
+	// Egress is the policy every connection to a receiver is held to: the HTTP client's by
+	// default, and the SMTP server's of Email targets. nil is netpolicy.Default().
+	Egress *netpolicy.Policy
+	// HTTPClient sends the requests; NewHTTPClient(Egress) by default (no redirect to another
+	// host). Its Timeout should be zero or longer than Timeout.
 	HTTPClient *http.Client
 	// QueueSize is how many events may wait per target; Send drops beyond it.
 	QueueSize int
@@ -60,7 +64,7 @@ type Options struct {
 
 func (o Options) withDefaults() Options {
 	if o.HTTPClient == nil {
-		o.HTTPClient = NewHTTPClient(nil)
+		o.HTTPClient = NewHTTPClient(o.Egress)
 	}
 	if o.QueueSize <= 0 {
 		o.QueueSize = DefaultQueueSize

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"time"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
@@ -23,12 +24,18 @@ const (
 	HeaderSignature = "X-Holdfast-Signature"
 )
 
-// message is a rendered event, sent as is by every attempt.
+// message is a rendered event, sent as is by every attempt: an HTTP request, or a mail when
+// mail is set.
 type message struct {
-	body   []byte
-	header http.Header
+	// method and url of the request; POST and the target's URL when empty. A url may hold a
+	// credential (Telegram's bot token): like the target's, it never appears in an error.
+	method, url string
+	header      http.Header
+	body        []byte
 	// key signs each attempt at its own time; nil for an unsigned message.
 	key []byte
+	// mail is sent over SMTP instead of a request (Email targets).
+	mail *mailMessage
 }
 
 // headerAt returns the headers of an attempt made at now.
@@ -40,29 +47,70 @@ func (m message) headerAt(now time.Time) http.Header {
 	return h
 }
 
-// render returns the message of e for t's type. e is already redacted. Only Webhook messages
-// are signed: Slack incoming webhooks do not check signatures.
+// render returns the message of e for t's type, with the headers every request carries. e is
+// already redacted.
 func render(t Target, e Event) (message, error) {
-	h := http.Header{}
-	h.Set("Content-Type", "application/json")
-	h.Set("User-Agent", "holdfast-notify")
-	h.Set(HeaderEvent, string(e.Type))
-	switch t.Type {
-	case holdfastv1.NotificationWebhook, "":
-		body, err := e.MarshalJSON()
-		if err != nil {
-			return message{}, fmt.Errorf("encoding the event: %w", err)
-		}
-		return message{body: body, header: h, key: t.HMACKey}, nil
-	case holdfastv1.NotificationSlack:
-		body, err := slackBody(e)
-		if err != nil {
-			return message{}, fmt.Errorf("encoding the Slack message: %w", err)
-		}
-		return message{body: body, header: h}, nil
-	default:
+	typ := t.Type
+	if typ == "" {
+		typ = holdfastv1.NotificationWebhook
+	}
+	p, ok := providers[typ]
+	if !ok {
 		return message{}, fmt.Errorf("%w %q: unknown type %q", ErrInvalidTarget, t.Name, t.Type)
 	}
+	m, err := p.render(t, e)
+	if err != nil {
+		return message{}, fmt.Errorf("encoding the %s message: %w", typ, err)
+	}
+	if m.mail != nil {
+		return m, nil
+	}
+	if m.method == "" {
+		m.method = http.MethodPost
+	}
+	if m.url == "" {
+		m.url = t.URL
+	}
+	if m.header == nil {
+		m.header = http.Header{}
+	}
+	if m.header.Get("Content-Type") == "" {
+		m.header.Set("Content-Type", "application/json")
+	}
+	m.header.Set("User-Agent", "holdfast-notify")
+	m.header.Set(HeaderEvent, string(e.Type))
+	return m, nil
+}
+
+// jsonMessage is a message whose body is v in JSON.
+func jsonMessage(v any) (message, error) {
+	body, err := encodeJSON(v)
+	if err != nil {
+		return message{}, err
+	}
+	return message{body: body}, nil
+}
+
+// apiURL joins path to base, the API's base URL from the target's Secret. The error does not
+// wrap url's, which would quote the base.
+func apiURL(base string, path ...string) (string, error) {
+	u, err := url.JoinPath(base, path...)
+	if err != nil {
+		return "", fmt.Errorf("joining the API's path to the target's url failed")
+	}
+	return u, nil
+}
+
+// withQuery sets a query parameter of u, a URL apiURL returned.
+func withQuery(u, key, value string) string {
+	parsed, err := url.Parse(u)
+	if err != nil {
+		return u
+	}
+	q := parsed.Query()
+	q.Set(key, value)
+	parsed.RawQuery = q.Encode()
+	return parsed.String()
 }
 
 // encodeJSON is json.Marshal without HTML escaping, so that values such as Redacted and "→" read

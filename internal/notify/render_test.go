@@ -13,18 +13,14 @@ import (
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 )
 
-type request struct {
-	header http.Header
-	body   []byte
-}
-
-// receiver is a test server answering every request with status, recording what it got.
-func receiver(t *testing.T, status int) (*httptest.Server, chan request) {
+// receiver is a test server, a stand-in for a receiver's API, answering every request with
+// status and handing over what it got.
+func receiver(t *testing.T, status int) (*httptest.Server, chan call) {
 	t.Helper()
-	got := make(chan request, 100)
+	got := make(chan call, 100)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
-		got <- request{header: r.Header.Clone(), body: b}
+		got <- call{method: r.Method, uri: r.RequestURI, header: r.Header.Clone(), body: b}
 		w.WriteHeader(status)
 	}))
 	t.Cleanup(srv.Close)

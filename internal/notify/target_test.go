@@ -57,8 +57,8 @@ func TestTargetFromSecret(t *testing.T) {
 			wantErr: `key "url" of Secret holdfast-system/ops-hook is not an http or https URL`},
 		{name: "empty key", spec: spec(""), secret: secret(map[string]string{"url": secretURL, "hmacKey": ""}),
 			wantErr: `key "hmacKey" of Secret holdfast-system/ops-hook is empty`},
-		{name: "unknown type", spec: spec("Email"), secret: secret(map[string]string{"url": secretURL}),
-			wantErr: `unknown type "Email"`},
+		{name: "unknown type", spec: spec("Pigeon"), secret: secret(map[string]string{"url": secretURL}),
+			wantErr: `unknown type "Pigeon"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
