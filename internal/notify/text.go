@@ -21,9 +21,19 @@ const truncatedMarker = "… (truncated)"
 
 // summary is the readable text every chat, paging and mail receiver shows: what happened where,
 // to which object and by whom, the fields with old → new values, and whether the object was put
-// back. bold marks the title up in the receiver's dialect (plain for receivers without markup);
+// back; an AlertRule's summary line follows the title. bold marks the title up in the receiver's dialect (plain for receivers without markup);
 // escaping the rest is the receiver's business.
 func summary(e Event, bold func(string) string) string {
+	text := eventText(e, bold)
+	if e.Summary == "" {
+		return text
+	}
+	first, rest, _ := strings.Cut(text, "\n")
+	return strings.TrimSuffix(first+"\n"+e.Summary+"\n"+rest, "\n")
+}
+
+// eventText is summary without the rule's summary line.
+func eventText(e Event, bold func(string) string) string {
 	if e.Rollout != nil && e.Type == RolloutHalted {
 		return rolloutText(e, bold)
 	}
