@@ -18,6 +18,13 @@
 //     cluster as one forced server-side apply each (measure.SimFleet.IdealRollout); in Pull mode
 //     the same, after publishing each cluster's objects on the hub as one Secret in its
 //     namespace (one forced apply each): publish + the same applies, the issue's ideal loop;
+//   - in Pull mode, after it, the pull floor, the least any pull-mode drift controller must do
+//     (measure.IdealAgents, as the ideal controller is Push mode's in bench/fleet1000): an ideal
+//     agent per cluster in this process, its watches open before (one on the hub of its own
+//     Secret, one label-selected one of its objects on its cluster); each cluster's objects
+//     published in its Secret (one forced apply each), each agent applying them as it sees its
+//     Secret change (the same forced applies) and writing one status on the hub; timed from the
+//     start of publishing until the last status was written;
 //   - first rollout: one inline template of -objects (10) objects per cluster and one service
 //     set selecting the fleet; time until every status object is Ready in sync;
 //   - the hub controller's Go heap and RSS after it (this process's, minus a baseline taken
@@ -27,13 +34,15 @@
 //     heartbeats and token renewals), what the target API servers served (the controller's
 //     probes and watches in Push mode, the agents' in Pull mode) and the controller's own
 //     requests;
-//   - template change: the ideal of revision 2 alone, then the template changes; time until every
-//     status object is Ready in sync with a new revision, and what the hub API server served
-//     meanwhile (writes per cluster: the projection's "writes per rollout").
+//   - template change: the ideal of revision 2 alone (and in Pull mode the pull floor), then the
+//     template changes; time until every status object is Ready in sync with a new revision, and
+//     what the hub API server served meanwhile (writes per cluster: the projection's "writes per
+//     rollout").
 //
 // It prints per mode the figures and the table of Pull against Push: rollout and template change
 // ÷ their ideal, hub controller RSS, hub requests per idle minute (goal: a template change in
-// Pull mode ≤ 1.5× its ideal loop, the hub's memory in Pull mode at most a third of Push mode's).
+// Pull mode ≤ 1.5× its ideal loop, the hub's memory in Pull mode at most a third of Push mode's),
+// and for information a template change in Pull mode ÷ the pull floor.
 //
 // Usage: go run ./bench/agents [-clusters 1000] [-servers 3] [-objects 10] [-modes pull,push]
 package main
@@ -198,6 +207,12 @@ func measureMode(ctx context.Context, cfg config, mode string) (_ *result, retEr
 	if r.idealRollout, err = b.ideal(ctx, 1); err != nil {
 		return nil, err
 	}
+	if b.pull {
+		if r.floorRollout, err = b.pullFloor(ctx, 1); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(os.Stderr, "%s mode: pull floor's rollout in %s\n", mode, r.floorRollout.took.Round(time.Millisecond))
+	}
 	if err := b.CreateTemplate(ctx, templateNamespace, templateName, b.manifests(1), measure.GoTemplate); err != nil {
 		return nil, err
 	}
@@ -254,6 +269,12 @@ func measureMode(ctx context.Context, cfg config, mode string) (_ *result, retEr
 	}
 	if r.idealChange, err = b.ideal(ctx, 2); err != nil {
 		return nil, err
+	}
+	if b.pull {
+		if r.floorChange, err = b.pullFloor(ctx, 2); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(os.Stderr, "%s mode: pull floor's template change in %s\n", mode, r.floorChange.took.Round(time.Millisecond))
 	}
 	servedBefore, latenciesBefore, err := scrapeHub(ctx, b.hubCS)
 	if err != nil {

@@ -15,6 +15,8 @@ type result struct {
 	// this includes registering the clusters and starting their agents).
 	clustersReady             time.Duration
 	idealRollout, idealChange idealRun
+	// floorRollout and floorChange are the pull floor's (bench.pullFloor), in Pull mode only.
+	floorRollout, floorChange floorRun
 	rollout, change           time.Duration
 	rolloutCPU, changeCPU     cpuTimes
 	rolloutRequests           measure.RequestCounts
@@ -58,12 +60,22 @@ func (r *result) print() {
 	t := measure.NewTable("measure", "value")
 	t.Row("every Cluster Ready after the controller started", measure.Seconds(r.clustersReady))
 	r.idealRollout.row(t, "ideal rollout")
+	if r.mode == "pull" {
+		r.floorRollout.rows(t, "pull floor's rollout")
+	}
 	t.Row("first rollout (÷ ideal)", fmt.Sprintf("%s (%s)", measure.Seconds(r.rollout), measure.Ratio(r.rollout, r.idealRollout.total())))
+	if r.mode == "pull" {
+		t.Row("first rollout ÷ pull floor", measure.Ratio(r.rollout, r.floorRollout.took))
+	}
 	t.Row("CPU during it: controller / hub / targets / agents", fmt.Sprintf("%s / %s", r.rolloutCPU.CPUTimes, measure.Seconds(r.rolloutCPU.Agents)))
 	t.Row("hub controller's requests during it: hub / targets", fmt.Sprintf("%d / %d", r.rolloutRequests.Total("hub"), controllerTotal(r.rolloutRequests)-r.rolloutRequests.Total("hub")))
 	r.idealChange.row(t, "ideal template change")
+	if r.mode == "pull" {
+		r.floorChange.rows(t, "pull floor's template change")
+	}
 	t.Row("template change (÷ ideal)", fmt.Sprintf("%s (%s)", measure.Seconds(r.change), measure.Ratio(r.change, r.idealChange.total())))
 	if r.mode == "pull" {
+		t.Row("template change ÷ pull floor", measure.Ratio(r.change, r.floorChange.took))
 		r.changeTimeline.row(t)
 	}
 	t.Row("CPU during it: controller / hub / targets / agents", fmt.Sprintf("%s / %s", r.changeCPU.CPUTimes, measure.Seconds(r.changeCPU.Agents)))
@@ -110,6 +122,7 @@ func printComparison(cfg config, results map[string]*result) {
 	fmt.Printf("## Pull against Push, %d clusters\n\n", cfg.clusters)
 	t := measure.NewTable("measure", "Push", "Pull", "Pull ÷ Push")
 	t.Row("template change ÷ its ideal", measure.Ratio(push.change, push.idealChange.total()), measure.Ratio(pull.change, pull.idealChange.total()), "")
+	t.Row("template change ÷ pull floor", "", measure.Ratio(pull.change, pull.floorChange.took), "")
 	t.Row("template change", measure.Seconds(push.change), measure.Seconds(pull.change), measure.Ratio(pull.change, push.change))
 	t.Row("first rollout", measure.Seconds(push.rollout), measure.Seconds(pull.rollout), measure.Ratio(pull.rollout, push.rollout))
 	t.Row("hub controller RSS after the rollout", measure.MiB(push.rss), measure.MiB(pull.rss), measure.Ratio(float64(pull.rss), float64(push.rss)))
@@ -130,5 +143,7 @@ func printComparison(cfg config, results map[string]*result) {
 	changeRatio := pull.change.Seconds() / pull.idealChange.total().Seconds()
 	memRatio := float64(pull.rss) / float64(push.rss)
 	fmt.Printf("Goal: a template change in Pull mode ≤ %.1f× its ideal loop (publish + applies): %.2f×, %s.\n", goalChange, changeRatio, verdict(changeRatio <= goalChange))
+	fmt.Printf("Against the pull floor (publish, one hub watch and one target watch per cluster, the same applies, one status write), for information: %s.\n",
+		measure.Ratio(pull.change, pull.floorChange.took))
 	fmt.Printf("Goal: the hub controller's memory in Pull mode ≤ 1/3 of Push mode's: %.2f, %s.\n\n", memRatio, verdict(memRatio <= goalMemory))
 }
