@@ -25,6 +25,8 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/alerting"
+	"holdfast.dev/holdfast/internal/controller/alertrule"
 	clustercontroller "holdfast.dev/holdfast/internal/controller/cluster"
 	"holdfast.dev/holdfast/internal/controller/clusterapi"
 	"holdfast.dev/holdfast/internal/controller/clusterservicestatus"
@@ -441,7 +443,13 @@ func setupServiceControllers(ctx context.Context, mgr ctrl.Manager, opts Options
 	if err := mgr.Add(runnable(notifier, opts.Shard)); err != nil {
 		return fmt.Errorf("adding the notification dispatcher: %w", err)
 	}
+	// AlertRules are read from the cache; their Secrets from the API server, never cached.
+	alerts := &alerting.Router{Rules: mgr.GetClient(), Secrets: mgr.GetAPIReader(), Notifier: notifier, Tenancy: w.tenants, Clock: opts.Clock}
+	if err := (&alertrule.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader()}).SetupWithManager(mgr, ctrlOpts); err != nil {
+		return fmt.Errorf("setting up the AlertRule controller: %w", err)
+	}
 	if err := (&multiclusterservice.Reconciler{
+		Alerts:   alerts,
 		Client:   mgr.GetClient(),
 		Recorder: eventRecorder(mgr, "holdfast-multiclusterservice"),
 		Tenancy:  w.tenants,
@@ -472,6 +480,7 @@ func setupServiceControllers(ctx context.Context, mgr ctrl.Manager, opts Options
 	}
 	if err := (&clusterservicestatus.Reconciler{
 		Notifier:  notifier,
+		Alerts:    alerts,
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
 		Fleet:     w.registry,

@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/alerting"
 	"holdfast.dev/holdfast/internal/apply"
 	"holdfast.dev/holdfast/internal/conditions"
 	"holdfast.dev/holdfast/internal/controller/interrupt"
@@ -91,6 +92,9 @@ type Reconciler struct {
 	Recorder events.EventRecorder
 	// Notifier, if set, sends drift notifications to the service sets' webhooks.
 	Notifier *notify.Dispatcher
+	// Alerts, if set, sends the same events, and a cluster's Unhealthy and ClusterUnreachable,
+	// to the AlertRules that select them.
+	Alerts *alerting.Router
 	// Clock is injectable, so tests can prove the periodic reconcile without waiting hours.
 	Clock clock.PassiveClock
 	// Applied is what the status objects applied to each cluster, which the target caches keep

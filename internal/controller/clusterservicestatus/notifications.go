@@ -4,10 +4,12 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/conditions"
 	"holdfast.dev/holdfast/internal/metrics"
 	"holdfast.dev/holdfast/internal/notify"
 )
@@ -87,6 +89,35 @@ func (r *Reconciler) report(ctx context.Context, s *scope) {
 	metrics.SetManagedObjects(cluster, s.css.Spec.MultiClusterService, int(st.ResourceCount))
 	metrics.SetContested(cluster, s.css.Spec.MultiClusterService, contested)
 	r.send(ctx, s.css, s.mcs, driftEvents(s))
+	r.Alerts.Route(ctx, s.mcs, clusterEvents(s))
+}
+
+// clusterEvents returns what became of the status object's cluster in this reconcile, for alert
+// rules: ClusterUnreachable when its Ready condition became ClusterNotReady, Unhealthy when its
+// Healthy condition became Unhealthy. A state that lasts is sent once, when it begins.
+func clusterEvents(s *scope) []notify.Event {
+	base := notify.Event{Time: s.end, MultiClusterService: s.css.Spec.MultiClusterService,
+		Cluster: types.NamespacedName{Namespace: s.css.Namespace, Name: s.css.Spec.Cluster}}
+	var out []notify.Event
+	for _, st := range []struct {
+		condition, reason string
+		event             notify.EventType
+	}{
+		{holdfastv1.ReadyCondition, holdfastv1.ClusterNotReadyReason, notify.ClusterUnreachable},
+		{holdfastv1.HealthyCondition, holdfastv1.UnhealthyReason, notify.Unhealthy},
+	} {
+		now := conditions.Get(s.css, st.condition)
+		if now == nil || now.Status != metav1.ConditionFalse || now.Reason != st.reason {
+			continue
+		}
+		if was := conditions.Get(s.before, st.condition); was != nil && was.Status == now.Status && was.Reason == now.Reason {
+			continue
+		}
+		e := base
+		e.Type, e.Message = st.event, now.Message
+		out = append(out, e)
+	}
+	return out
 }
 
 // send counts drift events in the metrics and notifies the service set's targets of them: what
@@ -104,7 +135,15 @@ func (r *Reconciler) send(ctx context.Context, css *holdfastv1.ClusterServiceSta
 			metrics.ObserveCorrection(e.Object.Kind, e.CorrectedTime.Sub(e.Drift.DetectedTime.Time))
 		}
 	}
-	if len(events) == 0 || r.Notifier == nil || mcs == nil || len(mcs.Spec.Notifications) == 0 {
+	if len(events) == 0 || mcs == nil {
+		return
+	}
+	sent := make([]notify.Event, len(events))
+	for i := range events {
+		sent[i] = events[i].Event
+	}
+	r.Alerts.Route(ctx, mcs, sent)
+	if r.Notifier == nil || len(mcs.Spec.Notifications) == 0 {
 		return
 	}
 	for _, t := range r.notificationTargets(ctx, css, mcs) {

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/alerting"
 	"holdfast.dev/holdfast/internal/controller/index"
 	"holdfast.dev/holdfast/internal/controller/interrupt"
 	"holdfast.dev/holdfast/internal/metrics"
@@ -42,6 +43,9 @@ type Reconciler struct {
 	// APIReader reads; none are sent when nil.
 	Notifier  *notify.Dispatcher
 	APIReader client.Reader
+	// Alerts, if set, sends RolloutHalted and RolloutComplete to the AlertRules that select
+	// the service set.
+	Alerts *alerting.Router
 }
 
 func (r *Reconciler) now() time.Time {
@@ -337,6 +341,6 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope) error {
 		return fmt.Errorf("patching the status of MultiClusterService %s: %w", s.mcs.Name, err)
 	}
 	// Once the halt is recorded: the next reconcile reads it and does not notify again.
-	r.notifyHalt(ctx, s)
+	r.notifyRollout(ctx, s)
 	return nil
 }

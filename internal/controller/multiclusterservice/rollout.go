@@ -232,26 +232,17 @@ func (r *Reconciler) setRevisions(ctx context.Context, s *scope, existing map[st
 	return errs
 }
 
-// notifyHalt sends RolloutHalted to the service set's notification targets when its rollout
-// halted in this reconcile. It never blocks: sends are queued.
-func (r *Reconciler) notifyHalt(ctx context.Context, s *scope) {
-	before, after := s.before.Status.Rollout, s.mcs.Status.Rollout
-	if r.Notifier == nil || r.APIReader == nil || len(s.mcs.Spec.Notifications) == 0 || after == nil ||
-		after.Phase != holdfastv1.RolloutHalted || (before != nil && before.Phase == holdfastv1.RolloutHalted && before.Revision == after.Revision) {
+// notifyRollout sends what became of the service set's rollout in this reconcile: RolloutHalted
+// to its notification targets and to the AlertRules that select it, RolloutComplete to those
+// rules. It never blocks: sends are queued.
+func (r *Reconciler) notifyRollout(ctx context.Context, s *scope) {
+	e, ok := r.rolloutEvent(s)
+	if !ok {
 		return
 	}
-	e := notify.Event{Type: notify.RolloutHalted, Time: r.now(), MultiClusterService: s.mcs.Name,
-		Rollout: &notify.RolloutDetail{Revision: after.Revision, StableRevision: after.StableRevision}}
-	if int(after.Wave) < len(after.Waves) {
-		e.Rollout.Wave = after.Waves[after.Wave].Name
-	}
-	for _, f := range after.FailedClusters {
-		if !f.Resumed {
-			e.Rollout.Failed = append(e.Rollout.Failed, f)
-		}
-	}
-	if ready := conditions.Get(s.mcs, holdfastv1.ReadyCondition); ready != nil {
-		e.Message = ready.Message
+	r.Alerts.Route(ctx, s.mcs, []notify.Event{e})
+	if e.Type != notify.RolloutHalted || r.Notifier == nil || r.APIReader == nil || len(s.mcs.Spec.Notifications) == 0 {
+		return
 	}
 	log := ctrl.LoggerFrom(ctx)
 	targets, invalid := notify.Targets(ctx, r.APIReader, s.mcs, func(target, namespace string) error {
@@ -265,6 +256,37 @@ func (r *Reconciler) notifyHalt(ctx context.Context, s *scope) {
 			log.Info("Notification queue full; event dropped", "target", t.Name, "event", e.Type)
 		}
 	}
+}
+
+// rolloutEvent is the event of the rollout's phase entered in this reconcile: RolloutHalted
+// when it halted, RolloutComplete when it completed; false when neither happened now.
+func (r *Reconciler) rolloutEvent(s *scope) (notify.Event, bool) {
+	before, after := s.before.Status.Rollout, s.mcs.Status.Rollout
+	if after == nil || (before != nil && before.Phase == after.Phase && before.Revision == after.Revision) {
+		return notify.Event{}, false
+	}
+	e := notify.Event{Time: r.now(), MultiClusterService: s.mcs.Name,
+		Rollout: &notify.RolloutDetail{Revision: after.Revision, StableRevision: after.StableRevision}}
+	switch after.Phase {
+	case holdfastv1.RolloutHalted:
+		e.Type = notify.RolloutHalted
+	case holdfastv1.RolloutComplete:
+		e.Type = notify.RolloutComplete
+	default:
+		return notify.Event{}, false
+	}
+	if int(after.Wave) < len(after.Waves) {
+		e.Rollout.Wave = after.Waves[after.Wave].Name
+	}
+	for _, f := range after.FailedClusters {
+		if !f.Resumed {
+			e.Rollout.Failed = append(e.Rollout.Failed, f)
+		}
+	}
+	if ready := conditions.Get(s.mcs, holdfastv1.ReadyCondition); ready != nil {
+		e.Message = ready.Message
+	}
+	return e, true
 }
 
 // reportRollout sets the rollout gauges of the service set from its status, or removes them
