@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	gomail "github.com/wneessen/go-mail"
+	gosmtp "github.com/wneessen/go-mail/smtp"
 )
 
 // Default ports of Email targets: submission with STARTTLS, and submission over implicit TLS.
@@ -150,6 +151,8 @@ func sessionError(err error) error {
 	case errors.Is(err, gomail.ErrNoSupportedAuthDiscovered), errors.Is(err, gomail.ErrPlainAuthNotSupported),
 		errors.Is(err, gomail.ErrLoginAuthNotSupported):
 		return &MailError{Step: "session", Reason: "the server offers no AUTH mechanism usable over this connection"}
+	case errors.Is(err, gosmtp.ErrUnencrypted):
+		return &MailError{Step: "session", Reason: "the server offers AUTH only without TLS; the password is not sent in clear"}
 	case isStartTLSMissing(err):
 		return &MailError{Step: "session", Reason: "the server does not offer STARTTLS (set starttls: opportunistic to send without)"}
 	case isNetwork(err):
