@@ -42,9 +42,10 @@ func cloudEventsMessage(t Target, e Event) (message, error) {
 	ce.SetSource(CloudEventSourcePrefix + e.MultiClusterService)
 	ce.SetSubject(cloudEventSubject(e))
 	ce.SetTime(e.Time)
-	if err := ce.SetData(event.ApplicationJSON, data); err != nil {
-		return message{}, err
-	}
+	// The data is set encoded, as JSON: SetData would mark bytes for base64 ("data_base64" in
+	// structured mode), and re-encoding would change the bytes Webhook receivers get.
+	ce.SetDataContentType(event.ApplicationJSON)
+	ce.DataEncoded, ce.DataBase64 = data, false
 	if err := ce.Validate(); err != nil {
 		return message{}, err
 	}
