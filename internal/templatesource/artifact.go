@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
+	"holdfast.dev/holdfast/internal/decrypt"
 	"holdfast.dev/holdfast/internal/render"
 )
 
@@ -156,7 +157,11 @@ func (r Reader) artifactSource(ctx context.Context, tpl *holdfastv1.ServiceTempl
 	if err != nil {
 		return render.Source{}, err
 	}
-	return ArtifactSource(a, tpl.Spec.Artifact, files)
+	keys, err := r.decryptionKeys(ctx, tpl)
+	if err != nil {
+		return render.Source{}, err
+	}
+	return ArtifactSource(a, tpl.Spec.Artifact, files, keys)
 }
 
 // ArtifactSource maps the files of artifact a to a render source, in the format spec asks for
@@ -164,18 +169,25 @@ func (r Reader) artifactSource(ctx context.Context, tpl *holdfastv1.ServiceTempl
 // kustomization a Kustomize overlay (built from every file of the artifact, so that it may
 // reach bases outside the path), anything else the *.yaml, *.yml and *.json files under the
 // path, in path order.
-func ArtifactSource(a render.Artifact, spec *holdfastv1.ArtifactSource, files map[string][]byte) (render.Source, error) {
+//
+// The YAML and JSON files it renders that are encrypted with SOPS are decrypted with keys (nil
+// when the template has no spec.decryption, which makes such a file an error), in memory, and
+// marked sensitive: a manifest Document.Sensitive, a Kustomize file in SensitiveFiles, as what
+// is read from a Secret is. A chart's files are not decrypted; an encrypted one is an error.
+func ArtifactSource(a render.Artifact, spec *holdfastv1.ArtifactSource, files map[string][]byte, keys *decrypt.Keys) (render.Source, error) {
 	ref := render.ArtifactRef(a)
 	dir := path.Clean("/" + a.Path)
 	under := map[string]bool{}
-	var names []string
+	var names, all []string
 	for name := range files {
+		all = append(all, name)
 		if rel, ok := strings.CutPrefix("/"+name, strings.TrimSuffix(dir, "/")+"/"); ok {
 			under[rel] = true
 			names = append(names, rel)
 		}
 	}
 	sort.Strings(names)
+	sort.Strings(all)
 	if len(names) == 0 {
 		return render.Source{}, &render.Error{Reason: render.ReasonInvalidArtifact, Object: ref,
 			Message: fmt.Sprintf("the artifact has no files under %q; fix spec.artifact.path", strings.TrimPrefix(dir, "/"))}
@@ -191,22 +203,39 @@ func ArtifactSource(a render.Artifact, spec *holdfastv1.ArtifactSource, files ma
 			format = holdfastv1.ArtifactManifests
 		}
 	}
+	full := func(rel string) string { return strings.TrimPrefix(path.Join(dir, rel), "/") }
 	switch format {
 	case holdfastv1.ArtifactHelm:
 		if !under["Chart.yaml"] {
 			return render.Source{}, &render.Error{Reason: render.ReasonInvalidArtifact, Object: ref, Message: "format Helm, but there is no Chart.yaml at the path"}
 		}
+		for _, name := range names {
+			if manifestFile(name) && decrypt.Encrypted(name, files[full(name)]) {
+				return render.Source{}, &render.Error{Reason: holdfastv1.DecryptionFailedReason, Object: fmt.Sprintf("%s file %q", ref, full(name)),
+					Message: "is encrypted with SOPS, and a chart's files are not decrypted: keep encrypted manifests in a Manifests or Kustomize artifact"}
+			}
+		}
 		return render.Source{Helm: &render.Helm{Artifact: &a, ReleaseName: spec.ReleaseName, IncludeCRDs: true}}, nil
 	case holdfastv1.ArtifactKustomize:
-		return render.Source{Kustomize: &render.Kustomize{Files: files, Path: strings.TrimPrefix(dir, "/")}}, nil
+		o, err := open(ref, files, all, keys)
+		if err != nil {
+			return render.Source{}, err
+		}
+		return render.Source{Kustomize: &render.Kustomize{Files: o.files, Path: strings.TrimPrefix(dir, "/"), SensitiveFiles: o.decrypted}}, nil
+	}
+	var manifests []string
+	for _, name := range names {
+		if manifestFile(name) {
+			manifests = append(manifests, full(name))
+		}
+	}
+	o, err := open(ref, files, manifests, keys)
+	if err != nil {
+		return render.Source{}, err
 	}
 	src := render.Source{}
-	for _, name := range names {
-		switch path.Ext(name) {
-		case ".yaml", ".yml", ".json":
-			full := strings.TrimPrefix(path.Join(dir, name), "/")
-			src.Documents = append(src.Documents, render.Document{Origin: fmt.Sprintf("%s file %q", ref, full), Content: files[full]})
-		}
+	for _, name := range manifests {
+		src.Documents = append(src.Documents, render.Document{Origin: fmt.Sprintf("%s file %q", ref, name), Content: o.files[name], Sensitive: o.decrypted[name]})
 	}
 	if len(src.Documents) == 0 {
 		return render.Source{}, &render.Error{Reason: render.ReasonInvalidArtifact, Object: ref,

@@ -47,7 +47,7 @@ func TestArtifactSource(t *testing.T) {
 			want: render.Source{Documents: []render.Document{{Origin: origin("charts/web/Chart.yaml"), Content: files["charts/web/Chart.yaml"]}}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := templatesource.ArtifactSource(art(tt.spec.Path), &tt.spec, files)
+			got, err := templatesource.ArtifactSource(art(tt.spec.Path), &tt.spec, files, nil)
 			if tt.reason != "" {
 				if render.ReasonOf(err) != tt.reason {
 					t.Fatalf("error %v, want reason %s", err, tt.reason)

@@ -114,6 +114,9 @@ func SourceKeys(t *holdfastv1.ServiceTemplate) []string {
 	if h := t.Spec.Helm; h != nil && h.CredentialsSecretRef != nil {
 		keys = append(keys, sourceKey("Secret", h.CredentialsSecretRef.Name))
 	}
+	if d := t.Spec.Decryption; d != nil {
+		keys = append(keys, sourceKey("Secret", d.SecretRef.Name))
+	}
 	return keys
 }
 

@@ -72,6 +72,10 @@ func TestTemplateSourceKeys(t *testing.T) {
 			holdfastv1.ServiceTemplateSpec{Helm: &holdfastv1.HelmSource{RepoURL: "oci://registry.example/charts", Chart: "hello",
 				CredentialsSecretRef: &holdfastv1.LocalObjectReference{Name: "registry-login"}}},
 			[]string{"Secret/registry-login"}},
+		{"an artifact's decryption Secret",
+			holdfastv1.ServiceTemplateSpec{Artifact: &holdfastv1.ArtifactSource{URL: "oci://registry.example/app:v1"},
+				Decryption: &holdfastv1.Decryption{Provider: holdfastv1.DecryptionSOPS, SecretRef: holdfastv1.LocalObjectReference{Name: "sops-keys"}}},
+			[]string{"Secret/sops-keys"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			tpl := &holdfastv1.ServiceTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: "templates", Name: "t"}, Spec: tt.spec}
