@@ -6,8 +6,8 @@ import (
 
 // AlertEventType names a kind of event an AlertRule may select: the drift events of
 // notifications (DriftDetected, DriftCorrected, Contested, Resumed, CorrectionFailed), the
-// rollout's (RolloutHalted, RolloutComplete) and a cluster's (ClusterUnreachable, Unhealthy).
-// +kubebuilder:validation:Enum=DriftDetected;DriftCorrected;Contested;Resumed;CorrectionFailed;RolloutHalted;RolloutComplete;ClusterUnreachable;Unhealthy
+// rollout's (RolloutProgressing, RolloutHalted, RolloutComplete) and a cluster's (ClusterUnreachable, Unhealthy).
+// +kubebuilder:validation:Enum=DriftDetected;DriftCorrected;Contested;Resumed;CorrectionFailed;RolloutProgressing;RolloutHalted;RolloutComplete;ClusterUnreachable;Unhealthy
 type AlertEventType string
 
 // AlertSeverity is how urgent an event is: info (Holdfast did what it is for), warning (a drift

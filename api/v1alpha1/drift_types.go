@@ -270,7 +270,7 @@ type ServiceDriftPolicy struct {
 
 // NotificationType is the receiver of an outbound notification, and so its format and how it is
 // sent. docs/notifications.md lists the Secret keys each type reads.
-// +kubebuilder:validation:Enum=Webhook;Slack;MSTeams;Discord;GoogleChat;Mattermost;Telegram;Email;PagerDuty;Opsgenie;Alertmanager;Grafana;CloudEvents
+// +kubebuilder:validation:Enum=Webhook;Slack;MSTeams;Discord;GoogleChat;Mattermost;Telegram;Email;PagerDuty;Opsgenie;Alertmanager;Grafana;CloudEvents;GitHub;GitLab;Gitea;Bitbucket
 type NotificationType string
 
 const (
@@ -302,6 +302,15 @@ const (
 	// NotificationCloudEvents posts Holdfast's JSON event as a CloudEvent over HTTP, in binary
 	// (default) or structured mode.
 	NotificationCloudEvents NotificationType = "CloudEvents"
+	// NotificationGitHub sets a commit status on GitHub (or GitHub Enterprise Server) for the
+	// commit a rollout's Git-sourced templates were rendered from.
+	NotificationGitHub NotificationType = "GitHub"
+	// NotificationGitLab sets a commit status on GitLab for a rollout's commit.
+	NotificationGitLab NotificationType = "GitLab"
+	// NotificationGitea sets a commit status on Gitea or Forgejo for a rollout's commit.
+	NotificationGitea NotificationType = "Gitea"
+	// NotificationBitbucket sets a build status on Bitbucket Cloud for a rollout's commit.
+	NotificationBitbucket NotificationType = "Bitbucket"
 )
 
 // NotificationTarget is where drift notifications of a service set go.

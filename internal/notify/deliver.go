@@ -59,6 +59,9 @@ func (d *Dispatcher) deliver(ctx context.Context, dl *delivery) {
 	t, e := dl.target, dl.event
 	log := d.log.WithValues("target", t.Name, "event", e.Type, "id", e.ID())
 	msg, err := render(t, e)
+	if errors.Is(err, ErrNothingToSend) {
+		return // e is not for this type (a commit status without a commit): not an outcome
+	}
 	if err != nil {
 		log.Error(err, "Notification not sent")
 		d.finish(t.Name, e, err)

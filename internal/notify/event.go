@@ -35,6 +35,9 @@ const (
 	// (spec.rollout.failureThreshold); Rollout names the clusters that failed and why. It is
 	// about the service set: Cluster and Object are empty.
 	RolloutHalted EventType = "RolloutHalted"
+	// RolloutProgressing: a service set's new revision started rolling out. It is about the
+	// service set: Cluster and Object are empty.
+	RolloutProgressing EventType = "RolloutProgressing"
 	// RolloutComplete: every wave of a service set's new revision is done and its clusters
 	// are ready. It is about the service set: Cluster and Object are empty.
 	RolloutComplete EventType = "RolloutComplete"
@@ -48,7 +51,7 @@ const (
 
 // EventTypes are every EventType, in the order docs/notifications.md lists them.
 var EventTypes = []EventType{DriftDetected, DriftCorrected, Contested, Resumed, CorrectionFailed,
-	RolloutHalted, RolloutComplete, ClusterUnreachable, Unhealthy}
+	RolloutProgressing, RolloutHalted, RolloutComplete, ClusterUnreachable, Unhealthy}
 
 // RolloutDetail is the rollout a RolloutHalted event is about.
 type RolloutDetail struct {
@@ -80,8 +83,11 @@ type Event struct {
 	CorrectedTime *time.Time
 	// Message is a human-readable note, e.g. why an object became Contested.
 	Message string
-	// Rollout is set on RolloutHalted events.
+	// Rollout is set on the rollout events (RolloutProgressing, RolloutHalted, RolloutComplete).
 	Rollout *RolloutDetail
+	// Commit is the Git commit (hex SHA-1 or SHA-256) the rollout's revision was rendered from,
+	// for the commit status types; empty when its templates have no Git source.
+	Commit string
 	// Summary is the AlertRule's summary line (spec.summary) for events it sends; empty for
 	// a service set's own targets.
 	Summary string
@@ -103,6 +109,7 @@ type payload struct {
 	Message             string                 `json:"message,omitempty"`
 	Rollout             *rolloutPayload        `json:"rollout,omitempty"`
 	Summary             string                 `json:"summary,omitempty"`
+	Commit              string                 `json:"commit,omitempty"`
 	Severity            Severity               `json:"severity"`
 }
 
@@ -149,6 +156,7 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		Object:              e.Object,
 		Message:             e.Message,
 		Summary:             e.Summary,
+		Commit:              e.Commit,
 		Severity:            e.Severity(),
 	}
 	if e.CorrectedTime != nil {

@@ -17,7 +17,7 @@ func problemKind(t EventType) string {
 	switch t {
 	case DriftDetected, DriftCorrected, Contested, Resumed, CorrectionFailed:
 		return "drift"
-	case RolloutHalted, RolloutComplete:
+	case RolloutProgressing, RolloutHalted, RolloutComplete:
 		return "rollout"
 	}
 	return string(t)

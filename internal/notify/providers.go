@@ -31,4 +31,8 @@ var providers = map[holdfastv1.NotificationType]provider{
 	holdfastv1.NotificationAlertmanager: {configure: alertmanagerConfigure, render: alertmanagerMessage},
 	holdfastv1.NotificationGrafana:      {configure: grafanaConfigure, render: grafanaMessage},
 	holdfastv1.NotificationCloudEvents:  {configure: cloudEventsConfigure, render: cloudEventsMessage},
+	holdfastv1.NotificationGitHub:       {configure: commitStatusConfigure(ownerRepo), render: githubMessage},
+	holdfastv1.NotificationGitLab:       {configure: commitStatusConfigure(gitlabRepo), render: gitlabMessage},
+	holdfastv1.NotificationGitea:        {configure: commitStatusConfigure(ownerRepo), render: giteaMessage},
+	holdfastv1.NotificationBitbucket:    {configure: bitbucketConfigure, render: bitbucketMessage},
 }

@@ -26,7 +26,7 @@ func (s Severity) AtLeast(min Severity) bool { return severities[s] >= severitie
 // a warning for a drift left waiting, info for what went as it should.
 func (e Event) Severity() Severity {
 	switch e.Type {
-	case DriftCorrected, Resumed, RolloutComplete:
+	case DriftCorrected, Resumed, RolloutProgressing, RolloutComplete:
 		return SeverityInfo
 	case DriftDetected:
 		return SeverityWarning

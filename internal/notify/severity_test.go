@@ -6,7 +6,7 @@ func TestSeverityOfEachEventType(t *testing.T) {
 	want := map[EventType]Severity{
 		DriftDetected: SeverityWarning, DriftCorrected: SeverityInfo, Contested: SeverityError,
 		Resumed: SeverityInfo, CorrectionFailed: SeverityError, RolloutHalted: SeverityError,
-		RolloutComplete: SeverityInfo, ClusterUnreachable: SeverityError, Unhealthy: SeverityError,
+		RolloutProgressing: SeverityInfo, RolloutComplete: SeverityInfo, ClusterUnreachable: SeverityError, Unhealthy: SeverityError,
 	}
 	if len(want) != len(EventTypes) {
 		t.Fatalf("%d event types, %d with a severity here: add the new one", len(EventTypes), len(want))

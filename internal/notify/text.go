@@ -99,6 +99,8 @@ func title(t EventType) string {
 		return "Drift correction failed"
 	case RolloutHalted:
 		return "Rollout halted"
+	case RolloutProgressing:
+		return "Rollout in progress"
 	case RolloutComplete:
 		return "Rollout complete"
 	case ClusterUnreachable:

@@ -75,6 +75,9 @@ type scope struct {
 	// revision of the services cannot be made.
 	plan        *rollout.Plan
 	revisionErr error
+	// commit is the Git commit the templates of revision commitRevision were rendered from
+	// (sourceCommit), for the rollout's events; empty when they have no Git source.
+	commit, commitRevision string
 	// taken are the matching Clusters whose status object's name another service set's status
 	// object has (see nameTaken).
 	taken []nameTaken

@@ -36,7 +36,7 @@ const defaultRevisionHistory = 10
 // are created or patched (reconcileClusters). A revision that cannot be made is a problem in
 // the status, and nothing changes.
 func (r *Reconciler) planRollout(ctx context.Context, s *scope, existing map[string]*holdfastv1.ClusterServiceStatus) error {
-	snap, err := r.snapshot(ctx, s.mcs)
+	snap, templates, err := r.snapshot(ctx, s.mcs)
 	if err != nil {
 		s.revisionErr = err
 		return nil
@@ -46,6 +46,7 @@ func (r *Reconciler) planRollout(ctx context.Context, s *scope, existing map[str
 		s.revisionErr = err
 		return nil
 	}
+	s.commit, s.commitRevision = sourceCommit(s.mcs, templates), name
 	namespaces := map[string]bool{}
 	clusters := make([]rollout.Cluster, 0, len(s.matching))
 	for i := range s.matching {
@@ -73,8 +74,9 @@ func (r *Reconciler) planRollout(ctx context.Context, s *scope, existing map[str
 	return r.pruneRevisions(ctx, s, namespaces, existing)
 }
 
-// snapshot reads the templates the services use and snapshots them with the services.
-func (r *Reconciler) snapshot(ctx context.Context, mcs *holdfastv1.MultiClusterService) (*rollout.Snapshot, error) {
+// snapshot reads the templates the services use and snapshots them with the services; it
+// returns the templates too, by namespace/name.
+func (r *Reconciler) snapshot(ctx context.Context, mcs *holdfastv1.MultiClusterService) (*rollout.Snapshot, map[string]*holdfastv1.ServiceTemplate, error) {
 	templates := map[string]*holdfastv1.ServiceTemplate{}
 	for _, svc := range mcs.Spec.Services {
 		key := types.NamespacedName{Namespace: svc.Template.Namespace, Name: svc.Template.Name}
@@ -84,13 +86,32 @@ func (r *Reconciler) snapshot(ctx context.Context, mcs *holdfastv1.MultiClusterS
 		tpl := &holdfastv1.ServiceTemplate{}
 		if err := r.Client.Get(ctx, key, tpl); err != nil {
 			if !apierrors.IsNotFound(err) {
-				return nil, fmt.Errorf("reading ServiceTemplate %s: %w", key, err)
+				return nil, nil, fmt.Errorf("reading ServiceTemplate %s: %w", key, err)
 			}
 			continue // NewSnapshot names the service
 		}
 		templates[key.String()] = tpl
 	}
-	return rollout.NewSnapshot(mcs.Spec.Services, mcs.Spec.ClusterSelector, templates)
+	snap, err := rollout.NewSnapshot(mcs.Spec.Services, mcs.Spec.ClusterSelector, templates)
+	return snap, templates, err
+}
+
+// sourceCommit is the Git commit the service set's templates were rendered from: that of the
+// first service, in spec order, whose template has a Flux GitRepository artifact with a commit
+// in its revision; "" when none has. Services whose templates name other commits are not
+// reported: a commit status is about one commit.
+func sourceCommit(mcs *holdfastv1.MultiClusterService, templates map[string]*holdfastv1.ServiceTemplate) string {
+	for _, svc := range mcs.Spec.Services {
+		tpl := templates[svc.Template.Namespace+"/"+svc.Template.Name]
+		if tpl == nil || tpl.Spec.Artifact == nil || tpl.Spec.Artifact.SourceRef == nil ||
+			tpl.Spec.Artifact.SourceRef.Kind != "GitRepository" || tpl.Status.Artifact == nil {
+			continue
+		}
+		if commit := notify.CommitOf(tpl.Status.Artifact.Revision); commit != "" {
+			return commit
+		}
+	}
+	return ""
 }
 
 // ensureRevision creates the ControllerRevision name in namespace unless it is there as made
@@ -258,8 +279,10 @@ func (r *Reconciler) notifyRollout(ctx context.Context, s *scope) {
 	}
 }
 
-// rolloutEvent is the event of the rollout's phase entered in this reconcile: RolloutHalted
-// when it halted, RolloutComplete when it completed; false when neither happened now.
+// rolloutEvent is the event of the rollout's phase entered in this reconcile: RolloutProgressing
+// when a revision started rolling out (a new one, or one resumed), RolloutHalted when it halted,
+// RolloutComplete when it completed; false when none happened now. Commit is the Git commit
+// of the revision's templates, when known.
 func (r *Reconciler) rolloutEvent(s *scope) (notify.Event, bool) {
 	before, after := s.before.Status.Rollout, s.mcs.Status.Rollout
 	if after == nil || (before != nil && before.Phase == after.Phase && before.Revision == after.Revision) {
@@ -268,12 +291,21 @@ func (r *Reconciler) rolloutEvent(s *scope) (notify.Event, bool) {
 	e := notify.Event{Time: r.now(), MultiClusterService: s.mcs.Name,
 		Rollout: &notify.RolloutDetail{Revision: after.Revision, StableRevision: after.StableRevision}}
 	switch after.Phase {
+	case holdfastv1.RolloutProgressing:
+		// Pausing between waves and going on to the next is the same rollout in progress.
+		if before != nil && before.Revision == after.Revision && before.Phase == holdfastv1.RolloutPausing {
+			return notify.Event{}, false
+		}
+		e.Type = notify.RolloutProgressing
 	case holdfastv1.RolloutHalted:
 		e.Type = notify.RolloutHalted
 	case holdfastv1.RolloutComplete:
 		e.Type = notify.RolloutComplete
 	default:
 		return notify.Event{}, false
+	}
+	if s.commitRevision == after.Revision {
+		e.Commit = s.commit
 	}
 	if int(after.Wave) < len(after.Waves) {
 		e.Rollout.Wave = after.Waves[after.Wave].Name
