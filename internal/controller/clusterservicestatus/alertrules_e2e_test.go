@@ -13,7 +13,6 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1 "holdfast.dev/holdfast/api/v1alpha1"
 	"holdfast.dev/holdfast/internal/notify"
@@ -74,17 +73,8 @@ func TestAlertRuleSendsCloudEventsOncePerWindow(t *testing.T) {
 	}}
 	g.Expect(hub.Create(ctx, rule)).To(Succeed())
 	t.Cleanup(func() { _ = hub.Delete(context.Background(), rule) })
-	eventually(t, func(g Gomega) {
-		got := &holdfastv1.AlertRule{}
-		g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(rule), got)).To(Succeed())
-		g.Expect(got.Status.Conditions).To(ContainElement(And(HaveField("Type", holdfastv1.ReadyCondition), HaveField("Status", metav1.ConditionTrue))))
-	})
-	updateServiceSet(t, name, func(m *holdfastv1.MultiClusterService) {
-		if m.Labels == nil {
-			m.Labels = map[string]string{}
-		}
-		m.Labels["alerts"] = name
-	})
+	expectAlertRuleReady(t, rule)
+	labelServiceSet(t, name, "alerts", name)
 
 	// One edit, one CloudEvent.
 	editConfigMap(t, "cluster-1", ns, "a", "kubectl-edit", "cluster", "edited-once")

@@ -172,14 +172,7 @@ func TestArtifactFromGitRepository(t *testing.T) {
 	rev1 := tarGz(t, map[string]string{"README.md": "not a manifest", "deploy/app.yaml": artifactConfigMap(ns, "one"),
 		"other/ignored.yaml": "not: [a manifest"})
 	setGitArtifact(t, name, srv.serve("/"+name+"/rev1.tar.gz", rev1), "main@sha1:1111", sha256Digest(rev1))
-	t.Cleanup(func() {
-		u := &unstructured.Unstructured{}
-		u.SetAPIVersion("source.toolkit.fluxcd.io/v1")
-		u.SetKind("GitRepository")
-		u.SetNamespace(templateNamespace)
-		u.SetName(name)
-		_ = hub.Delete(context.Background(), u)
-	})
+	deleteGitRepositoryAtCleanup(t, name)
 	createTemplate(t, name, holdfastv1.ServiceTemplateSpec{Artifact: &holdfastv1.ArtifactSource{
 		SourceRef: &holdfastv1.FluxSourceReference{Kind: "GitRepository", Name: name},
 		Path:      "deploy", Interval: &metav1.Duration{Duration: time.Second},
