@@ -306,7 +306,7 @@ func TestWebUI(t *testing.T) {
 			t.Errorf("service set %s is not paused on the hub", setName)
 		}
 		waitText(t, fmt.Sprintf(`th[data-set=%q]`, setName), "Resume")
-		run(t, chromedp.Click(chromedp.CSS(pause)))
+		clickLive(t, pause) // the service set's row is re-rendered by live updates
 		waitText(t, noticeSelector, "Service set "+setName+" resumed.")
 		if paused(t, hub) {
 			t.Errorf("service set %s is still paused on the hub", setName)
